@@ -1,0 +1,2 @@
+//! The headless ide-mcp host (being built).
+fn main() {}

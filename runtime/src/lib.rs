@@ -1,0 +1,53 @@
+//! The runtime of ide-mcp: serves `#[mcp_tool]` functions to Claude Code and
+//! any other MCP client.
+//!
+//! ```
+//! use ide_mcp_runtime::{mcp_tool, Server};
+//!
+//! /// Adds two numbers and returns their sum.
+//! #[mcp_tool(read_only)]
+//! fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! let server = Server::builder("my-editor", "1.0").build().unwrap();
+//! assert!(server.registry().get("add").is_some());
+//! ```
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
+
+mod args;
+pub mod context;
+pub mod notify;
+pub mod registry;
+pub mod result;
+pub mod schema;
+pub mod server;
+pub mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use args::ArgsError;
+pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
+pub use ide_mcp_macros::mcp_tool;
+pub use notify::Notifier;
+pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
+pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
+pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
+pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
+
+/// Keeps a tool crate linked into this binary.
+///
+/// The linker may drop a crate whose items are never referenced, and with it
+/// the tools it registers. Name each tool crate once in the binary:
+///
+/// ```ignore
+/// ide_mcp_runtime::link!(my_tools, more_tools);
+/// ```
+#[macro_export]
+macro_rules! link {
+    ($($krate:ident),+ $(,)?) => {
+        $( #[allow(unused_imports)] use $krate as _; )+
+    };
+}

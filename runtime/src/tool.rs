@@ -1,0 +1,129 @@
+//! What one tool is: the `ToolDef` that `#[mcp_tool]` emits, and the slice that collects them.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::value::RawValue;
+
+use crate::context::{StateReq, ToolContext};
+use crate::schema::Schema;
+
+/// Every tool linked into the binary, collected by `#[mcp_tool]` through `linkme`.
+///
+/// `linkme` names the link section after the static, and two slices with one
+/// name in a binary panic at first use. The name therefore carries the project
+/// and the runtime's major version: two semver-incompatible copies of the
+/// runtime keep separate slices, and no other crate's `TOOLS` collides.
+/// Read it through [`tools`] or, better, [`Registry::global`](crate::Registry::global).
+#[linkme::distributed_slice]
+pub static IDE_MCP_RUNTIME_TOOLS_V0: [ToolDef];
+
+/// Every `#[mcp_tool]` linked into this binary, in link order (unstable: the
+/// registry sorts them by name).
+pub fn tools() -> &'static [ToolDef] {
+    &IDE_MCP_RUNTIME_TOOLS_V0
+}
+
+/// The future an `async` tool returns: resolves to the bytes of its `CallToolResult` object.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Vec<u8>> + Send + 'static>>;
+
+/// The call shim `#[mcp_tool]` generates.
+///
+/// It extracts the context parameters from `cx`, decodes `args` (the raw
+/// `arguments` object of `tools/call`, `None` when absent) and calls the tool.
+/// A synchronous tool appends one complete MCP `CallToolResult` JSON object
+/// to `out` and returns `None`. An `async` tool returns the future that
+/// produces that object, or `None` after writing an error result to `out`
+/// (for instance when the arguments do not decode).
+pub type CallFn = fn(cx: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture>;
+
+/// How the runtime runs a tool's shim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Execution {
+    /// Run inline on the connection task; for fast, non-blocking reads.
+    Inline,
+    /// Run on the blocking thread pool (`#[mcp_tool(blocking)]`); for tools that may wait on locks or I/O.
+    Blocking,
+    /// An `async fn`: the future is spawned and may complete out of order.
+    Async,
+}
+
+/// The MCP tool annotations (hints to the client; never trusted for security).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolAnnotations {
+    /// A human-readable title for the tool.
+    pub title: Option<&'static str>,
+    /// The tool does not modify its environment.
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    pub destructive_hint: Option<bool>,
+    /// Calling the tool again with the same arguments has no further effect.
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Annotations with no hint set.
+    pub const NONE: Self = Self {
+        title: None,
+        read_only_hint: None,
+        destructive_hint: None,
+        idempotent_hint: None,
+        open_world_hint: None,
+    };
+
+    /// Whether any field is set (an empty `annotations` object is left out of `tools/list`).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::NONE
+    }
+}
+
+/// Where a tool was defined, for error messages such as duplicate names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// The defining crate (`CARGO_PKG_NAME`).
+    pub crate_name: &'static str,
+    /// The source file (`file!()`).
+    pub file: &'static str,
+    /// The line of the function (`line!()`).
+    pub line: u32,
+}
+
+impl std::fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}:{})", self.crate_name, self.file, self.line)
+    }
+}
+
+/// One registered tool: everything `tools/list` shows and `tools/call` needs.
+///
+/// Written by `#[mcp_tool]`; a host never builds one by hand, but may read them
+/// through [`Registry`](crate::Registry).
+#[derive(Debug)]
+pub struct ToolDef {
+    /// The wire name, checked against `^[A-Za-z0-9._-]{1,128}$` at compile time.
+    pub name: &'static str,
+    /// What the tool does, from its doc comment; the model reads it.
+    pub description: &'static str,
+    /// MCP annotations.
+    pub annotations: ToolAnnotations,
+    /// The JSON Schema of the `arguments` object, as schemars generates it (cleaned by the registry).
+    pub input_schema: fn() -> Schema,
+    /// The JSON Schema of `structuredContent`, for tools that opt in with `#[mcp_tool(structured)]`.
+    pub output_schema: Option<fn() -> Schema>,
+    /// The states the context parameters need; `ServerBuilder::build` refuses to start without them.
+    pub states: &'static [fn() -> StateReq],
+    /// How the shim is run.
+    pub execution: Execution,
+    /// The generated call shim.
+    pub call: CallFn,
+    /// Where the tool was defined.
+    pub location: SourceLocation,
+}
+
+impl std::fmt::Debug for StateReq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.type_name)
+    }
+}

@@ -1,0 +1,1 @@
+//! A downstream crate that adds tools by annotation only (test fixture).

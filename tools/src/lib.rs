@@ -1,0 +1,1 @@
+//! The Claude Code IDE read tools (being built).
