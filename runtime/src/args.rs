@@ -21,11 +21,7 @@ impl fmt::Display for ArgsError {
             _ => &message,
         };
         if self.path.is_empty() || self.path == "." {
-            if self.inner.is_data() || self.inner.is_eof() || self.inner.is_syntax() {
-                write!(f, "{message}")
-            } else {
-                f.write_str(message)
-            }
+            f.write_str(message)
         } else {
             write!(f, "`{}`: {message}", self.path)
         }
@@ -35,7 +31,7 @@ impl fmt::Display for ArgsError {
 impl std::error::Error for ArgsError {}
 
 /// Decodes `json` into `T`, naming the path of the offending argument.
-pub fn decode<T: DeserializeOwned>(json: &str) -> Result<T, ArgsError> {
+pub(crate) fn decode<T: DeserializeOwned>(json: &str) -> Result<T, ArgsError> {
     let de = &mut serde_json::Deserializer::from_str(json);
     let value = serde_path_to_error::deserialize(de).map_err(|err| ArgsError {
         path: err.path().to_string(),

@@ -17,6 +17,7 @@
 
 mod args;
 pub mod context;
+pub mod lint;
 pub mod notify;
 pub mod registry;
 pub mod result;

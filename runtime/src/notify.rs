@@ -50,16 +50,16 @@ impl Notifier {
             tracing::warn!(method, "notification params failed to serialize; not sent");
             return 0;
         };
-        self.send_bytes(bytes.into())
+        self.send_bytes(&bytes.into())
     }
 
     /// Sends an already serialized notification to every subscribed client.
-    pub fn send_bytes(&self, bytes: NotificationBytes) -> usize {
+    pub fn send_bytes(&self, bytes: &NotificationBytes) -> usize {
         let mut clients = self.hub.clients.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         clients.retain(|tx| !tx.is_closed());
         let mut sent = 0;
         for tx in clients.iter() {
-            if tx.try_send(Arc::clone(&bytes)).is_ok() {
+            if tx.try_send(Arc::clone(bytes)).is_ok() {
                 sent += 1;
             }
         }

@@ -396,6 +396,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_borrow)] // the borrow is what the generated code writes
     fn results_write_errors_with_is_error() {
         let mut out = Vec::new();
         let r: Result<u32, String> = Err("no \"such\"\nthing".into());

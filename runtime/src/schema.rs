@@ -88,6 +88,11 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
+/// Whether `format` is one of JSON Schema 2020-12's own formats.
+pub fn is_standard_format(format: &str) -> bool {
+    STANDARD_FORMATS.contains(&format)
+}
+
 /// Cleans a generated schema for the wire (see the module docs).
 pub fn clean(schema: Schema, kind: SchemaKind) -> Result<Value, SchemaError> {
     let mut root = schema.to_value();
@@ -133,7 +138,7 @@ fn clean_node(value: &mut Value, kind: SchemaKind) {
     match value {
         Value::Object(map) => {
             if let Some(Value::String(format)) = map.get("format")
-                && !STANDARD_FORMATS.contains(&format.as_str())
+                && !is_standard_format(format)
             {
                 map.remove("format");
             }
