@@ -1,0 +1,7 @@
+//! Shared pieces of the ide-mcp benchmarks: synthetic editor state and the
+//! MCP client used by the load generator.
+
+// Statistics turn counts into floats and back; the values are far below 2^52.
+#![allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
+
+pub mod client;
