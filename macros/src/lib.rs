@@ -1,8 +1,44 @@
-//! The `#[mcp_tool]` attribute of ide-mcp (placeholder while the macro is built).
+//! The `#[mcp_tool]` attribute of ide-mcp; use it through `ide_mcp_runtime::mcp_tool`.
+//!
+//! Phases: `attr` (the attribute's keys) → `ast` (a typed model of the
+//! function) → `check` (rules across parts) → `expand` (code generation), or
+//! `fallback` (the function and the errors) when anything is wrong.
+
+mod ast;
+mod attr;
+mod check;
+mod error;
+mod expand;
+mod fallback;
+
 use proc_macro::TokenStream;
 
-/// Turns a function into a registered MCP tool.
+#[doc = include_str!("mcp_tool.md")]
 #[proc_macro_attribute]
-pub fn mcp_tool(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn mcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mcp_tool_impl(attr.into(), item.into()).into()
+}
+
+fn mcp_tool_impl(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let mut errors = error::Errors::default();
+    let attr = attr::ToolAttr::parse(attr, &mut errors);
+    let Ok(syn::Item::Fn(mut item)) = syn::parse2::<syn::Item>(item.clone()) else {
+        let mut not_fn = syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "`#[mcp_tool]` can only be applied to a free `fn` or `async fn`",
+        );
+        if let Err(more) = errors.finish() {
+            not_fn.combine(more);
+        }
+        return fallback::expand(item, &not_fn);
+    };
+    let tool = ast::Tool::from_fn(attr, &mut item, &mut errors);
+    check::validate(&tool, &mut errors);
+    match errors.finish() {
+        Ok(()) => expand::expand(&tool, &item),
+        Err(errors) => fallback::expand(&item, &errors),
+    }
 }

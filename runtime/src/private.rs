@@ -65,3 +65,8 @@ where
 {
     Box::pin(future)
 }
+
+/// Checks, at the argument's span, that a tool argument type can be decoded
+/// and described: the generated code names `assert_argument::<T>` once per
+/// argument, so the error points at the parameter, not at the attribute.
+pub fn assert_argument<T: serde::de::DeserializeOwned + schemars::JsonSchema>() {}
