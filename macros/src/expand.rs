@@ -51,6 +51,7 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
             non_upper_case_globals,
             dead_code,
             unused_qualifications,
+            unused_imports,
             unreachable_pub,
             missing_docs,
             clippy::all,
@@ -123,10 +124,14 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
     } else {
         quote!(write)
     };
-    quote_spanned! {ty.span()=>
+    // Only the call is spanned on the return type: that is where a wrong type is reported.
+    let call = quote_spanned! {ty.span()=>
+        (&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
+    };
+    quote! {
         {
             use #p::{ResultTag as _, ValueTag as _};
-            (&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
+            #call
         }
     }
 }
@@ -212,9 +217,9 @@ fn shim(tool: &Tool, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
     quote! {
         fn #shim(
             #cx: &#p::ToolContext,
-            #args: #p::Option<&#p::RawValue>,
+            #args: ::core::option::Option<&#p::RawValue>,
             #out: &mut #p::Vec<u8>,
-        ) -> #p::Option<#p::ToolFuture> {
+        ) -> ::core::option::Option<#p::ToolFuture> {
             #body
         }
     }
@@ -225,10 +230,13 @@ fn output_schema(tool: &Tool, p: &TokenStream) -> Option<TokenStream> {
     tool.attr.structured?;
     let ty = &tool.ret;
     let name = ident("__output_schema");
-    Some(quote_spanned! {ty.span()=>
+    let call = quote_spanned! {ty.span()=>
+        (&#p::Probe::<#ty>::NEW).__kind().output_schema()
+    };
+    Some(quote! {
         fn #name() -> #p::Schema {
             use #p::{ResultTag as _, ValueTag as _};
-            (&#p::Probe::<#ty>::NEW).__kind().output_schema()
+            #call
         }
     })
 }

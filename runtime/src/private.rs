@@ -18,7 +18,8 @@ pub use crate::context::{FromToolContext, StateReq, ToolContext};
 pub use crate::result::{Probe, ResultTag, ValueTag, write_error_text};
 pub use crate::schema::{Schema, input_schema};
 pub use crate::tool::{
-    CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations, ToolDef, ToolFuture,
+    CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations, ToolDef,
+    ToolFuture,
 };
 pub use serde_json::value::RawValue;
 
@@ -36,7 +37,10 @@ pub fn decode_args<T: serde::de::DeserializeOwned>(
     match crate::args::decode::<T>(json) {
         Ok(value) => Some(value),
         Err(err) => {
-            write_error_text(out, &format_args!("invalid arguments for tool `{tool}`: {err}"));
+            write_error_text(
+                out,
+                &format_args!("invalid arguments for tool `{tool}`: {err}"),
+            );
             None
         }
     }
@@ -54,8 +58,12 @@ pub fn context<'a, T: FromToolContext<'a>>(cx: &'a ToolContext, out: &mut Vec<u8
 }
 
 /// `StateReq` of a context parameter type, for `ToolDef::states`.
-pub fn state_of<T: for<'a> FromToolContext<'a>>() -> StateReq {
-    <T as FromToolContext<'static>>::required_state()
+///
+/// Not `T: for<'a> FromToolContext<'a>`: a context type `&'x S` implements
+/// the trait for its own lifetime only, so the generated
+/// `state_of::<&S>` lets the elided lifetime be inferred instead.
+pub fn state_of<'a, T: FromToolContext<'a>>() -> StateReq {
+    T::required_state()
 }
 
 /// Boxes an async tool's future, writing its result into a fresh buffer.

@@ -1,0 +1,248 @@
+//! The registry as a downstream crate sees it: tools added by annotation in
+//! `fixture-tools` are linked, listed, checked and callable.
+
+use std::sync::Arc;
+
+use ide_mcp_runtime::server::MissingStateForTool;
+use ide_mcp_runtime::{
+    BuildError, Registry, RegistryProblem, Server, SourceLocation, ToolContext, ToolDef, tools,
+};
+use serde_json::value::RawValue;
+
+// Without a reference, the linker may drop the crate and its tools with it.
+use fixture_tools as _;
+use fixture_tools::FixtureState;
+
+/// The fixture's tools. The binary may link other tool crates (ide-mcp-tools
+/// is a dependency of this test crate), so the fixture's are picked by crate.
+fn fixture_defs() -> impl Iterator<Item = &'static ToolDef> {
+    tools()
+        .iter()
+        .filter(|t| t.location.crate_name == "fixture-tools")
+}
+
+fn fixture_registry() -> Registry {
+    Registry::from_tools(fixture_defs()).expect("the fixture's tools are valid")
+}
+
+fn context() -> ToolContext {
+    ToolContext::new().with(FixtureState {
+        greeting: "Hello".into(),
+    })
+}
+
+/// Calls a registered tool through its generated shim, as the runtime does.
+fn call(name: &str, args: Option<&str>) -> String {
+    let registry = Registry::global().expect("the global registry is valid");
+    let tool = registry
+        .get(name)
+        .unwrap_or_else(|| panic!("`{name}` is registered"));
+    let args = args.map(|a| RawValue::from_string(a.to_owned()).expect("valid JSON"));
+    let mut out = Vec::new();
+    let future = (tool.def.call)(&context(), args.as_deref(), &mut out);
+    if let Some(future) = future {
+        assert!(out.is_empty(), "an async tool writes through its future");
+        out = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(future);
+    }
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[test]
+fn fixture_tools_are_linked_and_sorted_by_name() {
+    let registry = Registry::global().expect("the global registry is valid");
+    let names: Vec<_> = registry
+        .tools()
+        .iter()
+        .filter(|t| t.def.location.crate_name == "fixture-tools")
+        .map(|t| t.def.name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "add",
+            "countWords",
+            "divide",
+            "fixture.echo",
+            "forgetEverything",
+            "greet"
+        ]
+    );
+}
+
+#[test]
+fn tools_list_of_the_fixture() {
+    insta::assert_json_snapshot!(fixture_registry().list_result());
+}
+
+#[test]
+fn definitions_carry_execution_states_and_location() {
+    use ide_mcp_runtime::Execution;
+    let registry = fixture_registry();
+    let def = |name| registry.get(name).expect("registered").def;
+    assert_eq!(def("add").execution, Execution::Inline);
+    assert_eq!(def("divide").execution, Execution::Blocking);
+    assert_eq!(def("fixture.echo").execution, Execution::Async);
+    let states: Vec<_> = def("greet").states.iter().map(|s| s().type_name).collect();
+    assert_eq!(states, ["fixture_tools::FixtureState"]);
+    assert!(def("add").states.is_empty());
+    let location = def("add").location;
+    assert_eq!(location.crate_name, "fixture-tools");
+    assert!(location.file.ends_with("lib.rs"), "{location}");
+    let source = include_str!("../fixture-tools/src/lib.rs");
+    let line = source
+        .lines()
+        .nth(location.line as usize - 1)
+        .expect("the line exists");
+    assert!(
+        line.starts_with("pub fn add("),
+        "the location is the function's line: {line}"
+    );
+}
+
+#[test]
+fn sync_tool_results_are_exact_bytes() {
+    assert_eq!(
+        call("add", Some(r#"{"a": 40, "b": 2}"#)),
+        r#"{"content":[{"type":"text","text":"42"}]}"#
+    );
+    assert_eq!(
+        call("add", Some(r#"{"a": 1}"#)),
+        r#"{"content":[{"type":"text","text":"1"}]}"#
+    );
+    assert_eq!(
+        call("greet", Some(r#"{"name": "Ada", "loud": true}"#)),
+        r#"{"content":[{"type":"text","text":"\"HELLO, ADA\""}]}"#
+    );
+    assert_eq!(
+        call("greet", None),
+        r#"{"content":[{"type":"text","text":"\"Hello, stranger\""}]}"#
+    );
+    assert_eq!(
+        call("forgetEverything", None),
+        r#"{"content":[{"type":"text","text":"forgotten"}]}"#
+    );
+}
+
+#[test]
+fn async_tool_runs_in_its_future() {
+    assert_eq!(
+        call("fixture.echo", Some(r#"{"text": "hi"}"#)),
+        r#"{"content":[{"type":"text","text":"\"Hello: hi\""}]}"#
+    );
+}
+
+#[test]
+fn result_and_structured_tools() {
+    assert_eq!(
+        call("divide", Some(r#"{"numerator": 1, "denominator": 4}"#)),
+        r#"{"content":[{"type":"text","text":"0.25"}]}"#
+    );
+    assert_eq!(
+        call("divide", Some(r#"{"numerator": 1, "denominator": 0}"#)),
+        r#"{"content":[{"type":"text","text":"cannot divide 1 by zero"}],"isError":true}"#
+    );
+    assert_eq!(
+        call("countWords", Some(r#"{"text": "a b a"}"#)),
+        r#"{"content":[{"type":"text","text":"{\"a\":2,\"b\":1}"}],"structuredContent":{"a":2,"b":1}}"#
+    );
+}
+
+#[test]
+fn bad_arguments_are_tool_errors_naming_the_argument() {
+    assert_eq!(
+        call("add", Some(r#"{"a": "one"}"#)),
+        r#"{"content":[{"type":"text","text":"invalid arguments for tool `add`: `a`: invalid type: string \"one\", expected i64"}],"isError":true}"#
+    );
+    assert_eq!(
+        call("add", None),
+        r#"{"content":[{"type":"text","text":"invalid arguments for tool `add`: missing field `a`"}],"isError":true}"#
+    );
+}
+
+#[test]
+fn a_missing_state_is_an_error_result_not_a_panic() {
+    let registry = fixture_registry();
+    for name in ["greet", "fixture.echo"] {
+        let tool = registry.get(name).expect("registered");
+        let args = RawValue::from_string(r#"{"text": "x"}"#.to_owned()).expect("valid JSON");
+        let mut out = Vec::new();
+        let future = (tool.def.call)(&ToolContext::new(), Some(&args), &mut out);
+        assert!(future.is_none(), "no future is started without the state");
+        assert_eq!(
+            String::from_utf8(out).expect("UTF-8"),
+            r#"{"content":[{"type":"text","text":"the server has no state of type `fixture_tools::FixtureState`"}],"isError":true}"#
+        );
+    }
+}
+
+#[test]
+fn duplicate_names_are_reported_with_both_locations() {
+    let registry = fixture_registry();
+    let add = registry.get("add").expect("registered").def;
+    let divide = registry.get("divide").expect("registered").def;
+    // A second tool named `add`, defined where `divide` is.
+    let impostor: &'static ToolDef = Box::leak(Box::new(ToolDef {
+        name: "add",
+        description: divide.description,
+        annotations: divide.annotations,
+        input_schema: divide.input_schema,
+        output_schema: divide.output_schema,
+        states: divide.states,
+        execution: divide.execution,
+        call: divide.call,
+        location: divide.location,
+    }));
+    let err = Registry::from_tools([add, impostor]).expect_err("two tools are named `add`");
+    assert_eq!(
+        err.problems,
+        [RegistryProblem::DuplicateName {
+            name: "add",
+            first: add.location,
+            second: divide.location,
+        }]
+    );
+    let at = |l: SourceLocation| format!("fixture-tools ({}:{})", l.file, l.line);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "two tools are named `add`: one in {}, one in {}; rename one with `#[mcp_tool(name = \"...\")]`",
+            at(add.location),
+            at(divide.location)
+        )
+    );
+}
+
+#[test]
+fn building_without_a_needed_state_names_tool_and_type() {
+    let registry = Arc::new(fixture_registry());
+    let err = Server::builder("test", "0")
+        .registry(Arc::clone(&registry))
+        .build()
+        .expect_err("the fixture state is missing");
+    let BuildError::MissingStates(missing) = &err else {
+        panic!("unexpected error: {err}");
+    };
+    let missing_state = |tool| MissingStateForTool {
+        tool,
+        type_name: "fixture_tools::FixtureState",
+    };
+    assert_eq!(
+        *missing,
+        [missing_state("fixture.echo"), missing_state("greet")]
+    );
+    assert!(
+        err.to_string()
+            .starts_with("tool `fixture.echo` needs a state of type `fixture_tools::FixtureState`"),
+        "{err}"
+    );
+    let server = Server::builder("test", "0")
+        .registry(registry)
+        .state(FixtureState {
+            greeting: "Hi".into(),
+        })
+        .build();
+    assert!(server.is_ok());
+}
