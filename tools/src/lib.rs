@@ -1,1 +1,93 @@
-//! The Claude Code IDE read tools (being built).
+//! The five Claude Code IDE read tools (`getDiagnostics`, `getCurrentSelection`,
+//! `getOpenEditors`, `getWorkspaceFolders`, `checkDocumentDirty`) over editor
+//! ports, registered with `#[mcp_tool]` and served by `ide-mcp-runtime`.
+//!
+//! An editor implements (or uses the [in-memory](memory) versions of) three
+//! ports — [`EditorAccess`], [`BufferStore`], [`DiagnosticsQuery`] — puts them
+//! in a [`ReadContext`] and gives it to the server as a state. The tools are
+//! registered by linking this crate; the selection reaches the `claude` CLI
+//! through a [`SelectionPublisher`].
+//!
+//! ```
+//! use std::path::Path;
+//! use std::sync::Arc;
+//!
+//! use ide_mcp_runtime::Server;
+//! use ide_mcp_tools::memory::MemoryWorkspace;
+//! use ide_mcp_tools::{BufferId, ReadContext, SelectionPublisher};
+//! use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The editor's state, kept in step by the editor as the user works.
+//! let ws = MemoryWorkspace::new();
+//! let main_rs = BufferId(1);
+//! ws.open(main_rs, Some(Path::new("/ws/src/main.rs")), "rust", "fn main() {\n    foo;\n}\n");
+//! ws.select(main_rs, Position::new(1, 4), Position::new(1, 7));
+//! ws.buffers.set_text(main_rs, "fn main() {\n    foo;\n}\n// edited\n"); // now dirty
+//! ws.diagnostics.set(
+//!     Path::new("/ws/src/main.rs"),
+//!     vec![Diagnostic {
+//!         severity: Some(DiagnosticSeverity::ERROR),
+//!         source: Some("rustc".into()),
+//!         ..Diagnostic::new_simple(
+//!             Range::new(Position::new(1, 4), Position::new(1, 7)),
+//!             "cannot find value `foo` in this scope".into(),
+//!         )
+//!     }],
+//! );
+//!
+//! // The ports and folders the tools read; a missing port empties its tool.
+//! let cx: ReadContext = ws.read_context().workspace_folder("/ws").build();
+//!
+//! // The server: the five tools are registered by linking this crate.
+//! let server = Server::builder("my-editor", "1.0").state(cx.clone()).build()?;
+//!
+//! // Selection changes reach connected clients, debounced.
+//! let publisher = SelectionPublisher::spawn(server.notifier().clone(), cx.clone());
+//! publisher.selection_changed();
+//!
+//! // The tools are plain functions too.
+//! let selection = serde_json::to_value(ide_mcp_tools::get_current_selection(&cx))?;
+//! assert_eq!(selection["text"], "foo");
+//! let dirty = ide_mcp_tools::check_document_dirty(&cx, "/ws/src/main.rs".into());
+//! assert!(dirty.is_dirty);
+//! // Hand `server` to a transport (WebSocket with lockfile, or stdio) to serve it.
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
+
+mod context;
+pub mod current_selection;
+pub mod diagnostics;
+pub mod document_dirty;
+pub mod memory;
+pub mod open_editors;
+pub mod ports;
+pub mod position;
+pub mod selection;
+pub mod uri;
+pub mod workspace_folders;
+
+pub use context::{ReadContext, ReadContextBuilder};
+pub use current_selection::{SelectionState, current_selection_result, get_current_selection};
+pub use diagnostics::{
+    DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
+};
+pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
+pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
+pub use ports::{
+    BufferId, BufferStore, DiagnosticsQuery, Document, DocumentHandle, EditorAccess,
+    FileDiagnostics, OpenBuffer, Selection, SettleFuture,
+};
+pub use selection::{SELECTION_DEBOUNCE, SelectionPublisher};
+pub use workspace_folders::{
+    WorkspaceFoldersState, get_workspace_folders, workspace_folders_result,
+};
+
+#[cfg(test)]
+mod concurrency_tests;
+#[cfg(test)]
+mod test_util;

@@ -1,0 +1,176 @@
+//! `getCurrentSelection`, and the `selection_changed` params built the same way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use lsp_types::Position;
+use ropey::RopeSlice;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::context::ReadContext;
+use crate::ports::{Document, EditorAccess, Selection};
+use crate::position::{RopeText, slice};
+use crate::uri::{FileUri, LossyPath};
+
+/// The message of the failure result, as the IDE extensions word it.
+pub const NO_ACTIVE_EDITOR: &str = "No active editor found";
+
+/// `{"start", "end", "isEmpty"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SelectionRange {
+    /// The first selected position.
+    pub start: Position,
+    /// The position just past the selection.
+    pub end: Position,
+    /// Whether nothing is selected (a cursor).
+    pub is_empty: bool,
+}
+
+/// The params of `selection_changed`, and getCurrentSelection's success
+/// result without `success`: `{"text", "filePath", "fileUrl", "selection"}`.
+#[derive(Clone, Copy, Debug)]
+pub struct SelectionParams<'a> {
+    /// The selected text, sliced from the document's rope.
+    pub text: RopeSlice<'a>,
+    /// The file's absolute path.
+    pub file_path: &'a Path,
+    /// The selection, ordered.
+    pub selection: SelectionRange,
+}
+
+impl SelectionParams<'_> {
+    fn write_entries<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        map.serialize_entry("text", &RopeText(self.text))?;
+        map.serialize_entry("filePath", &LossyPath(self.file_path))?;
+        map.serialize_entry("fileUrl", &FileUri(self.file_path))?;
+        map.serialize_entry("selection", &self.selection)
+    }
+}
+
+impl Serialize for SelectionParams<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        self.write_entries(&mut map)?;
+        map.end()
+    }
+}
+
+/// The selection params of `selection` in `document`; `None` when the
+/// selection's buffer has no file path (nothing a client could use).
+///
+/// The text is `""` when `document` is `None` (no buffer store) and for a
+/// cursor. Slicing is O(log n + selection).
+pub fn selection_params<'a>(
+    selection: &'a Selection,
+    document: Option<&'a Document>,
+) -> Option<SelectionParams<'a>> {
+    let file_path = selection.path.as_deref()?;
+    let (start, end) = selection.ordered();
+    let is_empty = start == end;
+    let text = match document {
+        Some(document) if !is_empty => slice(&document.text, start, end),
+        _ => RopeSlice::from(""),
+    };
+    Some(SelectionParams {
+        text,
+        file_path,
+        selection: SelectionRange {
+            start,
+            end,
+            is_empty,
+        },
+    })
+}
+
+/// The `getCurrentSelection` result.
+#[derive(Clone, Copy, Debug)]
+pub enum CurrentSelection<'a> {
+    /// `{"success": true, "text", "filePath", "fileUrl", "selection"}`.
+    Active(SelectionParams<'a>),
+    /// `{"success": false, "message": "No active editor found"}`.
+    NoActiveEditor,
+}
+
+impl Serialize for CurrentSelection<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Active(params) => {
+                let mut map = serializer.serialize_map(Some(5))?;
+                map.serialize_entry("success", &true)?;
+                params.write_entries(&mut map)?;
+                map.end()
+            }
+            Self::NoActiveEditor => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("success", &false)?;
+                map.serialize_entry("message", NO_ACTIVE_EDITOR)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// Builds the `getCurrentSelection` result from the active selection (if
+/// any) and its document (if a buffer store has it).
+pub fn current_selection_result<'a>(
+    selection: Option<&'a Selection>,
+    document: Option<&'a Document>,
+) -> CurrentSelection<'a> {
+    selection
+        .and_then(|s| selection_params(s, document))
+        .map_or(CurrentSelection::NoActiveEditor, CurrentSelection::Active)
+}
+
+/// The active selection and a snapshot of its document, read from the ports:
+/// what [`get_current_selection`] returns (it serializes through
+/// [`current_selection_result`]) and what the selection publisher sends.
+#[derive(Clone, Debug, Default)]
+pub struct SelectionState {
+    /// The active selection.
+    pub selection: Option<Selection>,
+    /// The snapshot of its document.
+    pub document: Option<Arc<Document>>,
+}
+
+impl SelectionState {
+    /// Reads the editor port, then the buffer store (a wait-free snapshot load).
+    pub fn read(cx: &ReadContext) -> Self {
+        let selection = cx.editor().and_then(EditorAccess::active_selection);
+        let document = selection
+            .as_ref()
+            .and_then(|s| cx.buffers()?.handle_for(s.buffer))
+            .map(|handle| handle.snapshot());
+        Self {
+            selection,
+            document,
+        }
+    }
+
+    /// The `getCurrentSelection` result.
+    pub fn result(&self) -> CurrentSelection<'_> {
+        current_selection_result(self.selection.as_ref(), self.document.as_deref())
+    }
+
+    /// The `selection_changed` params; `None` without a file-backed active editor.
+    pub fn params(&self) -> Option<SelectionParams<'_>> {
+        selection_params(self.selection.as_ref()?, self.document.as_deref())
+    }
+}
+
+impl Serialize for SelectionState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.result().serialize(serializer)
+    }
+}
+
+/// Returns the text the user has selected in the active editor, with its
+/// file path, `file://` URL and range: `{"success": true, "text", "filePath",
+/// "fileUrl", "selection": {"start", "end", "isEmpty"}}` (zero-based lines,
+/// UTF-16 characters; `text` is empty for a bare cursor). Without an active
+/// editor: `{"success": false, "message": "No active editor found"}`.
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub fn get_current_selection(cx: &ReadContext) -> SelectionState {
+    SelectionState::read(cx)
+}

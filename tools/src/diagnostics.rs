@@ -1,0 +1,213 @@
+//! `getDiagnostics`: compiler and linter errors and warnings, by file.
+//!
+//! The shape is the `claude` CLI's, not LSP's wire form: severities are the
+//! strings `Error`, `Warning`, `Info`, `Hint`; `code` is a string; files are
+//! named by `file://` + raw absolute path, or by the `uri` argument echoed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::{IntoToolResult, PreparedResult};
+use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+use crate::context::ReadContext;
+use crate::ports::{DiagnosticsQuery, FileDiagnostics};
+use crate::uri::{FileUri, PathInput};
+
+/// The CLI's name of an LSP severity. A missing or unknown severity is
+/// `"Error"`, as VS Code's LSP client reads it.
+pub fn severity_name(severity: Option<DiagnosticSeverity>) -> &'static str {
+    match severity {
+        Some(DiagnosticSeverity::WARNING) => "Warning",
+        Some(DiagnosticSeverity::INFORMATION) => "Info",
+        Some(DiagnosticSeverity::HINT) => "Hint",
+        _ => "Error",
+    }
+}
+
+/// One diagnostic in the CLI's shape:
+/// `{"message", "severity", "range", "source"?, "code"?}`.
+#[derive(Clone, Copy, Debug)]
+pub struct WireDiagnostic<'a>(pub &'a Diagnostic);
+
+impl Serialize for WireDiagnostic<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Code<'a>(&'a NumberOrString);
+        impl Serialize for Code<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self.0 {
+                    NumberOrString::Number(n) => serializer.collect_str(n),
+                    NumberOrString::String(s) => serializer.serialize_str(s),
+                }
+            }
+        }
+        let d = self.0;
+        let len = 3 + usize::from(d.source.is_some()) + usize::from(d.code.is_some());
+        let mut map = serializer.serialize_map(Some(len))?;
+        map.serialize_entry("message", &d.message)?;
+        map.serialize_entry("severity", severity_name(d.severity))?;
+        map.serialize_entry("range", &d.range)?;
+        if let Some(source) = &d.source {
+            map.serialize_entry("source", source)?;
+        }
+        if let Some(code) = &d.code {
+            map.serialize_entry("code", &Code(code))?;
+        }
+        map.end()
+    }
+}
+
+/// A list of diagnostics in the CLI's shape.
+#[derive(Clone, Copy, Debug)]
+struct WireList<'a>(&'a [Diagnostic]);
+
+impl Serialize for WireList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(WireDiagnostic))
+    }
+}
+
+/// How a file is named in the result.
+#[derive(Clone, Copy, Debug)]
+enum FileName<'a> {
+    /// The client's `uri`, echoed exactly.
+    Echo(&'a str),
+    /// `file://` + the raw path.
+    Path(&'a Path),
+}
+
+/// The `getDiagnostics` result: `[{"uri", "diagnostics": […]}, …]`.
+#[derive(Clone, Debug)]
+pub struct DiagnosticsResult<'a> {
+    files: Vec<(FileName<'a>, &'a [Diagnostic])>,
+}
+
+impl Serialize for DiagnosticsResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Entry<'a>(FileName<'a>, &'a [Diagnostic]);
+        impl Serialize for Entry<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                match self.0 {
+                    FileName::Echo(uri) => map.serialize_entry("uri", uri)?,
+                    FileName::Path(path) => map.serialize_entry("uri", &FileUri(path))?,
+                }
+                map.serialize_entry("diagnostics", &WireList(self.1))?;
+                map.end()
+            }
+        }
+        let mut seq = serializer.serialize_seq(Some(self.files.len()))?;
+        for &(name, diagnostics) in &self.files {
+            seq.serialize_element(&Entry(name, diagnostics))?;
+        }
+        seq.end()
+    }
+}
+
+/// The result for `getDiagnostics {}`: every file with diagnostics, named
+/// `file://` + raw path, in the order given; files with none are left out
+/// (`[]` when nothing is known anywhere).
+pub fn all_diagnostics_result(files: &[FileDiagnostics]) -> DiagnosticsResult<'_> {
+    DiagnosticsResult {
+        files: files
+            .iter()
+            .filter(|f| !f.diagnostics.is_empty())
+            .map(|f| (FileName::Path(&f.path), &f.diagnostics[..]))
+            .collect(),
+    }
+}
+
+/// The result for `getDiagnostics {"uri": uri}`: one entry naming `uri`
+/// exactly as given, with `diagnostics` (an empty list when nothing is known,
+/// which is a success: an error would make the CLI stop tracking the file).
+pub fn file_diagnostics_result<'a>(
+    uri: &'a str,
+    diagnostics: &'a [Diagnostic],
+) -> DiagnosticsResult<'a> {
+    DiagnosticsResult {
+        files: vec![(FileName::Echo(uri), diagnostics)],
+    }
+}
+
+/// What [`get_diagnostics`] returns: the whole list served from bytes cached
+/// for the port's generation, or one file's entry.
+#[derive(Debug)]
+pub enum DiagnosticsReply {
+    /// Every file, serialized once per generation of the data.
+    All(PreparedResult),
+    /// One file's entry; `diagnostics` is `None` when nothing is known.
+    File {
+        /// The `uri` argument, echoed.
+        uri: String,
+        /// The file's diagnostics.
+        diagnostics: Option<Arc<[Diagnostic]>>,
+    },
+}
+
+impl IntoToolResult for DiagnosticsReply {
+    fn write_tool_result(self, out: &mut Vec<u8>) {
+        match self {
+            Self::All(prepared) => prepared.write_tool_result(out),
+            Self::File { uri, diagnostics } => {
+                let diagnostics = diagnostics.as_deref().unwrap_or(&[]);
+                write_json_text(out, &file_diagnostics_result(&uri, diagnostics));
+            }
+        }
+    }
+}
+
+/// Returns the compiler and linter errors and warnings of the workspace, by
+/// file: `[{"uri": "file:///abs/a.rs", "diagnostics": [{"message", "severity":
+/// "Error"|"Warning"|"Info"|"Hint", "range" (zero-based lines, UTF-16
+/// characters), "source", "code"}]}]`. Pass `uri` (a `file://` URI or an
+/// absolute path) to get one file's diagnostics only; without it, every file
+/// with problems is listed (`[]` when there are none).
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub async fn get_diagnostics(cx: &ReadContext, uri: Option<String>) -> DiagnosticsReply {
+    let port = cx.diagnostics();
+    if let Some(uri) = uri {
+        // Answer at once from what is known: the CLI waits only 0.5 s here.
+        let diagnostics = port.and_then(|port| {
+            PathInput::parse(&uri)?
+                .candidates()
+                .find_map(|path| port.for_file(path))
+        });
+        return DiagnosticsReply::File { uri, diagnostics };
+    }
+    let Some(port) = port else {
+        return DiagnosticsReply::All(PreparedResult::json_text(&all_diagnostics_result(&[])));
+    };
+    if let Some(settle) = port.settle() {
+        settle.await;
+    }
+    DiagnosticsReply::All(all_diagnostics_prepared(cx, port))
+}
+
+/// The serialized `getDiagnostics {}` result, from the cache when the port's
+/// generation has not changed since it was built.
+pub(crate) fn all_diagnostics_prepared(
+    cx: &ReadContext,
+    port: &dyn DiagnosticsQuery,
+) -> PreparedResult {
+    // The generation is read before the data (see `DiagnosticsQuery`), so the
+    // cache never files new data under an old generation's key.
+    let generation = port.generation();
+    if let Some(cached) = &*cx.diagnostics_cache.last.load()
+        && cached.0 == generation
+    {
+        return cached.1.clone();
+    }
+    let files = port.all();
+    let prepared = PreparedResult::json_text(&all_diagnostics_result(&files));
+    cx.diagnostics_cache
+        .last
+        .store(Some(Arc::new((generation, prepared.clone()))));
+    prepared
+}
+
+#[cfg(test)]
+#[path = "diagnostics_tests.rs"]
+mod tests;

@@ -1,0 +1,164 @@
+//! `MemoryEditor`: an [`EditorAccess`] kept in memory.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use lsp_types::Position;
+
+use crate::ports::{BufferId, EditorAccess, OpenBuffer, Selection};
+
+/// The open buffers, the active one and each buffer's selection, behind one
+/// briefly held `Mutex`; readers copy out.
+///
+/// Activating a buffer restores the selection it last had (a cursor at 0:0 at
+/// first), as editors do.
+#[derive(Debug, Default)]
+pub struct MemoryEditor {
+    state: Mutex<EditorState>,
+}
+
+#[derive(Debug, Default)]
+struct EditorState {
+    /// In tab order; `is_active` is not kept here but derived from `active`.
+    buffers: Vec<OpenBuffer>,
+    active: Option<BufferId>,
+    selections: HashMap<BufferId, (Position, Position)>,
+}
+
+impl MemoryEditor {
+    /// An editor with nothing open.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, EditorState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Opens `buffer` as the last tab (or replaces the open buffer with its
+    /// id, in place); it becomes active when `buffer.is_active` is set.
+    pub fn open(&self, buffer: OpenBuffer) {
+        let mut state = self.state();
+        if buffer.is_active {
+            state.active = Some(buffer.id);
+        }
+        match state.buffers.iter_mut().find(|b| b.id == buffer.id) {
+            Some(slot) => *slot = buffer,
+            None => state.buffers.push(buffer),
+        }
+    }
+
+    /// Closes buffer `id`; returns whether it was open. Closing the active
+    /// buffer leaves no buffer active.
+    pub fn close(&self, id: BufferId) -> bool {
+        let mut state = self.state();
+        let before = state.buffers.len();
+        state.buffers.retain(|b| b.id != id);
+        state.selections.remove(&id);
+        if state.active == Some(id) {
+            state.active = None;
+        }
+        state.buffers.len() != before
+    }
+
+    /// Makes buffer `id` the active one (`None`: no buffer has focus); returns
+    /// `false`, changing nothing, when `id` is not open.
+    pub fn set_active(&self, id: Option<BufferId>) -> bool {
+        let mut state = self.state();
+        if let Some(id) = id
+            && !state.buffers.iter().any(|b| b.id == id)
+        {
+            return false;
+        }
+        state.active = id;
+        true
+    }
+
+    /// Sets buffer `id`'s selection (in either order; a cursor when
+    /// `start == end`) and makes it active; `false` when `id` is not open.
+    pub fn set_selection(&self, id: BufferId, start: Position, end: Position) -> bool {
+        let mut state = self.state();
+        if !state.buffers.iter().any(|b| b.id == id) {
+            return false;
+        }
+        state.selections.insert(id, (start, end));
+        state.active = Some(id);
+        true
+    }
+
+    /// Sets buffer `id`'s path (after "save as"); `false` when `id` is not open.
+    pub fn set_path(&self, id: BufferId, path: Option<&Path>) -> bool {
+        let mut state = self.state();
+        match state.buffers.iter_mut().find(|b| b.id == id) {
+            Some(buffer) => {
+                buffer.path = path.map(Arc::from);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl EditorAccess for MemoryEditor {
+    fn open_buffers(&self) -> Vec<OpenBuffer> {
+        let state = self.state();
+        state
+            .buffers
+            .iter()
+            .map(|b| OpenBuffer {
+                is_active: state.active == Some(b.id),
+                ..b.clone()
+            })
+            .collect()
+    }
+
+    fn active_selection(&self) -> Option<Selection> {
+        let state = self.state();
+        let id = state.active?;
+        let buffer = state.buffers.iter().find(|b| b.id == id)?;
+        let (start, end) = state.selections.get(&id).copied().unwrap_or_default();
+        Some(Selection {
+            buffer: id,
+            path: buffer.path.clone(),
+            start,
+            end,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer(id: u64, path: &str) -> OpenBuffer {
+        OpenBuffer::new(BufferId(id), Path::new(path), "rust")
+    }
+
+    #[test]
+    fn buffers_selection_and_focus() {
+        let editor = MemoryEditor::new();
+        assert_eq!(editor.active_selection(), None);
+        editor.open(buffer(1, "/ws/a.rs"));
+        editor.open(buffer(2, "/ws/b.rs"));
+        assert_eq!(editor.active_selection(), None);
+        assert!(editor.set_selection(BufferId(2), Position::new(1, 2), Position::new(0, 0)));
+        let flags: Vec<bool> = editor.open_buffers().iter().map(|b| b.is_active).collect();
+        assert_eq!(flags, [false, true]);
+        assert!(editor.set_active(Some(BufferId(1))));
+        let sel = editor.active_selection().unwrap();
+        assert_eq!(
+            (sel.buffer, sel.start, sel.end),
+            (BufferId(1), Position::default(), Position::default())
+        );
+        assert!(editor.set_active(Some(BufferId(2))));
+        let sel = editor.active_selection().unwrap();
+        assert_eq!(sel.ordered(), (Position::new(0, 0), Position::new(1, 2)));
+        assert_eq!(sel.path.as_deref(), Some(Path::new("/ws/b.rs")));
+        assert!(!editor.set_active(Some(BufferId(9))));
+        assert!(editor.close(BufferId(2)));
+        assert!(!editor.close(BufferId(2)));
+        assert_eq!(editor.active_selection(), None);
+        assert_eq!(editor.open_buffers().len(), 1);
+    }
+}

@@ -1,0 +1,127 @@
+//! `getOpenEditors`: the file-backed buffers open in the editor.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::context::ReadContext;
+use crate::ports::{EditorAccess, OpenBuffer};
+use crate::uri::FileUri;
+
+/// One tab: `{"uri", "isActive", "label", "languageId", "isDirty"}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tab<'a> {
+    /// `file://` + the raw path.
+    pub uri: FileUri<'a>,
+    /// Whether this is the active buffer.
+    pub is_active: bool,
+    /// The file name.
+    pub label: Cow<'a, str>,
+    /// The LSP language identifier.
+    pub language_id: &'a str,
+    /// Whether the buffer has unsaved changes.
+    pub is_dirty: bool,
+}
+
+/// The label of a tab: the file name (the whole path for `/`).
+pub fn label(path: &Path) -> Cow<'_, str> {
+    path.file_name()
+        .map_or_else(|| path.to_string_lossy(), |name| name.to_string_lossy())
+}
+
+/// The `getOpenEditors` result: `{"tabs": […]}`, the file-backed buffers in
+/// the order given. Serialized lazily, straight from the buffers.
+#[derive(Clone, Copy, Debug)]
+pub struct OpenEditors<'a> {
+    buffers: &'a [OpenBuffer],
+    dirty: &'a [bool],
+}
+
+impl<'a> OpenEditors<'a> {
+    /// The tabs, buffers without a path skipped.
+    pub fn tabs(&self) -> impl Iterator<Item = Tab<'a>> + 'a {
+        let dirty = self.dirty;
+        self.buffers
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, buffer)| {
+                let path = buffer.path.as_deref()?;
+                Some(Tab {
+                    uri: FileUri(path),
+                    is_active: buffer.is_active,
+                    label: label(path),
+                    language_id: &buffer.language_id,
+                    is_dirty: dirty.get(i).copied().unwrap_or(false),
+                })
+            })
+    }
+}
+
+impl Serialize for OpenEditors<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Tabs<'a>(OpenEditors<'a>);
+        impl Serialize for Tabs<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.tabs())
+            }
+        }
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("tabs", &Tabs(*self))?;
+        map.end()
+    }
+}
+
+/// Builds the `getOpenEditors` result; `dirty[i]` is whether `buffers[i]`
+/// has unsaved changes (missing entries: `false`).
+pub fn open_editors_result<'a>(buffers: &'a [OpenBuffer], dirty: &'a [bool]) -> OpenEditors<'a> {
+    OpenEditors { buffers, dirty }
+}
+
+/// The open buffers and their dirty flags, read from the ports; what
+/// [`get_open_editors`] returns (it serializes through [`open_editors_result`]).
+#[derive(Clone, Debug, Default)]
+pub struct OpenEditorsState {
+    /// The open buffers, in tab order.
+    pub buffers: Vec<OpenBuffer>,
+    /// Each buffer's dirty flag.
+    pub dirty: Vec<bool>,
+}
+
+impl OpenEditorsState {
+    /// Copies the buffer list out of the editor port and reads each file-backed
+    /// buffer's dirty flag from the buffer store (`false` when unknown).
+    pub fn read(cx: &ReadContext) -> Self {
+        let buffers = cx
+            .editor()
+            .map(EditorAccess::open_buffers)
+            .unwrap_or_default();
+        let dirty = match cx.buffers() {
+            Some(store) => buffers
+                .iter()
+                .map(|b| {
+                    b.path.is_some() && store.handle_for(b.id).is_some_and(|h| h.snapshot().dirty)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Self { buffers, dirty }
+    }
+}
+
+impl Serialize for OpenEditorsState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        open_editors_result(&self.buffers, &self.dirty).serialize(serializer)
+    }
+}
+
+/// Returns the files open in the editor's tabs: `{"tabs": [{"uri":
+/// "file:///abs/a.rs", "isActive", "label": "a.rs", "languageId": "rust",
+/// "isDirty"}]}` — `isDirty` when the buffer has unsaved changes. Buffers not
+/// backed by a file are left out; `{"tabs": []}` when nothing is open.
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub fn get_open_editors(cx: &ReadContext) -> OpenEditorsState {
+    OpenEditorsState::read(cx)
+}

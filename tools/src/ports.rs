@@ -1,0 +1,228 @@
+//! The editor ports: what the tools read, implemented by the editor (or by
+//! [`memory`](crate::memory)).
+//!
+//! All three traits are object-safe and `Send + Sync`; the tools hold them as
+//! `Arc<dyn …>` in a [`ReadContext`](crate::ReadContext). They hand out owned,
+//! cheap snapshots: a tool never holds a port's lock while it serializes.
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use lsp_types::{Diagnostic, Position};
+use ropey::Rope;
+
+/// An editor's identifier for one open buffer; stable while the buffer is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BufferId(pub u64);
+
+/// One open buffer, as [`EditorAccess::open_buffers`] lists it.
+///
+/// Paths and language ids are shared (`Arc`), so copying the buffer list out of
+/// an editor's cache costs a reference count per buffer, not an allocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenBuffer {
+    /// The buffer's id.
+    pub id: BufferId,
+    /// The absolute path of the file behind the buffer; `None` for synthetic
+    /// and never-saved buffers (which `getOpenEditors` skips).
+    pub path: Option<Arc<Path>>,
+    /// Whether this is the active (focused) buffer.
+    pub is_active: bool,
+    /// The LSP language identifier (`"rust"`, `"typescript"`, `"plaintext"`, …).
+    pub language_id: Arc<str>,
+}
+
+impl OpenBuffer {
+    /// A buffer backed by the file at `path` (absolute), not active.
+    pub fn new(id: BufferId, path: impl Into<Arc<Path>>, language_id: impl Into<Arc<str>>) -> Self {
+        Self {
+            id,
+            path: Some(path.into()),
+            is_active: false,
+            language_id: language_id.into(),
+        }
+    }
+
+    /// A buffer with no file behind it (synthetic or never saved), not active.
+    pub fn without_path(id: BufferId, language_id: impl Into<Arc<str>>) -> Self {
+        Self {
+            id,
+            path: None,
+            is_active: false,
+            language_id: language_id.into(),
+        }
+    }
+
+    /// The same buffer, marked active.
+    pub fn active(mut self) -> Self {
+        self.is_active = true;
+        self
+    }
+}
+
+/// The active editor's selection.
+///
+/// Represented as `start`/`end` LSP positions (zero-based line, UTF-16
+/// character) with `start <= end`: the direction of the selection (which end
+/// the cursor is at) is not part of the protocol. A builder given
+/// `start > end` orders them. A cursor with nothing selected has `start == end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// The buffer the selection is in.
+    pub buffer: BufferId,
+    /// The buffer's absolute path; `None` for a buffer not backed by a file
+    /// (reported as "no active editor": a client cannot use a path-less selection).
+    pub path: Option<Arc<Path>>,
+    /// The first selected position.
+    pub start: Position,
+    /// The position just past the selection.
+    pub end: Position,
+}
+
+impl Selection {
+    /// `start` and `end`, ordered.
+    pub fn ordered(&self) -> (Position, Position) {
+        if self.end < self.start {
+            (self.end, self.start)
+        } else {
+            (self.start, self.end)
+        }
+    }
+}
+
+/// The editor's open buffers and active selection.
+///
+/// Implementations keep both in a cache behind a brief `Mutex` (or similar)
+/// that the editor updates as buffers open, close and get focus; readers copy
+/// out and never hold the lock afterwards.
+pub trait EditorAccess: Send + Sync {
+    /// Every open buffer, in the editor's tab order.
+    fn open_buffers(&self) -> Vec<OpenBuffer>;
+
+    /// The active buffer's selection, or `None` when no buffer is active.
+    fn active_selection(&self) -> Option<Selection>;
+}
+
+/// An immutable snapshot of one document.
+///
+/// Writers build a new `Document` and publish it through a
+/// [`DocumentHandle`]; readers hold an `Arc<Document>` that never changes.
+/// Cloning a [`Rope`] is O(1), so a new snapshot shares the old one's text.
+#[derive(Clone, Debug, Default)]
+pub struct Document {
+    /// The text.
+    pub text: Rope,
+    /// Increases with every change of the text (the LSP document version).
+    pub version: i32,
+    /// Whether the text has unsaved changes.
+    pub dirty: bool,
+    /// The file behind the document, when there is one.
+    pub path: Option<Arc<Path>>,
+    /// Whether the document has never been saved (an untitled buffer).
+    pub untitled: bool,
+}
+
+impl Document {
+    /// A clean document of version 0 with this text and path.
+    pub fn new(text: impl Into<Rope>, path: Option<Arc<Path>>) -> Self {
+        Self {
+            text: text.into(),
+            version: 0,
+            dirty: false,
+            path,
+            untitled: false,
+        }
+    }
+}
+
+/// A shared, swappable reference to a document's current snapshot.
+///
+/// Cloning the handle is cheap and every clone sees the same document.
+/// [`snapshot`](Self::snapshot) is a wait-free load: readers never block the
+/// writer and never see a half-written document.
+#[derive(Clone, Debug)]
+pub struct DocumentHandle {
+    current: Arc<ArcSwap<Document>>,
+}
+
+impl DocumentHandle {
+    /// A handle whose first snapshot is `document`.
+    pub fn new(document: Document) -> Self {
+        Self {
+            current: Arc::new(ArcSwap::from_pointee(document)),
+        }
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Document> {
+        self.current.load_full()
+    }
+
+    /// Publishes a new snapshot; readers that loaded the old one keep it.
+    pub fn publish(&self, document: Document) {
+        self.current.store(Arc::new(document));
+    }
+
+    /// Publishes `change(current)`, retrying if another writer published in
+    /// between (so concurrent updates are never lost).
+    pub fn update(&self, mut change: impl FnMut(&Document) -> Document) {
+        self.current.rcu(|current| change(current));
+    }
+}
+
+/// The text of open documents, as wait-free snapshots.
+pub trait BufferStore: Send + Sync {
+    /// The handle of the open buffer `id`.
+    fn handle_for(&self, id: BufferId) -> Option<DocumentHandle>;
+
+    /// The handle of the open buffer whose file is `path` (absolute, as the
+    /// editor names it).
+    fn handle_for_path(&self, path: &Path) -> Option<DocumentHandle>;
+}
+
+/// One file's diagnostics, as [`DiagnosticsQuery::all`] lists them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileDiagnostics {
+    /// The file's absolute path.
+    pub path: Arc<Path>,
+    /// Its diagnostics, ranges in LSP positions.
+    pub diagnostics: Arc<[Diagnostic]>,
+}
+
+/// The future [`DiagnosticsQuery::settle`] returns.
+pub type SettleFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The diagnostics the editor (or a checker) knows, by file.
+///
+/// # Generation
+///
+/// [`generation`](Self::generation) identifies the data: it must change
+/// whenever the data does, and become visible no earlier than the new data
+/// (bump it after, or atomically with, the change). Then a reader that reads
+/// the generation first and the data second never files new data under an
+/// old generation, and a cache keyed by it is never stale.
+pub trait DiagnosticsQuery: Send + Sync {
+    /// Every file with diagnostics, sorted by path. Files with an empty list
+    /// may be left out.
+    fn all(&self) -> Vec<FileDiagnostics>;
+
+    /// The diagnostics of the file at `path` (absolute); `None` when nothing is
+    /// known about it. Must answer at once: never wait for a check here.
+    fn for_file(&self, path: &Path) -> Option<Arc<[Diagnostic]>>;
+
+    /// Identifies the current data; see the trait documentation.
+    fn generation(&self) -> u64;
+
+    /// While a check is running, a future that resolves when it finishes or
+    /// when the host's own bound elapses (the CLI waits 2 s for the answer, so
+    /// keep the bound around 1.5 s); `None` when nothing is running.
+    ///
+    /// `getDiagnostics` without `uri` awaits it before reading; with `uri` it
+    /// answers at once.
+    fn settle(&self) -> Option<SettleFuture> {
+        None
+    }
+}

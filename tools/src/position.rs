@@ -1,0 +1,237 @@
+//! Rope char offsets ↔ LSP positions (zero-based line, UTF-16 character).
+//!
+//! Lines end at `\n`, `\r\n` or `\r`, as in LSP. Every conversion is
+//! O(log n) in the document (ropey keeps UTF-16 and line counts in its tree),
+//! so a selection is found in a 100 MB document as fast as in a small one.
+//!
+//! Out-of-range input is clamped, never a panic:
+//! - a `character` past the end of its line means the end of the line (the
+//!   LSP rule), before the line break;
+//! - a `line` past the last line means the end of the document;
+//! - a `character` inside a surrogate pair (the middle of an astral char such
+//!   as an emoji) means the start of that char;
+//! - a char offset past the end means the end.
+
+use lsp_types::Position;
+use ropey::{Rope, RopeSlice};
+use serde::{Serialize, Serializer};
+
+/// The LSP position of char offset `char_idx` (clamped to the end of `text`).
+pub fn char_to_position(text: &Rope, char_idx: usize) -> Position {
+    let char_idx = char_idx.min(text.len_chars());
+    let line = text.char_to_line(char_idx);
+    let line_start = text.line_to_char(line);
+    let character = text.char_to_utf16_cu(char_idx) - text.char_to_utf16_cu(line_start);
+    Position::new(saturate(line), saturate(character))
+}
+
+/// The char offset of LSP position `position` in `text`, clamped as the
+/// [module documentation](self) says.
+pub fn position_to_char(text: &Rope, position: Position) -> usize {
+    let line = position.line as usize;
+    if line >= text.len_lines() {
+        return text.len_chars();
+    }
+    let start = text.line_to_char(line);
+    let end = line_content_end(text, line, start);
+    let start_cu = text.char_to_utf16_cu(start);
+    let end_cu = text.char_to_utf16_cu(end);
+    let target = start_cu
+        .saturating_add(position.character as usize)
+        .min(end_cu);
+    text.utf16_cu_to_char(target)
+}
+
+/// The text between two positions (in either order), in O(log n + selection).
+pub fn slice(text: &Rope, start: Position, end: Position) -> RopeSlice<'_> {
+    let (start, end) = if end < start {
+        (end, start)
+    } else {
+        (start, end)
+    };
+    let from = position_to_char(text, start);
+    let to = position_to_char(text, end).max(from);
+    text.slice(from..to)
+}
+
+/// The char offset where line `line`'s content ends (before its line break).
+fn line_content_end(text: &Rope, line: usize, start: usize) -> usize {
+    if line + 1 >= text.len_lines() {
+        return text.len_chars();
+    }
+    // Every line but the last ends with a break of one char, or `\r\n`.
+    let end = text.line_to_char(line + 1) - 1;
+    if end > start && text.char(end) == '\n' && text.char(end - 1) == '\r' {
+        end - 1
+    } else {
+        end
+    }
+}
+
+fn saturate(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A piece of a rope serialized as one JSON string, without first copying it
+/// into a `String`.
+#[derive(Clone, Copy, Debug)]
+pub struct RopeText<'a>(pub RopeSlice<'a>);
+
+impl Serialize for RopeText<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_str() {
+            Some(text) => serializer.serialize_str(text),
+            None => serializer.collect_str(&self.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The LSP reference: a linear walk over the chars.
+    fn naive_position(chars: &[char], char_idx: usize) -> Position {
+        let (mut line, mut character) = (0, 0);
+        for (i, &c) in chars.iter().enumerate().take(char_idx) {
+            if c == '\n' || (c == '\r' && chars.get(i + 1) != Some(&'\n')) {
+                line += 1;
+                character = 0;
+            } else {
+                character += c.len_utf16() as u32;
+            }
+        }
+        Position::new(line, character)
+    }
+
+    fn naive_offset(chars: &[char], position: Position) -> usize {
+        // Split into lines: (start offset, content length in chars).
+        let mut lines = vec![];
+        let mut start = 0;
+        let mut i = 0;
+        while i < chars.len() {
+            match chars[i] {
+                '\r' if chars.get(i + 1) == Some(&'\n') => {
+                    lines.push((start, i - start));
+                    i += 2;
+                    start = i;
+                }
+                '\n' | '\r' => {
+                    lines.push((start, i - start));
+                    i += 1;
+                    start = i;
+                }
+                _ => i += 1,
+            }
+        }
+        lines.push((start, chars.len() - start));
+        let Some(&(start, len)) = lines.get(position.line as usize) else {
+            return chars.len();
+        };
+        let mut units = 0;
+        let mut offset = start;
+        for &c in &chars[start..start + len] {
+            units += c.len_utf16() as u32;
+            if units > position.character {
+                break;
+            }
+            offset += 1;
+        }
+        offset
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just('a'),
+                Just('é'),
+                Just('中'),
+                Just('😀'),
+                Just('𝄞'),
+                Just('\n'),
+                Just('\r'),
+                Just(' ')
+            ],
+            0..60,
+        )
+        .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest! {
+        #[test]
+        fn char_to_position_matches_the_reference(text in text(), idx in 0usize..70) {
+            let chars: Vec<char> = text.chars().collect();
+            let rope = Rope::from_str(&text);
+            prop_assert_eq!(char_to_position(&rope, idx), naive_position(&chars, idx.min(chars.len())));
+        }
+
+        #[test]
+        fn position_to_char_matches_the_reference(text in text(), line in 0u32..25, character in 0u32..40) {
+            let chars: Vec<char> = text.chars().collect();
+            let rope = Rope::from_str(&text);
+            let position = Position::new(line, character);
+            prop_assert_eq!(position_to_char(&rope, position), naive_offset(&chars, position));
+        }
+
+        #[test]
+        fn positions_of_offsets_lead_back_to_them(text in text(), idx in 0usize..70) {
+            let rope = Rope::from_str(&text);
+            let idx = idx.min(rope.len_chars());
+            // Except between `\r` and `\n`, which is no position of its own.
+            let inside_crlf = idx > 0 && idx < rope.len_chars() && rope.char(idx - 1) == '\r' && rope.char(idx) == '\n';
+            prop_assume!(!inside_crlf);
+            prop_assert_eq!(position_to_char(&rope, char_to_position(&rope, idx)), idx);
+        }
+
+        #[test]
+        fn slices_are_the_text_between(text in text(), a in (0u32..25, 0u32..40), b in (0u32..25, 0u32..40)) {
+            let chars: Vec<char> = text.chars().collect();
+            let rope = Rope::from_str(&text);
+            let (a, b) = (Position::new(a.0, a.1), Position::new(b.0, b.1));
+            let (x, y) = (naive_offset(&chars, a), naive_offset(&chars, b));
+            let expected: String = chars[x.min(y)..x.max(y)].iter().collect();
+            prop_assert_eq!(slice(&rope, a, b).to_string(), expected.clone());
+            prop_assert_eq!(serde_json::to_string(&RopeText(slice(&rope, b, a))).unwrap(), serde_json::to_string(&expected).unwrap());
+        }
+    }
+
+    #[test]
+    fn examples() {
+        let rope = Rope::from_str("a😀b\r\nc\rd\n");
+        assert_eq!(char_to_position(&rope, 2), Position::new(0, 3));
+        assert_eq!(
+            position_to_char(&rope, Position::new(0, 2)),
+            1,
+            "inside the emoji → its start"
+        );
+        assert_eq!(
+            position_to_char(&rope, Position::new(0, 99)),
+            3,
+            "past the line → before \\r\\n"
+        );
+        assert_eq!(position_to_char(&rope, Position::new(2, 0)), 7);
+        assert_eq!(
+            position_to_char(&rope, Position::new(3, 5)),
+            9,
+            "the empty last line"
+        );
+        assert_eq!(
+            position_to_char(&rope, Position::new(u32::MAX, u32::MAX)),
+            9
+        );
+        assert_eq!(char_to_position(&rope, usize::MAX), Position::new(3, 0));
+        assert_eq!(
+            slice(&rope, Position::new(1, 0), Position::new(0, 1)).to_string(),
+            "😀b\r\n"
+        );
+    }
+
+    #[test]
+    fn lsp_lines_only_break_at_cr_and_lf() {
+        // U+2028 and U+0085 are not LSP line breaks (ropey's `unicode_lines` is off).
+        let rope = Rope::from_str("a\u{2028}b\u{85}c\nd");
+        assert_eq!(char_to_position(&rope, 5), Position::new(0, 5));
+        assert_eq!(position_to_char(&rope, Position::new(1, 0)), 6);
+    }
+}

@@ -1,0 +1,243 @@
+//! Pushing the selection to clients: `selection_changed` (debounced) and
+//! `at_mentioned`.
+//!
+//! The `claude` CLI learns the user's selection only from these
+//! notifications, never by calling `getCurrentSelection`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use ide_mcp_runtime::Notifier;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::context::ReadContext;
+use crate::current_selection::SelectionState;
+use crate::uri::LossyPath;
+
+/// How long the selection must stay still before `selection_changed` is sent.
+///
+/// Typing and dragging change the selection many times a second; one
+/// notification per pause is what the CLI needs.
+pub const SELECTION_DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Sends `selection_changed` to every connected client when the host reports
+/// that the selection or the active buffer changed.
+///
+/// The host calls [`selection_changed`](Self::selection_changed) on every
+/// change (cheap, never blocks). When no change has been reported for the
+/// debounce interval, a background task reads the active selection from the
+/// [`ReadContext`] and sends it, built by the same code as
+/// `getCurrentSelection`: a burst coalesces into one notification carrying
+/// the last state. Nothing is sent while no file-backed buffer is active.
+///
+/// The task ends when the publisher is dropped (after sending a pending change).
+#[derive(Debug)]
+pub struct SelectionPublisher {
+    changed: mpsc::Sender<()>,
+    notifier: Notifier,
+}
+
+impl SelectionPublisher {
+    /// Starts a publisher with the [`SELECTION_DEBOUNCE`] interval. Must be
+    /// called within a Tokio runtime (`Handle::enter` from elsewhere).
+    pub fn spawn(notifier: Notifier, cx: ReadContext) -> Self {
+        Self::spawn_with_debounce(notifier, cx, SELECTION_DEBOUNCE)
+    }
+
+    /// Starts a publisher that waits `interval` after the last change.
+    pub fn spawn_with_debounce(notifier: Notifier, cx: ReadContext, interval: Duration) -> Self {
+        // One slot: a pending change is a flag, later ones add nothing.
+        let (changed, rx) = mpsc::channel(1);
+        tokio::spawn(run(rx, notifier.clone(), cx, interval));
+        Self { changed, notifier }
+    }
+
+    /// Reports that the selection or the active buffer changed.
+    pub fn selection_changed(&self) {
+        // Full: a change is already pending, which covers this one.
+        let _ = self.changed.try_send(());
+    }
+
+    /// Sends `at_mentioned` at once: asks the CLI to insert an `@file#Lx-y`
+    /// mention of `file_path` (lines zero-based, optional) into its prompt.
+    /// Returns how many clients it was queued for.
+    pub fn at_mentioned(
+        &self,
+        file_path: &Path,
+        line_start: Option<u32>,
+        line_end: Option<u32>,
+    ) -> usize {
+        self.notifier.notify(
+            "at_mentioned",
+            &at_mentioned_params(file_path, line_start, line_end),
+        )
+    }
+}
+
+/// The params of `at_mentioned`: `{"filePath", "lineStart"?, "lineEnd"?}`.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtMentioned<'a> {
+    /// The file's absolute path.
+    pub file_path: LossyPath<'a>,
+    /// The first line, zero-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_start: Option<u32>,
+    /// The last line, zero-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_end: Option<u32>,
+}
+
+/// Builds the `at_mentioned` params.
+pub fn at_mentioned_params(
+    file_path: &Path,
+    line_start: Option<u32>,
+    line_end: Option<u32>,
+) -> AtMentioned<'_> {
+    AtMentioned {
+        file_path: LossyPath(file_path),
+        line_start,
+        line_end,
+    }
+}
+
+async fn run(
+    mut changed: mpsc::Receiver<()>,
+    notifier: Notifier,
+    cx: ReadContext,
+    interval: Duration,
+) {
+    while changed.recv().await.is_some() {
+        // Wait until the selection has been still for `interval`.
+        let last = loop {
+            match tokio::time::timeout(interval, changed.recv()).await {
+                Ok(Some(())) => {}
+                Ok(None) => break true,
+                Err(_elapsed) => break false,
+            }
+        };
+        publish(&notifier, &cx);
+        if last {
+            return;
+        }
+    }
+}
+
+fn publish(notifier: &Notifier, cx: &ReadContext) {
+    let state = SelectionState::read(cx);
+    if let Some(params) = state.params() {
+        notifier.notify("selection_changed", &params);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryWorkspace;
+    use crate::ports::BufferId;
+    use lsp_types::Position;
+
+    fn workspace() -> MemoryWorkspace {
+        let ws = MemoryWorkspace::new();
+        ws.open(
+            BufferId(1),
+            Some(Path::new("/ws/a.rs")),
+            "rust",
+            "fn main() {\n    let x = 1;\n}\n",
+        );
+        ws
+    }
+
+    fn text(bytes: &[u8]) -> String {
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_coalesces_into_its_last_state() {
+        let ws = workspace();
+        let notifier = Notifier::new();
+        let mut client = notifier.subscribe();
+        let publisher = SelectionPublisher::spawn(notifier, ws.read_context().build());
+
+        // A drag: 20 changes 10 ms apart, each well within the interval.
+        for i in 0..20 {
+            ws.select(
+                BufferId(1),
+                Position::new(1, 4),
+                Position::new(1, 4 + i % 10),
+            );
+            publisher.selection_changed();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        ws.select(BufferId(1), Position::new(1, 8), Position::new(1, 13));
+        publisher.selection_changed();
+        assert!(
+            client.try_recv().is_err(),
+            "nothing is sent during the burst"
+        );
+
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        let sent = client.try_recv().expect("one notification after the burst");
+        assert_eq!(
+            text(&sent),
+            r#"{"jsonrpc":"2.0","method":"selection_changed","params":{"text":"x = 1","filePath":"/ws/a.rs","fileUrl":"file:///ws/a.rs","selection":{"start":{"line":1,"character":8},"end":{"line":1,"character":13},"isEmpty":false}}}"#
+        );
+        assert!(client.try_recv().is_err(), "exactly one");
+
+        // Switching to a buffer with a bare cursor: empty text, a second notification.
+        ws.open(BufferId(2), Some(Path::new("/ws/b.rs")), "rust", "b");
+        ws.editor.set_active(Some(BufferId(2)));
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        let sent = client.try_recv().unwrap();
+        assert!(
+            text(&sent).contains(r#""text":"","filePath":"/ws/b.rs""#),
+            "{}",
+            text(&sent)
+        );
+        assert!(text(&sent).contains(r#""isEmpty":true"#));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn nothing_is_sent_without_an_active_file() {
+        let ws = workspace();
+        let notifier = Notifier::new();
+        let mut client = notifier.subscribe();
+        let publisher = SelectionPublisher::spawn(notifier, ws.read_context().build());
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert!(client.try_recv().is_err());
+
+        // A pending change is still sent when the publisher is dropped.
+        ws.select(BufferId(1), Position::new(0, 0), Position::new(0, 2));
+        publisher.selection_changed();
+        drop(publisher);
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert!(text(&client.try_recv().unwrap()).contains(r#""text":"fn""#));
+    }
+
+    #[test]
+    fn at_mentioned_sends_at_once() {
+        let notifier = Notifier::new();
+        let mut client = notifier.subscribe();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _guard = rt.enter();
+        let publisher = SelectionPublisher::spawn(notifier, ReadContext::empty());
+        assert_eq!(
+            publisher.at_mentioned(Path::new("/ws/a.rs"), Some(1), Some(2)),
+            1
+        );
+        assert_eq!(
+            text(&client.try_recv().unwrap()),
+            r#"{"jsonrpc":"2.0","method":"at_mentioned","params":{"filePath":"/ws/a.rs","lineStart":1,"lineEnd":2}}"#
+        );
+        publisher.at_mentioned(Path::new("/ws/a.rs"), None, None);
+        assert!(
+            text(&client.try_recv().unwrap()).ends_with(r#""params":{"filePath":"/ws/a.rs"}}"#)
+        );
+    }
+}

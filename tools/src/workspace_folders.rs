@@ -1,0 +1,67 @@
+//! `getWorkspaceFolders`: the folders the server was started for.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::context::ReadContext;
+use crate::open_editors::label;
+use crate::uri::{FileUri, LossyPath};
+
+/// The `getWorkspaceFolders` result: `{"success": true, "folders": [{"name",
+/// "uri", "path"}], "rootPath": <first folder or null>}`.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkspaceFolders<'a> {
+    folders: &'a [PathBuf],
+}
+
+impl Serialize for WorkspaceFolders<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Folder<'a>(&'a PathBuf);
+        impl Serialize for Folder<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("name", &label(self.0))?;
+                map.serialize_entry("uri", &FileUri(self.0))?;
+                map.serialize_entry("path", &LossyPath(self.0))?;
+                map.end()
+            }
+        }
+        struct Folders<'a>(&'a [PathBuf]);
+        impl Serialize for Folders<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(Folder))
+            }
+        }
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("success", &true)?;
+        map.serialize_entry("folders", &Folders(self.folders))?;
+        map.serialize_entry("rootPath", &self.folders.first().map(|p| LossyPath(p)))?;
+        map.end()
+    }
+}
+
+/// Builds the `getWorkspaceFolders` result; the first folder is the root.
+pub fn workspace_folders_result(folders: &[PathBuf]) -> WorkspaceFolders<'_> {
+    WorkspaceFolders { folders }
+}
+
+/// The folders as [`get_workspace_folders`] returns them.
+#[derive(Clone, Debug)]
+pub struct WorkspaceFoldersState(pub Arc<[PathBuf]>);
+
+impl Serialize for WorkspaceFoldersState {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        workspace_folders_result(&self.0).serialize(serializer)
+    }
+}
+
+/// Returns the workspace (project) folders open in the editor: `{"success":
+/// true, "folders": [{"name", "uri", "path"}], "rootPath"}` — `rootPath` is the
+/// first folder's absolute path, `null` when there is none.
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub fn get_workspace_folders(cx: &ReadContext) -> WorkspaceFoldersState {
+    WorkspaceFoldersState(cx.workspace_folders_arc())
+}
