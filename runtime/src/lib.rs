@@ -16,14 +16,20 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
 mod args;
+mod connection;
 pub mod context;
+mod dispatch;
+pub mod jsonrpc;
 pub mod lint;
+pub mod lockfile;
 pub mod notify;
 pub mod registry;
 pub mod result;
 pub mod schema;
 pub mod server;
+pub mod session;
 pub mod tool;
+pub mod transport;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -31,12 +37,17 @@ pub mod __private;
 
 pub use args::ArgsError;
 pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
+pub use dispatch::MAX_IN_FLIGHT;
 pub use ide_mcp_macros::mcp_tool;
 pub use notify::Notifier;
 pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
 pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
 pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
+pub use session::{PROTOCOL_VERSIONS, Session};
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
+pub use transport::MAX_MESSAGE_BYTES;
+pub use transport::memory::MemoryClient;
+pub use transport::ws::{WsOptions, WsServerHandle};
 
 /// Keeps a tool crate linked into this binary.
 ///

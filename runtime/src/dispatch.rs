@@ -1,0 +1,325 @@
+//! Running one `tools/call`: inline, on the blocking pool, or as a spawned
+//! future; catching panics; tracking what is in flight so that it can be
+//! cancelled and answered out of order.
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use futures_util::FutureExt as _;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tracing::Instrument as _;
+
+use crate::jsonrpc::{self, RequestId};
+use crate::registry::RegisteredTool;
+use crate::server::Server;
+use crate::tool::{Execution, ToolFuture};
+
+/// How many requests one connection may have running at once (async tools
+/// still pending and blocking tools). Beyond it the connection stops reading
+/// until one completes: backpressure instead of unbounded tasks.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// What a finished async or blocking call sends back to its connection.
+pub(crate) struct Completion {
+    slot: u32,
+    generation: u32,
+    /// The `CallToolResult` bytes, or the panic message.
+    outcome: Result<Vec<u8>, String>,
+}
+
+struct Slot {
+    /// The raw request id; its buffer is reused by later calls.
+    id: String,
+    generation: u32,
+    busy: bool,
+    tool: &'static str,
+    started: Instant,
+    abort: Option<AbortHandle>,
+}
+
+/// The calls of one connection that have not been answered yet.
+pub(crate) struct InFlight {
+    slots: Vec<Slot>,
+    busy: usize,
+    tx: mpsc::UnboundedSender<Completion>,
+    rx: mpsc::UnboundedReceiver<Completion>,
+}
+
+impl InFlight {
+    pub(crate) fn new() -> Self {
+        // Unbounded, yet bounded in practice: at most one message per busy slot.
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            slots: Vec::new(),
+            busy: 0,
+            tx,
+            rx,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.busy
+    }
+
+    fn claim(&mut self, id: RequestId<'_>, tool: &'static str) -> (u32, u32) {
+        let index = if let Some(i) = self.slots.iter().position(|s| !s.busy) {
+            i
+        } else {
+            self.slots.push(Slot {
+                id: String::new(),
+                generation: 0,
+                busy: false,
+                tool,
+                started: Instant::now(),
+                abort: None,
+            });
+            self.slots.len() - 1
+        };
+        let slot = &mut self.slots[index];
+        slot.id.clear();
+        slot.id.push_str(id.as_json());
+        slot.busy = true;
+        slot.tool = tool;
+        slot.started = Instant::now();
+        slot.abort = None;
+        self.busy += 1;
+        (index as u32, slot.generation)
+    }
+
+    fn release(&mut self, index: usize) {
+        let slot = &mut self.slots[index];
+        slot.busy = false;
+        slot.generation = slot.generation.wrapping_add(1);
+        if let Some(abort) = slot.abort.take() {
+            abort.abort();
+        }
+        self.busy -= 1;
+    }
+
+    /// Cancels the call whose id is `id` (raw JSON); no response will be sent for it.
+    /// An async tool is aborted; a blocking one runs to its end and its result is dropped.
+    pub(crate) fn cancel(&mut self, id: &str) -> bool {
+        let Some(index) = self.slots.iter().position(|s| s.busy && s.id == id) else {
+            return false;
+        };
+        tracing::debug!(id, tool = self.slots[index].tool, "request cancelled");
+        self.release(index);
+        true
+    }
+
+    /// Waits for the next call to finish and appends its response to `out`.
+    /// Cancel-safe. Returns `false` only if nothing can ever complete.
+    pub(crate) async fn complete(&mut self, out: &mut Vec<u8>) -> bool {
+        loop {
+            let Some(done) = self.rx.recv().await else {
+                return false;
+            };
+            if self.write(done, out) {
+                return true;
+            }
+        }
+    }
+
+    /// Appends the response of a call that has already finished, if any.
+    pub(crate) fn try_complete(&mut self, out: &mut Vec<u8>) -> bool {
+        while let Ok(done) = self.rx.try_recv() {
+            if self.write(done, out) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn write(&mut self, done: Completion, out: &mut Vec<u8>) -> bool {
+        let index = done.slot as usize;
+        let Some(slot) = self.slots.get(index) else {
+            return false;
+        };
+        if !slot.busy || slot.generation != done.generation {
+            return false; // cancelled meanwhile
+        }
+        let id = RequestId::from_json(&slot.id);
+        match done.outcome {
+            Ok(result) => write_tool_result(out, id, slot.tool, &result),
+            Err(panic) => write_panic(out, id, slot.tool, &panic),
+        }
+        tracing::debug!(id = %slot.id, tool = slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
+        self.release(index);
+        true
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        for slot in &mut self.slots {
+            if let Some(abort) = slot.abort.take() {
+                abort.abort();
+            }
+        }
+    }
+}
+
+/// Calls `tool` for request `id`. Returns `true` when the response was
+/// appended to `out` now, `false` when it will come from [`InFlight::complete`].
+pub(crate) fn call(
+    server: &Server,
+    inflight: &mut InFlight,
+    id: RequestId<'_>,
+    tool: &RegisteredTool,
+    args: Option<&RawValue>,
+    out: &mut Vec<u8>,
+) -> bool {
+    let def = tool.def;
+    if def.execution == Execution::Blocking {
+        let (slot, generation) = inflight.claim(id, def.name);
+        let server = server.clone();
+        let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
+        let tx = inflight.tx.clone();
+        let span = tracing::Span::current();
+        let handle = tokio::task::spawn_blocking(move || {
+            let _span = span.enter();
+            let mut result = Vec::new();
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                (def.call)(server.context(), args.as_deref(), &mut result)
+            }));
+            match outcome {
+                Ok(None) => {
+                    let _ = tx.send(Completion {
+                        slot,
+                        generation,
+                        outcome: Ok(result),
+                    });
+                }
+                // A blocking shim that still returns a future: run it as an async call.
+                Ok(Some(future)) => spawn_future(future, slot, generation, tx),
+                Err(panic) => {
+                    let _ = tx.send(Completion {
+                        slot,
+                        generation,
+                        outcome: Err(panic_message(&*panic)),
+                    });
+                }
+            }
+        });
+        inflight.slots[slot as usize].abort = Some(handle.abort_handle());
+        return false;
+    }
+
+    let start = out.len();
+    jsonrpc::write_result_open(out, id);
+    let body = out.len();
+    match catch_unwind(AssertUnwindSafe(|| (def.call)(server.context(), args, out))) {
+        Ok(None) => {
+            if std::str::from_utf8(&out[body..]).is_err() {
+                out.truncate(start);
+                write_internal(out, id, def.name, "wrote a result that is not UTF-8");
+            } else {
+                out.push(jsonrpc::RESULT_CLOSE);
+            }
+            true
+        }
+        Err(panic) => {
+            out.truncate(start);
+            write_panic(out, id, def.name, &panic_message(&*panic));
+            true
+        }
+        Ok(Some(future)) => {
+            out.truncate(start);
+            // Fast path: a future that is ready at once is answered inline, with no task.
+            let mut future = AssertUnwindSafe(future).catch_unwind();
+            match (&mut future).now_or_never() {
+                Some(Ok(result)) => {
+                    write_tool_result(out, id, def.name, &result);
+                    true
+                }
+                Some(Err(panic)) => {
+                    write_panic(out, id, def.name, &panic_message(&*panic));
+                    true
+                }
+                None => {
+                    let (slot, generation) = inflight.claim(id, def.name);
+                    let tx = inflight.tx.clone();
+                    let task = tokio::spawn(
+                        async move {
+                            let outcome = future.await.map_err(|panic| panic_message(&*panic));
+                            let _ = tx.send(Completion {
+                                slot,
+                                generation,
+                                outcome,
+                            });
+                        }
+                        .instrument(tracing::Span::current()),
+                    );
+                    inflight.slots[slot as usize].abort = Some(task.abort_handle());
+                    false
+                }
+            }
+        }
+    }
+}
+
+fn spawn_future(
+    future: ToolFuture,
+    slot: u32,
+    generation: u32,
+    tx: mpsc::UnboundedSender<Completion>,
+) {
+    let future = AssertUnwindSafe(future).catch_unwind();
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        let _ = tx.send(Completion {
+            slot,
+            generation,
+            outcome: Err("no async runtime".to_owned()),
+        });
+        return;
+    };
+    runtime.spawn(async move {
+        let outcome = future.await.map_err(|panic| panic_message(&*panic));
+        let _ = tx.send(Completion {
+            slot,
+            generation,
+            outcome,
+        });
+    });
+}
+
+fn write_tool_result(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, result: &[u8]) {
+    if std::str::from_utf8(result).is_err() {
+        write_internal(out, id, tool, "wrote a result that is not UTF-8");
+    } else {
+        jsonrpc::write_result(out, id, result);
+    }
+}
+
+fn write_panic(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, message: &str) {
+    tracing::error!(tool, panic = message, "tool panicked");
+    jsonrpc::write_error(
+        out,
+        Some(id),
+        jsonrpc::INTERNAL_ERROR,
+        &format_args!("tool `{tool}` panicked: {message}"),
+    );
+}
+
+fn write_internal(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, what: &str) {
+    tracing::error!(tool, what, "tool failed");
+    jsonrpc::write_error(
+        out,
+        Some(id),
+        jsonrpc::INTERNAL_ERROR,
+        &format_args!("tool `{tool}` {what}"),
+    );
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_owned()
+    }
+}

@@ -1,0 +1,346 @@
+//! JSON-RPC 2.0 framing: parsing one message from bytes without building a
+//! `serde_json::Value` tree, and writing responses into a reused buffer.
+//!
+//! Ids and params stay borrowed [`RawValue`]s of the input, so a request id is
+//! echoed byte for byte and params are decoded once, by whoever needs them.
+//! Nesting depth is bounded: the envelope is parsed with `serde_json`'s
+//! recursion limit (128) and raw values are skipped iteratively, so a deeply
+//! nested message is an error, never a stack overflow.
+
+use std::borrow::Cow;
+use std::fmt::Display;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::result::JsonStringWriter;
+
+/// Invalid JSON was received.
+pub const PARSE_ERROR: i32 = -32700;
+/// The JSON sent is not a valid request object (or is not allowed right now).
+pub const INVALID_REQUEST: i32 = -32600;
+/// The method does not exist.
+pub const METHOD_NOT_FOUND: i32 = -32601;
+/// Invalid method parameters (including an unknown tool name).
+pub const INVALID_PARAMS: i32 = -32602;
+/// Internal error (including a panicking tool).
+pub const INTERNAL_ERROR: i32 = -32603;
+
+/// A JSON-RPC request id (a string or a number), kept as its raw JSON text so
+/// that it is echoed exactly as the client wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestId<'a>(&'a str);
+
+impl<'a> RequestId<'a> {
+    /// The id's JSON text, e.g. `7` or `"abc"`.
+    pub fn as_json(&self) -> &'a str {
+        self.0
+    }
+
+    /// An id from JSON text already checked by [`parse`].
+    pub(crate) fn from_json(json: &'a str) -> Self {
+        Self(json)
+    }
+
+    /// Checks that `raw` is a string or a number, the only ids MCP allows.
+    fn parse(raw: &'a RawValue) -> Option<Self> {
+        match raw.get().as_bytes().first()? {
+            b'"' | b'-' | b'0'..=b'9' => Some(Self(raw.get())),
+            _ => None,
+        }
+    }
+}
+
+impl Display for RequestId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// One incoming JSON-RPC message, borrowing from the input bytes.
+#[derive(Debug)]
+pub enum Message<'a> {
+    /// A request: answered exactly once.
+    Request {
+        /// Echoed in the response.
+        id: RequestId<'a>,
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The raw params, when present.
+        params: Option<&'a RawValue>,
+    },
+    /// A notification: never answered.
+    Notification {
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The raw params, when present.
+        params: Option<&'a RawValue>,
+    },
+    /// A response or error from the client (this server sends no requests, so
+    /// it is ignored).
+    Response,
+}
+
+/// Why a message could not be accepted; answered with an error response.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rejection<'a> {
+    /// The id to answer with, `None` for `null` (when it could not be read).
+    pub id: Option<RequestId<'a>>,
+    /// The JSON-RPC error code.
+    pub code: i32,
+    /// What was wrong, for a person.
+    pub message: String,
+}
+
+// Every member raw, so that a wrong type is reported by us with a clear
+// message rather than by serde as a parse failure.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    // `"id": null` must stay visible (an invalid id), not read as no id.
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(de).map(Some)
+}
+
+/// Parses one message.
+pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
+    if bytes.trim_ascii_start().first() == Some(&b'[') {
+        // MCP 2025-06-18 dropped JSON-RPC batches; still tell invalid JSON apart.
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+                Ok(_) => Rejection {
+                    id: None,
+                    code: INVALID_REQUEST,
+                    message: "batches are not supported: send one JSON-RPC message at a time"
+                        .to_owned(),
+                },
+                Err(err) => reject_unparsed(&err),
+            },
+        );
+    }
+    let envelope: Envelope<'_> = match serde_json::from_slice(bytes) {
+        Ok(envelope) => envelope,
+        Err(err) => return Err(reject_unparsed(&err)),
+    };
+    let id = match envelope.id {
+        None => None,
+        Some(raw) => match RequestId::parse(raw) {
+            Some(id) => Some(id),
+            None => {
+                return Err(Rejection {
+                    id: None,
+                    code: INVALID_REQUEST,
+                    message: format!(
+                        "`id` must be a string or a number, not `{}`",
+                        clip(raw.get())
+                    ),
+                });
+            }
+        },
+    };
+    let invalid = |message: String| Rejection {
+        id,
+        code: INVALID_REQUEST,
+        message,
+    };
+    if envelope.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
+        return Err(invalid(r#"`jsonrpc` must be "2.0""#.to_owned()));
+    }
+    let Some(method) = envelope.method else {
+        if envelope.result.is_some() || envelope.error.is_some() {
+            return Ok(Message::Response);
+        }
+        return Err(invalid("a request needs a `method`".to_owned()));
+    };
+    let Some(method) = json_str(method) else {
+        return Err(invalid("`method` must be a string".to_owned()));
+    };
+    if let Some(params) = envelope.params
+        && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
+    {
+        return Err(invalid("`params` must be an object or an array".to_owned()));
+    }
+    let params = envelope.params;
+    Ok(match id {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
+    })
+}
+
+fn reject_unparsed<'a>(err: &serde_json::Error) -> Rejection<'a> {
+    use serde_json::error::Category;
+    match err.classify() {
+        Category::Data => Rejection {
+            id: None,
+            code: INVALID_REQUEST,
+            message: format!("not a JSON-RPC message: {err}"),
+        },
+        Category::Io | Category::Syntax | Category::Eof => Rejection {
+            id: None,
+            code: PARSE_ERROR,
+            message: format!("invalid JSON: {err}"),
+        },
+    }
+}
+
+/// The string a raw JSON string holds, borrowed when it has no escapes.
+pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+        return Some(Cow::Borrowed(s));
+    }
+    serde_json::from_str::<String>(raw.get())
+        .ok()
+        .map(Cow::Owned)
+}
+
+/// serde's message without its " at line 1 column 9": a position inside the
+/// params helps nobody (they were cut out of the message).
+pub(crate) fn params_error(err: &serde_json::Error) -> String {
+    let mut message = err.to_string();
+    if err.line() != 0
+        && let Some(at) = message.rfind(" at line ")
+    {
+        message.truncate(at);
+    }
+    message
+}
+
+/// At most 64 bytes of `text`, for error messages quoting client input.
+pub(crate) fn clip(text: &str) -> &str {
+    let mut end = text.len().min(64);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn write_id(out: &mut Vec<u8>, id: Option<RequestId<'_>>) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.map_or("null", |id| id.0).as_bytes());
+}
+
+/// Appends `{"jsonrpc":"2.0","id":<id>,"result":`; the caller then appends the
+/// result and [`RESULT_CLOSE`].
+pub fn write_result_open(out: &mut Vec<u8>, id: RequestId<'_>) {
+    write_id(out, Some(id));
+    out.extend_from_slice(br#","result":"#);
+}
+
+/// Closes what [`write_result_open`] opened.
+pub const RESULT_CLOSE: u8 = b'}';
+
+/// Appends a whole response with the given result bytes.
+pub fn write_result(out: &mut Vec<u8>, id: RequestId<'_>, result: &[u8]) {
+    write_result_open(out, id);
+    out.extend_from_slice(result);
+    out.push(RESULT_CLOSE);
+}
+
+/// Appends `{"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":<message>}}`.
+pub fn write_error(out: &mut Vec<u8>, id: Option<RequestId<'_>>, code: i32, message: &dyn Display) {
+    use std::fmt::Write as _;
+    struct Escape<'a>(JsonStringWriter<'a>);
+    impl std::fmt::Write for Escape<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+    write_id(out, id);
+    out.extend_from_slice(br#","error":{"code":"#);
+    out.extend_from_slice(code.to_string().as_bytes());
+    out.extend_from_slice(br#","message":""#);
+    let _ = write!(Escape(JsonStringWriter::new(out)), "{message}");
+    out.extend_from_slice(br#""}}"#);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejected(input: &str) -> (Option<String>, i32, String) {
+        let r = parse(input.as_bytes()).unwrap_err();
+        (r.id.map(|id| id.as_json().to_owned()), r.code, r.message)
+    }
+
+    #[test]
+    fn requests_keep_raw_ids_and_params() {
+        let Message::Request { id, method, params } =
+            parse(br#"{"jsonrpc":"2.0","id":"a\"b","method":"x\u0079","params":{"k":[1]}}"#)
+                .unwrap()
+        else {
+            panic!("not a request")
+        };
+        assert_eq!(id.as_json(), r#""a\"b""#);
+        assert_eq!(method, "xy");
+        assert_eq!(params.unwrap().get(), r#"{"k":[1]}"#);
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","method":"n"}"#).unwrap(),
+            Message::Notification { params: None, .. }
+        ));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
+            Message::Response
+        ));
+    }
+
+    #[test]
+    fn bad_messages_are_rejected_with_the_right_code() {
+        assert_eq!(rejected("{").1, PARSE_ERROR);
+        assert_eq!(rejected("[{}]").1, INVALID_REQUEST);
+        assert_eq!(rejected("7").1, INVALID_REQUEST);
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#).0,
+            None
+        );
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"1.0","id":4,"method":"m"}"#),
+            (
+                Some("4".into()),
+                INVALID_REQUEST,
+                r#"`jsonrpc` must be "2.0""#.into()
+            )
+        );
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":4,"method":3}"#).1,
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":4,"method":"m","params":3}"#).1,
+            INVALID_REQUEST
+        );
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(rejected(&deep).1, INVALID_REQUEST);
+        assert_eq!(rejected("[1,").1, PARSE_ERROR);
+        let deep_params = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert!(parse(deep_params.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn responses_are_written_exactly() {
+        let mut out = Vec::new();
+        write_result(&mut out, RequestId("7"), b"{}");
+        write_error(&mut out, None, PARSE_ERROR, &"bad \"x\"");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"x\""}}"#
+        );
+    }
+}

@@ -1,0 +1,331 @@
+//! One MCP session, independent of the transport: the lifecycle
+//! (`initialize`, `notifications/initialized`), the method table and the
+//! protocol errors. Transports feed it one message at a time and send what it
+//! appends to their output buffer.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::dispatch::{self, InFlight};
+use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
+use crate::server::Server;
+
+/// The MCP protocol versions this server speaks, newest first. A client asking
+/// for another version is answered with the newest.
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// One client's session: feed it messages with [`handle`](Self::handle), and
+/// collect the answers of calls that complete later with
+/// [`complete`](Self::complete).
+///
+/// Requests other than `ping` before `initialize` are answered with -32600
+/// (invalid request: the JSON-RPC code for a request that is not acceptable
+/// as sent), as is a second `initialize`.
+pub struct Session {
+    server: Server,
+    version: Option<&'static str>,
+    initialized: bool,
+    inflight: InFlight,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("version", &self.version)
+            .field("initialized", &self.initialized)
+            .field("in_flight", &self.inflight.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A fresh session of `server`. Must be used inside a tokio runtime (async
+    /// and blocking tools are spawned on it).
+    pub fn new(server: Server) -> Self {
+        Self {
+            server,
+            version: None,
+            initialized: false,
+            inflight: InFlight::new(),
+        }
+    }
+
+    /// The negotiated protocol version, once `initialize` was answered.
+    pub fn protocol_version(&self) -> Option<&'static str> {
+        self.version
+    }
+
+    /// Whether the client sent `notifications/initialized` (from then on it
+    /// receives server notifications).
+    pub fn is_initialized(&self) -> bool {
+        self.initialized
+    }
+
+    /// How many calls are running (spawned async tools and blocking tools).
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    /// Handles one incoming message. Appends its response to `out` and returns
+    /// `true`, or returns `false` when there is nothing to send now (a
+    /// notification, or a call that completes later).
+    pub fn handle(&mut self, message: &[u8], out: &mut Vec<u8>) -> bool {
+        match jsonrpc::parse(message) {
+            Ok(Message::Request { id, method, params }) => self.request(id, &method, params, out),
+            Ok(Message::Notification { method, params }) => {
+                self.notification(&method, params);
+                false
+            }
+            Ok(Message::Response) => {
+                tracing::debug!("ignored a response: this server sends no requests");
+                false
+            }
+            Err(rejection) => {
+                tracing::debug!(code = rejection.code, message = %rejection.message, "rejected a message");
+                jsonrpc::write_error(out, rejection.id, rejection.code, &rejection.message);
+                true
+            }
+        }
+    }
+
+    /// Waits for a running call to finish and appends its response to `out`.
+    /// Cancel-safe.
+    pub async fn complete(&mut self, out: &mut Vec<u8>) {
+        if !self.inflight.complete(out).await {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Appends the response of a call that already finished; `false` if none has.
+    pub fn try_complete(&mut self, out: &mut Vec<u8>) -> bool {
+        self.inflight.try_complete(out)
+    }
+
+    fn request(
+        &mut self,
+        id: RequestId<'_>,
+        method: &str,
+        params: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let span = tracing::debug_span!("request", method, %id, tool = tracing::field::Empty);
+        let _entered = span.enter();
+        let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
+        let needs_init = matches!(method, "tools/list" | "tools/call");
+        let answered = if needs_init && self.version.is_none() {
+            jsonrpc::write_error(
+                out,
+                Some(id),
+                INVALID_REQUEST,
+                &format_args!(
+                    "`{method}` before `initialize`: the session is not initialized yet, send `initialize` first"
+                ),
+            );
+            true
+        } else {
+            match method {
+                "initialize" => self.initialize(id, params, out),
+                "ping" => {
+                    jsonrpc::write_result(out, id, b"{}");
+                    true
+                }
+                "tools/list" => {
+                    jsonrpc::write_result(out, id, self.server.registry().list_result_bytes());
+                    true
+                }
+                "tools/call" => self.call(id, params, &span, out),
+                _ => {
+                    jsonrpc::write_error(
+                        out,
+                        Some(id),
+                        METHOD_NOT_FOUND,
+                        &format_args!("unknown method `{}`", jsonrpc::clip(method)),
+                    );
+                    true
+                }
+            }
+        };
+        if let (Some(started), true) = (started, answered) {
+            tracing::debug!(elapsed_us = started.elapsed().as_micros(), "request done");
+        }
+        answered
+    }
+
+    fn initialize(
+        &mut self,
+        id: RequestId<'_>,
+        params: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow, rename = "protocolVersion")]
+            protocol_version: Option<Cow<'a, str>>,
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Initialized<'a> {
+            protocol_version: &'a str,
+            capabilities: Capabilities,
+            server_info: Info<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            instructions: Option<&'a str>,
+        }
+        #[derive(Serialize)]
+        struct Info<'a> {
+            name: &'a str,
+            version: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Capabilities {
+            tools: ToolsCapability,
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct ToolsCapability {
+            list_changed: bool,
+        }
+
+        if self.version.is_some() {
+            jsonrpc::write_error(
+                out,
+                Some(id),
+                INVALID_REQUEST,
+                &"`initialize` was already called on this connection",
+            );
+            return true;
+        }
+        let asked = match params
+            .map(|p| serde_json::from_str::<Params<'_>>(p.get()))
+            .transpose()
+        {
+            Ok(params) => params.and_then(|p| p.protocol_version),
+            Err(err) => {
+                jsonrpc::write_error(
+                    out,
+                    Some(id),
+                    INVALID_PARAMS,
+                    &format_args!(
+                        "invalid `initialize` params: {}",
+                        jsonrpc::params_error(&err)
+                    ),
+                );
+                return true;
+            }
+        };
+        let version = PROTOCOL_VERSIONS
+            .iter()
+            .find(|v| asked.as_deref() == Some(**v))
+            .copied()
+            .unwrap_or(PROTOCOL_VERSIONS[0]);
+        tracing::info!(asked = asked.as_deref(), version, "client initialized");
+        self.version = Some(version);
+        jsonrpc::write_result_open(out, id);
+        let result = Initialized {
+            protocol_version: version,
+            capabilities: Capabilities {
+                tools: ToolsCapability {
+                    list_changed: false,
+                },
+            },
+            server_info: Info {
+                name: &self.server.info().name,
+                version: &self.server.info().version,
+            },
+            instructions: self.server.instructions(),
+        };
+        serde_json::to_writer(&mut *out, &result).expect("strings serialize");
+        out.push(jsonrpc::RESULT_CLOSE);
+        true
+    }
+
+    fn call(
+        &mut self,
+        id: RequestId<'_>,
+        params: Option<&RawValue>,
+        span: &tracing::Span,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        // Unknown members (`_meta` with `progressToken`, `claudecode/toolUseId`, …) are ignored.
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+            #[serde(borrow, default)]
+            arguments: Option<&'a RawValue>,
+        }
+        let params = match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
+            Some(Ok(params)) => params,
+            Some(Err(err)) => {
+                jsonrpc::write_error(
+                    out,
+                    Some(id),
+                    INVALID_PARAMS,
+                    &format_args!(
+                        "invalid `tools/call` params: {}",
+                        jsonrpc::params_error(&err)
+                    ),
+                );
+                return true;
+            }
+            None => {
+                jsonrpc::write_error(
+                    out,
+                    Some(id),
+                    INVALID_PARAMS,
+                    &"`tools/call` needs params with the tool's `name`",
+                );
+                return true;
+            }
+        };
+        let Some(tool) = self.server.registry().get(&params.name) else {
+            jsonrpc::write_error(
+                out,
+                Some(id),
+                INVALID_PARAMS,
+                &format_args!("unknown tool `{}`", jsonrpc::clip(&params.name)),
+            );
+            return true;
+        };
+        span.record("tool", tool.def.name);
+        dispatch::call(
+            &self.server,
+            &mut self.inflight,
+            id,
+            tool,
+            params.arguments,
+            out,
+        )
+    }
+
+    fn notification(&mut self, method: &str, params: Option<&RawValue>) {
+        match method {
+            "notifications/initialized" => self.initialized = self.version.is_some(),
+            "notifications/cancelled" => {
+                #[derive(Deserialize)]
+                struct Params<'a> {
+                    #[serde(borrow, rename = "requestId")]
+                    request_id: &'a RawValue,
+                }
+                match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
+                    Some(Ok(p)) => {
+                        if !self.inflight.cancel(p.request_id.get()) {
+                            tracing::debug!(
+                                id = p.request_id.get(),
+                                "cancellation of a request not in flight"
+                            );
+                        }
+                    }
+                    _ => {
+                        tracing::debug!("`notifications/cancelled` without a `requestId`; ignored");
+                    }
+                }
+            }
+            // `ide_connected` (the CLI's pid) and any other notification: accepted silently.
+            _ => tracing::debug!(method, "notification ignored"),
+        }
+    }
+}

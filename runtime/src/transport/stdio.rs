@@ -1,0 +1,132 @@
+//! Newline-delimited JSON-RPC over a byte stream: stdin/stdout for
+//! `claude mcp add`, the MCP Inspector and other stdio clients.
+//!
+//! stdout is the wire: everything else (logs, panic messages) goes to stderr.
+
+use std::io;
+use std::time::Duration;
+
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader,
+};
+
+use crate::connection::{self, Outbox, Recv, Wire};
+use crate::server::Server;
+use crate::transport::MAX_MESSAGE_BYTES;
+
+/// How long a write may wait on a client that does not read stdout.
+const STDIO_WRITE_TIMEOUT: Duration = Duration::from_mins(1);
+
+struct Lines<R, W> {
+    reader: R,
+    writer: W,
+    line: Vec<u8>,
+    /// The line holds a message handed to the session; clear it on the next read.
+    taken: bool,
+    /// Skipping the rest of a line over the limit.
+    discarding: bool,
+}
+
+impl<R, W> Wire for Lines<R, W>
+where
+    R: AsyncBufRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
+    const TERMINATOR: Option<u8> = Some(b'\n');
+    const DRAIN_ON_EOF: bool = true;
+
+    async fn recv(&mut self) -> Recv {
+        if self.taken {
+            self.line.clear();
+            self.taken = false;
+        }
+        // Cancel-safe: the partial line is kept in `self`, and `fill_buf` loses nothing.
+        loop {
+            let buf = match self.reader.fill_buf().await {
+                Ok(buf) => buf,
+                Err(err) => return Recv::Failed(err),
+            };
+            if buf.is_empty() {
+                // EOF; a last line without its newline still counts.
+                if self.discarding || self.line.trim_ascii().is_empty() {
+                    return Recv::Closed;
+                }
+                self.taken = true;
+                return Recv::Message;
+            }
+            let (chunk, used, end) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..i], i + 1, true),
+                None => (buf, buf.len(), false),
+            };
+            if !self.discarding && self.line.len() + chunk.len() > MAX_MESSAGE_BYTES {
+                self.discarding = true;
+                self.line = Vec::new();
+            }
+            if !self.discarding {
+                self.line.extend_from_slice(chunk);
+            }
+            self.reader.consume(used);
+            if !end {
+                continue;
+            }
+            if std::mem::take(&mut self.discarding) {
+                return Recv::Refused(
+                    crate::jsonrpc::INVALID_REQUEST,
+                    format!("message longer than the limit of {MAX_MESSAGE_BYTES} bytes; ignored"),
+                );
+            }
+            if self.line.trim_ascii().is_empty() {
+                self.line.clear();
+                continue;
+            }
+            self.taken = true;
+            return Recv::Message;
+        }
+    }
+
+    fn message(&self) -> &[u8] {
+        &self.line
+    }
+
+    async fn send(&mut self, out: &Outbox) -> io::Result<()> {
+        // One write and one flush for everything ready: the buffer already
+        // holds each message followed by its newline.
+        self.writer.write_all(&out.buf).await?;
+        self.writer.flush().await
+    }
+
+    async fn close(&mut self) {
+        let _ = self.writer.shutdown().await;
+    }
+}
+
+impl Server {
+    /// Serves one MCP client speaking newline-delimited JSON-RPC over `reader`
+    /// and `writer` (any byte streams: pipes, `tokio::io::duplex`, sockets).
+    /// Returns at the end of input, once the calls still running have been
+    /// answered, or with the I/O error that ended the connection.
+    pub async fn serve_lines<R, W>(&self, reader: R, writer: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send,
+        W: AsyncWrite + Unpin + Send,
+    {
+        let wire = Lines {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            writer,
+            line: Vec::new(),
+            taken: false,
+            discarding: false,
+        };
+        let limits = connection::Limits {
+            write_timeout: STDIO_WRITE_TIMEOUT,
+        };
+        connection::run(self.clone(), wire, limits, None).await
+    }
+
+    /// Serves one MCP client on this process's stdin and stdout until stdin
+    /// ends. Logs must go to stderr: stdout is the wire.
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+}

@@ -1,0 +1,138 @@
+//! Fixture tools built by hand (plain `ToolDef`s) and a server serving them.
+// The shims have the `CallFn` signature, whatever they return.
+#![allow(clippy::unnecessary_wraps)]
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ide_mcp_runtime::__private::{decode_args, input_schema};
+use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::tool::{CallFn, ToolFuture};
+use ide_mcp_runtime::{
+    Execution, Registry, Server, SourceLocation, ToolAnnotations, ToolContext, ToolDef,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct EchoArgs {
+    pub text: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct SleepArgs {
+    pub ms: u64,
+    pub tag: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
+
+const fn def(
+    name: &'static str,
+    execution: Execution,
+    call: CallFn,
+    input_schema: fn() -> ide_mcp_runtime::schema::Schema,
+) -> ToolDef {
+    ToolDef {
+        name,
+        description: "A fixture tool.",
+        annotations: ToolAnnotations::NONE,
+        input_schema,
+        output_schema: None,
+        states: &[],
+        execution,
+        call,
+        location: SourceLocation {
+            crate_name: "fixture",
+            file: file!(),
+            line: line!(),
+        },
+    }
+}
+
+fn echo(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    let args: EchoArgs = decode_args("echo", args, out)?;
+    write_json_text(out, &args.text);
+    None
+}
+
+fn sleep(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    let args: SleepArgs = decode_args("sleep", args, out)?;
+    Some(Box::pin(async move {
+        tokio::time::sleep(Duration::from_millis(args.ms)).await;
+        let mut out = Vec::new();
+        write_json_text(&mut out, &args.tag);
+        out
+    }))
+}
+
+fn ready(_: &ToolContext, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
+    Some(Box::pin(async { br#"{"content":[]}"#.to_vec() }))
+}
+
+fn boom(_: &ToolContext, _: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    out.extend_from_slice(b"{\"partial");
+    panic!("kaboom");
+}
+
+fn boom_later(_: &ToolContext, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
+    Some(Box::pin(async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        panic!("later kaboom");
+    }))
+}
+
+fn block(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    let args: SleepArgs = decode_args("block", args, out)?;
+    std::thread::sleep(Duration::from_millis(args.ms));
+    write_json_text(out, &args.tag);
+    None
+}
+
+pub static ECHO: ToolDef = def("echo", Execution::Inline, echo, input_schema::<EchoArgs>);
+pub static SLEEP: ToolDef = def("sleep", Execution::Async, sleep, input_schema::<SleepArgs>);
+pub static READY: ToolDef = def("ready", Execution::Async, ready, input_schema::<NoArgs>);
+pub static BOOM: ToolDef = def("boom", Execution::Inline, boom, input_schema::<NoArgs>);
+pub static BOOM_LATER: ToolDef = def(
+    "boomLater",
+    Execution::Async,
+    boom_later,
+    input_schema::<NoArgs>,
+);
+pub static BLOCK: ToolDef = def(
+    "block",
+    Execution::Blocking,
+    block,
+    input_schema::<SleepArgs>,
+);
+
+pub fn server() -> Server {
+    let registry =
+        Registry::from_tools([&ECHO, &SLEEP, &READY, &BOOM, &BOOM_LATER, &BLOCK]).unwrap();
+    Server::builder("fixture-host", "9.9.9")
+        .instructions("Fixture tools.")
+        .registry(Arc::new(registry))
+        .build()
+        .unwrap()
+}
+
+pub const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"claude-code","version":"2.1.0"}}}"#;
+pub const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"fixture-host","version":"9.9.9"},"instructions":"Fixture tools."}}"#;
+pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// `tools/call` of `tool` with the given arguments JSON.
+pub fn call(id: u64, tool: &str, args: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{{"progressToken":{id},"claudecode/toolUseId":"t"}}}}}}"#
+    )
+}
+
+/// The response carrying `text` as JSON text content.
+pub fn text_result(id: u64, json_text: &str) -> String {
+    let escaped = serde_json::to_string(json_text).unwrap();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":{escaped}}}]}}}}"#
+    )
+}
