@@ -10,7 +10,7 @@
 //! use ide_mcp::diagnostics::{CargoDiagnostics, EngineConfig};
 //!
 //! let engine = CargoDiagnostics::start(EngineConfig::new("path/to/workspace"));
-//! if let Some(settled) = engine.settle() {
+//! if let Some(settled) = engine.settle_future() {
 //!     settled.await; // the running check finished, or the bound elapsed
 //! }
 //! for (path, diagnostics) in engine.snapshot().files() {
@@ -21,3 +21,4 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
 pub mod diagnostics;
+pub mod headless;

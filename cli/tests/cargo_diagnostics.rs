@@ -53,7 +53,7 @@ async fn wait_until(
 ) -> std::sync::Arc<DiagnosticsSnapshot> {
     let start = Instant::now();
     loop {
-        if let Some(settled) = engine.settle() {
+        if let Some(settled) = engine.settle_future() {
             settled.await;
         }
         let snapshot = engine.snapshot();
@@ -123,7 +123,10 @@ async fn fixture_error_and_warning_then_the_error_fixed_on_disk() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(engine.settle().is_some(), "a query now waits for the check");
+    assert!(
+        engine.settle_future().is_some(),
+        "a query now waits for the check"
+    );
 
     let fixed = wait_until(&engine, "the error to go", |s| s.file(&broken).is_empty()).await;
     assert!(fixed.generation() > snapshot.generation());
@@ -179,7 +182,7 @@ async fn settle_is_bounded_by_the_configured_wait() {
     config.wait = Duration::from_millis(200);
     config.watch = false;
     let engine = CargoDiagnostics::start(config);
-    let settled = engine.settle().expect("the first check is running");
+    let settled = engine.settle_future().expect("the first check is running");
     let start = Instant::now();
     settled.await;
     let waited = start.elapsed();

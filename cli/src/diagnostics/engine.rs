@@ -193,16 +193,18 @@ impl CargoDiagnostics {
 
     /// `None` when the last complete set is current; else a future that
     /// resolves when the running (or pending) check has finished, or when
-    /// the configured bound has elapsed, whichever comes first.
-    pub fn settle(&self) -> Option<impl Future<Output = ()> + Send + 'static> {
+    /// the configured bound (counted from this call) has elapsed, whichever
+    /// comes first. Also available as the `DiagnosticsQuery` port's `settle`.
+    pub fn settle_future(&self) -> Option<impl Future<Output = ()> + Send + 'static> {
         if !self.is_checking() {
             return None;
         }
         let mut status = self.signals.status.subscribe();
         let wait = self.wait;
+        let deadline = tokio::time::Instant::now() + wait;
         Some(async move {
             let settled = status.wait_for(|status| !status.busy);
-            if tokio::time::timeout(wait, settled).await.is_err() {
+            if tokio::time::timeout_at(deadline, settled).await.is_err() {
                 tracing::debug!(
                     ?wait,
                     "cargo check still running; answering with the last complete diagnostics"

@@ -5,12 +5,16 @@
 //!   UTF-16 positions.
 //! - [`check`]: one `cargo check` run as a child process.
 //! - [`engine`]: [`CargoDiagnostics`], which re-checks when files change and
-//!   lets a query wait, within a bound, for the running check.
+//!   lets a query wait, within a bound, for the running check; it is the
+//!   tools crate's `DiagnosticsQuery` port ([`CombinedDiagnostics`] for
+//!   several workspaces).
 
 pub mod check;
 pub mod convert;
 pub mod engine;
+mod port;
 
 pub use check::{CheckError, CheckOptions, run_check};
 pub use convert::{Converter, DiagnosticsByFile};
 pub use engine::{CargoDiagnostics, DIAGNOSTICS_WAIT, DiagnosticsSnapshot, EngineConfig};
+pub use port::CombinedDiagnostics;

@@ -1,0 +1,297 @@
+//! The headless state: workspace folders, files "open" from disk, a
+//! selection, and cargo diagnostics, in the tools crate's ports.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ide_mcp_tools::memory::MemoryWorkspace;
+use ide_mcp_tools::position::char_to_position;
+use ide_mcp_tools::{BufferId, BufferStore, DiagnosticsQuery, ReadContext};
+
+use crate::diagnostics::{CargoDiagnostics, CombinedDiagnostics, DIAGNOSTICS_WAIT, EngineConfig};
+
+/// Where diagnostics come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiagnosticsSource {
+    /// `cargo` for each workspace folder that has a `Cargo.toml`.
+    #[default]
+    Auto,
+    /// `cargo check` in every workspace folder.
+    Cargo,
+    /// No diagnostics port (`getDiagnostics` answers `[]`).
+    None,
+}
+
+/// What the headless host serves.
+#[derive(Clone, Debug)]
+pub struct HeadlessOptions {
+    /// Workspace folders; the current directory when empty.
+    pub workspaces: Vec<PathBuf>,
+    /// Files shown as open editors, in tab order.
+    pub open: Vec<PathBuf>,
+    /// The active editor's selection (its file is opened too).
+    pub select: Option<SelectionSpec>,
+    /// Where diagnostics come from.
+    pub diagnostics: DiagnosticsSource,
+    /// How long `getDiagnostics {}` waits for a running check.
+    pub diagnostics_wait: Duration,
+}
+
+impl Default for HeadlessOptions {
+    fn default() -> Self {
+        Self {
+            workspaces: Vec::new(),
+            open: Vec::new(),
+            select: None,
+            diagnostics: DiagnosticsSource::Auto,
+            diagnostics_wait: DIAGNOSTICS_WAIT,
+        }
+    }
+}
+
+/// `FILE:LINE:COL` or `FILE:LINE:COL-LINE:COL`: lines and columns 1-based,
+/// columns counting characters, as compilers and editors print them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectionSpec {
+    /// The file.
+    pub path: PathBuf,
+    /// Where the selection starts: (line, column), 1-based.
+    pub start: (usize, usize),
+    /// Where it ends; the same as `start` for a cursor.
+    pub end: (usize, usize),
+}
+
+impl FromStr for SelectionSpec {
+    type Err = String;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        let number = |text: &str| text.parse::<usize>().ok().filter(|n| *n >= 1);
+        // A range first: FILE:L:C-L:C (the file name may itself hold colons).
+        let parts: Vec<&str> = input.rsplitn(4, ':').collect();
+        if let [end_col, middle, start_line, path] = parts[..]
+            && let Some((start_col, end_line)) = middle.split_once('-')
+            && let (Some(a), Some(b), Some(c), Some(d)) = (
+                number(start_line),
+                number(start_col),
+                number(end_line),
+                number(end_col),
+            )
+            && !path.is_empty()
+        {
+            return Ok(Self {
+                path: PathBuf::from(path),
+                start: (a, b),
+                end: (c, d),
+            });
+        }
+        let parts: Vec<&str> = input.rsplitn(3, ':').collect();
+        if let [col, line, path] = parts[..]
+            && let (Some(line), Some(col)) = (number(line), number(col))
+            && !path.is_empty()
+        {
+            return Ok(Self {
+                path: PathBuf::from(path),
+                start: (line, col),
+                end: (line, col),
+            });
+        }
+        Err(format!(
+            "expected `FILE:LINE:COL` or `FILE:LINE:COL-LINE:COL` (1-based), got `{input}`"
+        ))
+    }
+}
+
+/// A setup problem, reported before anything is served.
+#[derive(Debug)]
+pub struct SetupError(String);
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// The headless host's state.
+#[derive(Debug)]
+pub struct Headless {
+    /// What the tools read.
+    pub context: ReadContext,
+    /// The open files and selection behind `context`.
+    pub workspace: MemoryWorkspace,
+    /// The workspace folders, absolute.
+    pub folders: Vec<PathBuf>,
+    /// The running cargo diagnostics engines (dropping them stops them).
+    pub engines: Vec<Arc<CargoDiagnostics>>,
+}
+
+impl Headless {
+    /// Reads the open files and starts the diagnostics engines; must be
+    /// called within a tokio runtime when diagnostics are on.
+    pub fn new(options: &HeadlessOptions) -> Result<Self, SetupError> {
+        let mut folders = Vec::new();
+        let requested = if options.workspaces.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            options.workspaces.clone()
+        };
+        for folder in &requested {
+            let absolute = std::fs::canonicalize(folder).map_err(|error| {
+                SetupError(format!("workspace `{}`: {error}", folder.display()))
+            })?;
+            if !absolute.is_dir() {
+                return Err(SetupError(format!(
+                    "workspace `{}` is not a directory",
+                    folder.display()
+                )));
+            }
+            if !folders.contains(&absolute) {
+                folders.push(absolute);
+            }
+        }
+
+        let workspace = MemoryWorkspace::new();
+        let mut opened: Vec<PathBuf> = Vec::new();
+        let mut open = |path: &Path| -> Result<BufferId, SetupError> {
+            let absolute = std::fs::canonicalize(path).map_err(|error| {
+                SetupError(format!("cannot open `{}`: {error}", path.display()))
+            })?;
+            if let Some(index) = opened.iter().position(|p| *p == absolute) {
+                return Ok(BufferId(index as u64 + 1));
+            }
+            let text = std::fs::read_to_string(&absolute).map_err(|error| {
+                SetupError(format!("cannot open `{}`: {error}", path.display()))
+            })?;
+            let id = BufferId(opened.len() as u64 + 1);
+            workspace.open(id, Some(&absolute), language_id(&absolute), &text);
+            opened.push(absolute);
+            Ok(id)
+        };
+        let mut last = None;
+        for path in &options.open {
+            last = Some(open(path)?);
+        }
+        if let Some(select) = &options.select {
+            let id = open(&select.path)?;
+            let handle = workspace
+                .buffers
+                .handle_for(id)
+                .expect("the buffer was just opened");
+            let text = handle.snapshot().text.clone();
+            let position = |(line, column): (usize, usize)| {
+                let line0 = line - 1;
+                if line0 >= text.len_lines() {
+                    return Err(SetupError(format!(
+                        "--select: line {line} is past the end of `{}` ({} lines)",
+                        select.path.display(),
+                        text.len_lines()
+                    )));
+                }
+                let line_chars = text.line(line0).len_chars();
+                let char_idx = text.line_to_char(line0) + (column - 1).min(line_chars);
+                Ok(char_to_position(&text, char_idx))
+            };
+            workspace.select(id, position(select.start)?, position(select.end)?);
+        } else if let Some(id) = last {
+            // The last file opened has focus, its cursor at the start.
+            workspace.editor.set_active(Some(id));
+        }
+
+        let engines: Vec<Arc<CargoDiagnostics>> = folders
+            .iter()
+            .filter(|folder| match options.diagnostics {
+                DiagnosticsSource::Auto => folder.join("Cargo.toml").is_file(),
+                DiagnosticsSource::Cargo => true,
+                DiagnosticsSource::None => false,
+            })
+            .map(|folder| {
+                let mut config = EngineConfig::new(folder);
+                config.wait = options.diagnostics_wait;
+                Arc::new(CargoDiagnostics::start(config))
+            })
+            .collect();
+        let port: Option<Arc<dyn DiagnosticsQuery>> = match engines.as_slice() {
+            [] => None,
+            [one] => Some(Arc::clone(one) as Arc<dyn DiagnosticsQuery>),
+            many => Some(Arc::new(CombinedDiagnostics::new(many.to_vec()))),
+        };
+        let mut builder = ReadContext::builder()
+            .editor(workspace.editor.clone())
+            .buffers(workspace.buffers.clone())
+            .workspace_folders(folders.iter().cloned());
+        if let Some(port) = port {
+            builder = builder.diagnostics(port);
+        }
+        Ok(Self {
+            context: builder.build(),
+            workspace,
+            folders,
+            engines,
+        })
+    }
+}
+
+/// The LSP language identifier for a file, by its extension.
+pub fn language_id(path: &Path) -> &'static str {
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match extension.as_str() {
+        "rs" => "rust",
+        "toml" => "toml",
+        "md" => "markdown",
+        "json" => "json",
+        "yaml" | "yml" => "yaml",
+        "py" => "python",
+        "js" | "mjs" | "cjs" => "javascript",
+        "jsx" => "javascriptreact",
+        "ts" | "mts" | "cts" => "typescript",
+        "tsx" => "typescriptreact",
+        "go" => "go",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" => "cpp",
+        "java" => "java",
+        "sh" | "bash" => "shellscript",
+        "html" | "htm" => "html",
+        "css" => "css",
+        _ => "plaintext",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_specs_parse_cursor_and_range_forms() {
+        let cursor: SelectionSpec = "src/a.rs:3:5".parse().unwrap();
+        assert_eq!(cursor.path, Path::new("src/a.rs"));
+        assert_eq!((cursor.start, cursor.end), ((3, 5), (3, 5)));
+        let range: SelectionSpec = "dir:with:colons/a.rs:1:2-3:4".parse().unwrap();
+        assert_eq!(range.path, Path::new("dir:with:colons/a.rs"));
+        assert_eq!((range.start, range.end), ((1, 2), (3, 4)));
+        for bad in [
+            "a.rs",
+            "a.rs:1",
+            "a.rs:0:1",
+            ":1:1",
+            "a.rs:x:1",
+            "a.rs:1:2-3",
+        ] {
+            assert!(bad.parse::<SelectionSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn language_ids_are_lsp_identifiers() {
+        assert_eq!(language_id(Path::new("/a/b.rs")), "rust");
+        assert_eq!(language_id(Path::new("/a/B.TSX")), "typescriptreact");
+        assert_eq!(language_id(Path::new("/a/Makefile")), "plaintext");
+    }
+}
