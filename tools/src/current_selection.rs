@@ -174,3 +174,105 @@ impl Serialize for SelectionState {
 pub fn get_current_selection(cx: &ReadContext) -> SelectionState {
     SelectionState::read(cx)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryWorkspace;
+    use crate::ports::BufferId;
+    use crate::test_util::text_of;
+
+    fn selection(path: Option<&str>, start: (u32, u32), end: (u32, u32)) -> Selection {
+        Selection {
+            buffer: BufferId(1),
+            path: path.map(|p| Arc::from(Path::new(p))),
+            start: Position::new(start.0, start.1),
+            end: Position::new(end.0, end.1),
+        }
+    }
+
+    fn document() -> Document {
+        Document::new("fn main() {\n    let 😀 = 1;\n}\n", None)
+    }
+
+    fn json(selection: Option<&Selection>, document: Option<&Document>) -> String {
+        serde_json::to_string(&current_selection_result(selection, document)).unwrap()
+    }
+
+    const NO_EDITOR: &str = r#"{"success":false,"message":"No active editor found"}"#;
+
+    #[test]
+    fn a_selection_with_its_text() {
+        let doc = document();
+        // `character` counts UTF-16 units: the emoji is two.
+        let sel = selection(Some("/abs/a.rs"), (1, 4), (1, 10));
+        assert_eq!(
+            json(Some(&sel), Some(&doc)),
+            r#"{"success":true,"text":"let 😀","filePath":"/abs/a.rs","fileUrl":"file:///abs/a.rs","selection":{"start":{"line":1,"character":4},"end":{"line":1,"character":10},"isEmpty":false}}"#
+        );
+        // Backwards (the cursor at the start): ordered; across lines.
+        let sel = selection(Some("/abs/a b.rs"), (2, 0), (0, 10));
+        assert_eq!(
+            json(Some(&sel), Some(&doc)),
+            r#"{"success":true,"text":"{\n    let 😀 = 1;\n","filePath":"/abs/a b.rs","fileUrl":"file:///abs/a b.rs","selection":{"start":{"line":0,"character":10},"end":{"line":2,"character":0},"isEmpty":false}}"#
+        );
+    }
+
+    #[test]
+    fn a_cursor_and_a_missing_store_give_empty_text() {
+        let doc = document();
+        let cursor = selection(Some("/abs/a.rs"), (1, 6), (1, 6));
+        assert_eq!(
+            json(Some(&cursor), Some(&doc)),
+            r#"{"success":true,"text":"","filePath":"/abs/a.rs","fileUrl":"file:///abs/a.rs","selection":{"start":{"line":1,"character":6},"end":{"line":1,"character":6},"isEmpty":true}}"#
+        );
+        let sel = selection(Some("/abs/a.rs"), (0, 0), (0, 2));
+        assert_eq!(
+            json(Some(&sel), None),
+            r#"{"success":true,"text":"","filePath":"/abs/a.rs","fileUrl":"file:///abs/a.rs","selection":{"start":{"line":0,"character":0},"end":{"line":0,"character":2},"isEmpty":false}}"#
+        );
+    }
+
+    #[test]
+    fn no_active_file_is_a_failure_result() {
+        assert_eq!(json(None, None), NO_EDITOR);
+        let untitled = selection(None, (0, 0), (0, 2));
+        assert_eq!(json(Some(&untitled), Some(&document())), NO_EDITOR);
+    }
+
+    #[test]
+    fn params_leave_out_success() {
+        let doc = document();
+        let sel = selection(Some("/abs/a.rs"), (0, 3), (0, 7));
+        assert_eq!(
+            serde_json::to_string(&selection_params(&sel, Some(&doc))).unwrap(),
+            r#"{"text":"main","filePath":"/abs/a.rs","fileUrl":"file:///abs/a.rs","selection":{"start":{"line":0,"character":3},"end":{"line":0,"character":7},"isEmpty":false}}"#
+        );
+    }
+
+    #[test]
+    fn the_tool_reads_the_ports() {
+        assert_eq!(
+            text_of(get_current_selection(&ReadContext::empty())),
+            NO_EDITOR
+        );
+        let ws = MemoryWorkspace::new();
+        ws.open(
+            BufferId(7),
+            Some(Path::new("/ws/a.rs")),
+            "rust",
+            "hello world",
+        );
+        // Open but never focused: no active editor.
+        let cx = ws.read_context().build();
+        assert_eq!(text_of(get_current_selection(&cx)), NO_EDITOR);
+        ws.select(BufferId(7), Position::new(0, 6), Position::new(0, 11));
+        assert_eq!(
+            text_of(get_current_selection(&cx)),
+            r#"{"success":true,"text":"world","filePath":"/ws/a.rs","fileUrl":"file:///ws/a.rs","selection":{"start":{"line":0,"character":6},"end":{"line":0,"character":11},"isEmpty":false}}"#
+        );
+        // An editor port without a buffer store: no text.
+        let cx = ReadContext::builder().editor(ws.editor.clone()).build();
+        assert!(text_of(get_current_selection(&cx)).starts_with(r#"{"success":true,"text":"","#));
+    }
+}

@@ -166,7 +166,10 @@ impl IntoToolResult for DiagnosticsReply {
 /// absolute path) to get one file's diagnostics only; without it, every file
 /// with problems is listed (`[]` when there are none).
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn get_diagnostics(cx: &ReadContext, uri: Option<String>) -> DiagnosticsReply {
+pub async fn get_diagnostics(
+    cx: &ReadContext,
+    #[arg(description = "File URI or absolute path; omit to list all files")] uri: Option<String>,
+) -> DiagnosticsReply {
     let port = cx.diagnostics();
     if let Some(uri) = uri {
         // Answer at once from what is known: the CLI waits only 0.5 s here.

@@ -46,7 +46,10 @@ pub fn document_dirty_result<S>(file_path: S, document: Option<&Document>) -> Do
 /// "filePath", "isDirty", "isUntitled"}`. A file that is not open reports
 /// `isDirty: false`.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn check_document_dirty(cx: &ReadContext, file_path: String) -> DocumentDirty<String> {
+pub fn check_document_dirty(
+    cx: &ReadContext,
+    #[arg(description = "The document's absolute path or `file://` URI")] file_path: String,
+) -> DocumentDirty<String> {
     let document = cx.buffers().and_then(|store| {
         PathInput::parse(&file_path)?
             .candidates()
@@ -54,4 +57,86 @@ pub fn check_document_dirty(cx: &ReadContext, file_path: String) -> DocumentDirt
             .map(|handle| handle.snapshot())
     });
     document_dirty_result(file_path, document.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::memory::MemoryWorkspace;
+    use crate::ports::BufferId;
+    use crate::test_util::text_of;
+
+    fn json(file_path: &str, document: Option<&Document>) -> String {
+        serde_json::to_string(&document_dirty_result(file_path, document)).unwrap()
+    }
+
+    #[test]
+    fn dirty_clean_untitled_unknown() {
+        let path = Some(Arc::from(Path::new("/abs/a.rs")));
+        let dirty = Document {
+            dirty: true,
+            ..Document::new("x", path.clone())
+        };
+        let clean = Document::new("x", path);
+        let untitled = Document {
+            dirty: true,
+            untitled: true,
+            ..Document::new("x", None)
+        };
+        assert_eq!(
+            json("/abs/a.rs", Some(&dirty)),
+            r#"{"success":true,"filePath":"/abs/a.rs","isDirty":true,"isUntitled":false}"#
+        );
+        assert_eq!(
+            json("/abs/a.rs", Some(&clean)),
+            r#"{"success":true,"filePath":"/abs/a.rs","isDirty":false,"isUntitled":false}"#
+        );
+        assert_eq!(
+            json("Untitled-1", Some(&untitled)),
+            r#"{"success":true,"filePath":"Untitled-1","isDirty":true,"isUntitled":true}"#
+        );
+        assert_eq!(
+            json("/abs/gone.rs", None),
+            r#"{"success":true,"filePath":"/abs/gone.rs","isDirty":false,"isUntitled":false}"#
+        );
+    }
+
+    #[test]
+    fn the_tool_finds_documents_by_path_or_uri() {
+        let ws = MemoryWorkspace::new();
+        ws.open(BufferId(1), Some(Path::new("/ws/a b.rs")), "rust", "a");
+        ws.buffers.set_text(BufferId(1), "a!");
+        let cx = ws.read_context().build();
+        for input in [
+            "/ws/a b.rs",
+            "file:///ws/a b.rs",
+            "file:///ws/a%20b.rs",
+            "/ws/./a b.rs",
+        ] {
+            assert_eq!(
+                text_of(check_document_dirty(&cx, input.into())),
+                format!(
+                    r#"{{"success":true,"filePath":"{input}","isDirty":true,"isUntitled":false}}"#
+                )
+            );
+        }
+        for input in ["/ws/other.rs", "a b.rs", "", "file://host/ws/a b.rs"] {
+            assert_eq!(
+                text_of(check_document_dirty(&cx, input.into())),
+                format!(
+                    r#"{{"success":true,"filePath":"{input}","isDirty":false,"isUntitled":false}}"#
+                )
+            );
+        }
+        assert_eq!(
+            text_of(check_document_dirty(
+                &ReadContext::empty(),
+                "/ws/a b.rs".into()
+            )),
+            r#"{"success":true,"filePath":"/ws/a b.rs","isDirty":false,"isUntitled":false}"#
+        );
+    }
 }

@@ -125,3 +125,70 @@ impl Serialize for OpenEditorsState {
 pub fn get_open_editors(cx: &ReadContext) -> OpenEditorsState {
     OpenEditorsState::read(cx)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryWorkspace;
+    use crate::ports::BufferId;
+    use crate::test_util::text_of;
+
+    #[test]
+    fn file_backed_buffers_become_tabs() {
+        let buffers = [
+            OpenBuffer::new(BufferId(1), Path::new("/abs/src/a.rs"), "rust").active(),
+            OpenBuffer::without_path(BufferId(2), "plaintext"),
+            OpenBuffer::new(BufferId(3), Path::new("/abs/ü #1.ts"), "typescript"),
+            OpenBuffer::new(BufferId(4), Path::new("/"), "plaintext"),
+        ];
+        assert_eq!(
+            serde_json::to_string(&open_editors_result(&buffers, &[true, true])).unwrap(),
+            concat!(
+                r#"{"tabs":[{"uri":"file:///abs/src/a.rs","isActive":true,"label":"a.rs","languageId":"rust","isDirty":true},"#,
+                r#"{"uri":"file:///abs/ü #1.ts","isActive":false,"label":"ü #1.ts","languageId":"typescript","isDirty":false},"#,
+                r#"{"uri":"file:///","isActive":false,"label":"/","languageId":"plaintext","isDirty":false}]}"#
+            )
+        );
+    }
+
+    #[test]
+    fn nothing_open_is_no_tabs() {
+        assert_eq!(
+            serde_json::to_string(&open_editors_result(&[], &[])).unwrap(),
+            r#"{"tabs":[]}"#
+        );
+        let untitled = [OpenBuffer::without_path(BufferId(1), "rust").active()];
+        assert_eq!(
+            serde_json::to_string(&open_editors_result(&untitled, &[true])).unwrap(),
+            r#"{"tabs":[]}"#
+        );
+    }
+
+    #[test]
+    fn the_tool_reads_the_ports() {
+        assert_eq!(
+            text_of(get_open_editors(&ReadContext::empty())),
+            r#"{"tabs":[]}"#
+        );
+        let ws = MemoryWorkspace::new();
+        ws.open(BufferId(1), Some(Path::new("/ws/a.rs")), "rust", "a");
+        ws.open(BufferId(2), None, "rust", "scratch");
+        ws.open(BufferId(3), Some(Path::new("/ws/b.py")), "python", "b");
+        ws.editor.set_active(Some(BufferId(3)));
+        ws.buffers.set_text(BufferId(1), "a changed");
+        let expected = concat!(
+            r#"{"tabs":[{"uri":"file:///ws/a.rs","isActive":false,"label":"a.rs","languageId":"rust","isDirty":true},"#,
+            r#"{"uri":"file:///ws/b.py","isActive":true,"label":"b.py","languageId":"python","isDirty":false}]}"#
+        );
+        assert_eq!(
+            text_of(get_open_editors(&ws.read_context().build())),
+            expected
+        );
+        // Without a buffer store, nothing is known to be dirty.
+        let cx = ReadContext::builder().editor(ws.editor.clone()).build();
+        assert_eq!(
+            text_of(get_open_editors(&cx)),
+            expected.replace(r#""isDirty":true"#, r#""isDirty":false"#)
+        );
+    }
+}

@@ -65,3 +65,48 @@ impl Serialize for WorkspaceFoldersState {
 pub fn get_workspace_folders(cx: &ReadContext) -> WorkspaceFoldersState {
     WorkspaceFoldersState(cx.workspace_folders_arc())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::text_of;
+
+    #[test]
+    fn folders_and_the_root() {
+        let folders = [
+            PathBuf::from("/abs/project"),
+            PathBuf::from("/abs/other dir"),
+        ];
+        assert_eq!(
+            serde_json::to_string(&workspace_folders_result(&folders)).unwrap(),
+            concat!(
+                r#"{"success":true,"folders":[{"name":"project","uri":"file:///abs/project","path":"/abs/project"},"#,
+                r#"{"name":"other dir","uri":"file:///abs/other dir","path":"/abs/other dir"}],"rootPath":"/abs/project"}"#
+            )
+        );
+    }
+
+    #[test]
+    fn no_folders_is_a_null_root() {
+        let expected = r#"{"success":true,"folders":[],"rootPath":null}"#;
+        assert_eq!(
+            serde_json::to_string(&workspace_folders_result(&[])).unwrap(),
+            expected
+        );
+        assert_eq!(
+            text_of(get_workspace_folders(&ReadContext::empty())),
+            expected
+        );
+    }
+
+    #[test]
+    fn the_tool_reads_the_context() {
+        let cx = ReadContext::builder()
+            .workspace_folders(["/ws", "/lib"])
+            .build();
+        assert_eq!(
+            text_of(get_workspace_folders(&cx)),
+            r#"{"success":true,"folders":[{"name":"ws","uri":"file:///ws","path":"/ws"},{"name":"lib","uri":"file:///lib","path":"/lib"}],"rootPath":"/ws"}"#
+        );
+    }
+}
