@@ -139,6 +139,7 @@ pub(crate) async fn run<W: Wire>(
     let mut session = Session::new(server.clone());
     let mut out = Outbox::new(W::TERMINATOR);
     let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
+    let mut subscribed = false;
     loop {
         let can_read = session.in_flight() < MAX_IN_FLIGHT;
         let mark = out.buf.len();
@@ -182,7 +183,8 @@ pub(crate) async fn run<W: Wire>(
                 }),
                 Event::Notification(None) => notes = None,
             }
-            if notes.is_none() && session.is_initialized() {
+            if !subscribed && session.is_initialized() {
+                subscribed = true;
                 notes = Some(server.notifier().subscribe());
             }
             // Take whatever else is ready without waiting, up to a batch.

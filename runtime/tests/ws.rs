@@ -342,3 +342,46 @@ async fn notifications_are_forwarded_to_initialized_clients() {
         r#"{"jsonrpc":"2.0","method":"at_mentioned","params":{"filePath":"/a.rs","lineEnd":2,"lineStart":1}}"#
     );
 }
+
+#[tokio::test]
+async fn a_client_that_never_reads_is_disconnected_and_others_are_served() {
+    let (handle, _dir) = serve(WsOptions {
+        write_timeout: Duration::from_millis(300),
+        ..WsOptions::default()
+    })
+    .await;
+    let client = initialized(&handle).await;
+    let (mut sink, mut stream) = client.split();
+    let big = format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 20));
+    let sender = tokio::spawn(async move {
+        for id in 1..=48 {
+            if sink
+                .send(Message::text(call(id, "echo", &big)))
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    // Never read for a while: the server gives up on this client after 300 ms.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut other = initialized(&handle).await;
+    assert_eq!(
+        ask(&mut other, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+    let mut answered = 0;
+    while let Ok(Some(Ok(message))) =
+        tokio::time::timeout(Duration::from_secs(10), stream.next()).await
+    {
+        if message.is_text() {
+            answered += 1;
+        }
+    }
+    assert!(
+        answered < 48,
+        "the slow client got every answer ({answered})"
+    );
+    sender.abort();
+}
