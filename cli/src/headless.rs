@@ -38,6 +38,8 @@ pub struct HeadlessOptions {
     pub diagnostics: DiagnosticsSource,
     /// How long `getDiagnostics {}` waits for a running check.
     pub diagnostics_wait: Duration,
+    /// Whether to re-check when files change (off for a one-shot `call`).
+    pub watch: bool,
 }
 
 impl Default for HeadlessOptions {
@@ -48,6 +50,7 @@ impl Default for HeadlessOptions {
             select: None,
             diagnostics: DiagnosticsSource::Auto,
             diagnostics_wait: DIAGNOSTICS_WAIT,
+            watch: true,
         }
     }
 }
@@ -211,6 +214,7 @@ impl Headless {
             .map(|folder| {
                 let mut config = EngineConfig::new(folder);
                 config.wait = options.diagnostics_wait;
+                config.watch = options.watch;
                 Arc::new(CargoDiagnostics::start(config))
             })
             .collect();

@@ -20,5 +20,7 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+pub mod args;
 pub mod diagnostics;
 pub mod headless;
+pub mod run;

@@ -1,2 +1,56 @@
-//! The headless ide-mcp host (being built).
-fn main() {}
+//! `ide-mcp`: the headless host. See `ide-mcp --help`.
+//!
+//! Command output (`tools`, `call`) goes to stdout; logs go to stderr
+//! (`RUST_LOG` sets the filter, `info` by default).
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser as _;
+use ide_mcp::args::{Cli, Command};
+use ide_mcp::run;
+// The tools register themselves through a link-time slice: keep the crate linked.
+use ide_mcp_tools as _;
+use tracing_subscriber::EnvFilter;
+
+/// How long shutdown waits for leftover blocking work (a stdin read) to end.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(500);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let outcome = runtime.block_on(async {
+        match &cli.command {
+            Command::Serve(args) => run::serve(args).await.map(|()| true),
+            Command::Tools(args) => run::tools(args, &mut stdout),
+            Command::Call(args) => run::call(args, &mut stdout).await,
+        }
+    });
+    runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -213,6 +213,15 @@ impl CargoDiagnostics {
         })
     }
 
+    /// Resolves once the first check has completed, however long it takes
+    /// (at once after that): for one-shot callers that want real results.
+    pub async fn first_check(&self) {
+        let mut status = self.signals.status.subscribe();
+        let _ = status
+            .wait_for(|status| status.snapshot.generation >= 1)
+            .await;
+    }
+
     /// Marks the workspace changed, as the file watcher does: a check starts
     /// after the debounce (or after the running one).
     pub fn request_check(&self) {

@@ -1,0 +1,196 @@
+//! The subcommands: `serve`, `tools`, `call`.
+
+use std::error::Error;
+use std::io::Write;
+
+use ide_mcp_runtime::lint::lint_registry;
+use ide_mcp_runtime::{Registry, Server, WsOptions};
+use serde_json::{Value, json};
+
+use crate::args::{CallArgs, ServeArgs, ToolsArgs};
+use crate::headless::{DiagnosticsSource, Headless};
+
+/// The tool that reads diagnostics.
+const DIAGNOSTICS_TOOL: &str = "getDiagnostics";
+
+/// A boxed error for the command line to print.
+pub type BoxError = Box<dyn Error + Send + Sync>;
+
+/// The MCP server over the headless state.
+pub fn server(headless: &Headless) -> Result<Server, BoxError> {
+    let server = Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))
+        .state(headless.context.clone())
+        .build()?;
+    Ok(server)
+}
+
+/// `ide-mcp serve`: until stdin ends (`--stdio`), or SIGINT/SIGTERM.
+pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
+    let headless = Headless::new(&args.state.options())?;
+    let server = server(&headless)?;
+    // The CLI learns the selection only from `selection_changed`: with
+    // `--select`, send it to every client that connects.
+    let _selection = args
+        .state
+        .select
+        .is_some()
+        .then(|| announce_selection(&server, &headless));
+    if args.stdio {
+        tracing::info!(folders = ?headless.folders, "serving MCP on stdio");
+        tokio::select! {
+            result = server.serve_stdio() => result?,
+            result = shutdown_signal() => result?,
+        }
+        return Ok(());
+    }
+    let options = WsOptions {
+        port: args.port,
+        workspace_folders: headless
+            .folders
+            .iter()
+            .map(|folder| folder.to_string_lossy().into_owned())
+            .collect(),
+        ide_name: args.ide_name.clone(),
+        ..WsOptions::default()
+    };
+    let handle = server.serve_ws(options).await?;
+    let port = handle.port();
+    let folders: Vec<String> = headless
+        .folders
+        .iter()
+        .map(|folder| folder.display().to_string())
+        .collect();
+    let lockfile = handle
+        .lockfile_path()
+        .map(|path| format!(" (lockfile {})", path.display()))
+        .unwrap_or_default();
+    let banner = format!(
+        "ide-mcp: serving {} on ws://127.0.0.1:{port}{lockfile}\n\
+         ide-mcp: connect with `CLAUDE_CODE_SSE_PORT={port} claude`, \
+         or run `claude` in the workspace and type /ide",
+        folders.join(", ")
+    );
+    // Not a log line: what a person starting the server needs to read.
+    eprintln!("{banner}");
+    handle.run_until_signal().await?;
+    Ok(())
+}
+
+/// Resolves at SIGINT or SIGTERM.
+async fn shutdown_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result?,
+        _ = term.recv() => {}
+    }
+    tracing::info!("signal received; shutting down");
+    Ok(())
+}
+
+/// Sends `selection_changed` whenever a new client has subscribed, until the
+/// runtime shuts down.
+fn announce_selection(server: &Server, headless: &Headless) -> tokio::task::JoinHandle<()> {
+    let publisher = ide_mcp_tools::SelectionPublisher::spawn(
+        server.notifier().clone(),
+        headless.context.clone(),
+    );
+    let notifier = server.notifier().clone();
+    tokio::spawn(async move {
+        let mut clients = 0;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let now = notifier.client_count();
+            if now > clients {
+                publisher.selection_changed();
+            }
+            clients = now;
+        }
+    })
+}
+
+/// `ide-mcp tools`: prints the `tools/list` result; with `--lint`, reports
+/// schema violations on stderr. Returns whether all was well.
+pub fn tools(args: &ToolsArgs, out: &mut impl Write) -> Result<bool, BoxError> {
+    let registry = Registry::global().map_err(ToString::to_string)?;
+    serde_json::to_writer_pretty(&mut *out, &registry.list_result())?;
+    writeln!(out)?;
+    if !args.lint {
+        return Ok(true);
+    }
+    let findings = lint_registry(registry);
+    for finding in &findings {
+        eprintln!("lint: {finding}");
+    }
+    eprintln!(
+        "lint: {} tools, {} violation(s)",
+        registry.tools().len(),
+        findings.len()
+    );
+    Ok(findings.is_empty())
+}
+
+/// `ide-mcp call`: runs one tool through an in-memory MCP session and prints
+/// the `tools/call` result. Returns `false` when the tool reported an error.
+///
+/// `getDiagnostics` waits for the first complete cargo check, however long;
+/// other tools start no check at all.
+pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxError> {
+    let arguments: Value = match &args.arguments {
+        Some(text) => serde_json::from_str(text)
+            .map_err(|error| format!("the arguments are not JSON: {error}"))?,
+        None => json!({}),
+    };
+    if !arguments.is_object() {
+        return Err("the arguments must be a JSON object".into());
+    }
+    let mut options = args.state.options();
+    options.watch = false;
+    if args.tool != DIAGNOSTICS_TOOL {
+        // No other tool reads diagnostics: spare the cargo run.
+        options.diagnostics = DiagnosticsSource::None;
+    }
+    let headless = Headless::new(&options)?;
+    // A one-shot call wants the real diagnostics, not the settle bound's.
+    for engine in &headless.engines {
+        engine.first_check().await;
+    }
+    let server = server(&headless)?;
+    let mut client = server.connect_memory();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "ide-mcp call", "version": env!("CARGO_PKG_VERSION")},
+    }});
+    let reply: Value = serde_json::from_str(&client.request(initialize.to_string()).await)?;
+    if let Some(error) = reply.get("error") {
+        return Err(format!("initialize failed: {error}").into());
+    }
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
+        .await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": args.tool, "arguments": arguments}});
+    client.send(call.to_string()).await;
+    let reply = loop {
+        let message = client
+            .recv()
+            .await
+            .ok_or("the session ended without an answer")?;
+        let message: Value = serde_json::from_str(&message)?;
+        if message.get("id") == Some(&json!(1)) {
+            break message;
+        }
+    };
+    if let Some(error) = reply.get("error") {
+        let text = error
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned);
+        return Err(text.into());
+    }
+    let result = reply.get("result").cloned().unwrap_or(Value::Null);
+    serde_json::to_writer_pretty(&mut *out, &result)?;
+    writeln!(out)?;
+    Ok(result.get("isError") != Some(&Value::Bool(true)))
+}
