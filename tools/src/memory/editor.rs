@@ -22,8 +22,21 @@ pub struct MemoryEditor {
 struct EditorState {
     /// In tab order; `is_active` is not kept here but derived from `active`.
     buffers: Vec<OpenBuffer>,
+    /// Where each id is in `buffers`, so focus and selection changes cost
+    /// O(1) with thousands of buffers open (closing one is O(n)).
+    positions: HashMap<BufferId, usize>,
     active: Option<BufferId>,
     selections: HashMap<BufferId, (Position, Position)>,
+}
+
+impl EditorState {
+    fn get(&self, id: BufferId) -> Option<&OpenBuffer> {
+        self.positions.get(&id).map(|&i| &self.buffers[i])
+    }
+
+    fn get_mut(&mut self, id: BufferId) -> Option<&mut OpenBuffer> {
+        self.positions.get(&id).map(|&i| &mut self.buffers[i])
+    }
 }
 
 impl MemoryEditor {
@@ -43,9 +56,12 @@ impl MemoryEditor {
         if buffer.is_active {
             state.active = Some(buffer.id);
         }
-        match state.buffers.iter_mut().find(|b| b.id == buffer.id) {
-            Some(slot) => *slot = buffer,
-            None => state.buffers.push(buffer),
+        if let Some(slot) = state.get_mut(buffer.id) {
+            *slot = buffer;
+        } else {
+            let (id, at) = (buffer.id, state.buffers.len());
+            state.buffers.push(buffer);
+            state.positions.insert(id, at);
         }
     }
 
@@ -53,13 +69,21 @@ impl MemoryEditor {
     /// buffer leaves no buffer active.
     pub fn close(&self, id: BufferId) -> bool {
         let mut state = self.state();
-        let before = state.buffers.len();
-        state.buffers.retain(|b| b.id != id);
+        let Some(at) = state.positions.remove(&id) else {
+            return false;
+        };
+        state.buffers.remove(at);
+        let EditorState {
+            buffers, positions, ..
+        } = &mut *state;
+        for (i, buffer) in buffers.iter().enumerate().skip(at) {
+            positions.insert(buffer.id, i);
+        }
         state.selections.remove(&id);
         if state.active == Some(id) {
             state.active = None;
         }
-        state.buffers.len() != before
+        true
     }
 
     /// Makes buffer `id` the active one (`None`: no buffer has focus); returns
@@ -67,7 +91,7 @@ impl MemoryEditor {
     pub fn set_active(&self, id: Option<BufferId>) -> bool {
         let mut state = self.state();
         if let Some(id) = id
-            && !state.buffers.iter().any(|b| b.id == id)
+            && state.get(id).is_none()
         {
             return false;
         }
@@ -79,7 +103,7 @@ impl MemoryEditor {
     /// `start == end`) and makes it active; `false` when `id` is not open.
     pub fn set_selection(&self, id: BufferId, start: Position, end: Position) -> bool {
         let mut state = self.state();
-        if !state.buffers.iter().any(|b| b.id == id) {
+        if state.get(id).is_none() {
             return false;
         }
         state.selections.insert(id, (start, end));
@@ -90,7 +114,7 @@ impl MemoryEditor {
     /// Sets buffer `id`'s path (after "save as"); `false` when `id` is not open.
     pub fn set_path(&self, id: BufferId, path: Option<&Path>) -> bool {
         let mut state = self.state();
-        match state.buffers.iter_mut().find(|b| b.id == id) {
+        match state.get_mut(id) {
             Some(buffer) => {
                 buffer.path = path.map(Arc::from);
                 true
@@ -116,7 +140,7 @@ impl EditorAccess for MemoryEditor {
     fn active_selection(&self) -> Option<Selection> {
         let state = self.state();
         let id = state.active?;
-        let buffer = state.buffers.iter().find(|b| b.id == id)?;
+        let buffer = state.get(id)?;
         let (start, end) = state.selections.get(&id).copied().unwrap_or_default();
         Some(Selection {
             buffer: id,
@@ -156,9 +180,30 @@ mod tests {
         assert_eq!(sel.ordered(), (Position::new(0, 0), Position::new(1, 2)));
         assert_eq!(sel.path.as_deref(), Some(Path::new("/ws/b.rs")));
         assert!(!editor.set_active(Some(BufferId(9))));
+        editor.open(buffer(3, "/ws/c.rs"));
         assert!(editor.close(BufferId(2)));
         assert!(!editor.close(BufferId(2)));
         assert_eq!(editor.active_selection(), None);
-        assert_eq!(editor.open_buffers().len(), 1);
+        let ids: Vec<_> = editor.open_buffers().iter().map(|b| b.id).collect();
+        assert_eq!(ids, [BufferId(1), BufferId(3)]);
+        assert!(editor.set_selection(BufferId(3), Position::new(0, 1), Position::new(0, 1)));
+        assert_eq!(
+            editor.active_selection().unwrap().path.as_deref(),
+            Some(Path::new("/ws/c.rs"))
+        );
+        // Reopening an id replaces the buffer in place.
+        editor.open(OpenBuffer::new(BufferId(1), Path::new("/ws/a2.rs"), "rust"));
+        let paths: Vec<_> = editor
+            .open_buffers()
+            .into_iter()
+            .map(|b| b.path.unwrap())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                Arc::from(Path::new("/ws/a2.rs")),
+                Arc::from(Path::new("/ws/c.rs"))
+            ]
+        );
     }
 }
