@@ -55,11 +55,17 @@ mod tests {
     #[test]
     fn errors_name_the_argument() {
         let err = decode::<Args>(r#"{"filePath": 3}"#).unwrap_err();
-        assert_eq!(err.to_string(), "`filePath`: invalid type: integer `3`, expected a string");
+        assert_eq!(
+            err.to_string(),
+            "`filePath`: invalid type: integer `3`, expected a string"
+        );
         let err = decode::<Args>(r"{}").unwrap_err();
         assert_eq!(err.to_string(), "missing field `filePath`");
         let err = decode::<Args>(r#"{"filePath": "a", "line": -1}"#).unwrap_err();
-        assert_eq!(err.to_string(), "`line`: invalid value: integer `-1`, expected u32");
+        assert_eq!(
+            err.to_string(),
+            "`line`: invalid value: integer `-1`, expected u32"
+        );
         let err = decode::<Args>(r"[1]").unwrap_err();
         assert!(err.to_string().contains("expected"), "{err}");
     }

@@ -90,7 +90,10 @@ impl ToolContext {
 
     /// Whether a state with this type id is present.
     pub fn contains(&self, req: &StateReq) -> bool {
-        self.states.entries.iter().any(|(t, _, _)| *t == req.type_id)
+        self.states
+            .entries
+            .iter()
+            .any(|(t, _, _)| *t == req.type_id)
     }
 }
 

@@ -35,7 +35,12 @@ pub enum Profile {
 
 impl Profile {
     /// Every profile.
-    pub const ALL: [Self; 4] = [Self::MetaSchema, Self::Claude, Self::Gemini, Self::OpenAiStrict];
+    pub const ALL: [Self; 4] = [
+        Self::MetaSchema,
+        Self::Claude,
+        Self::Gemini,
+        Self::OpenAiStrict,
+    ];
 
     /// The profile's name in reports.
     pub fn name(self) -> &'static str {
@@ -73,7 +78,11 @@ impl std::fmt::Display for LintFinding {
             f,
             "{}: {which}{} [{}] {}",
             self.tool,
-            if self.pointer.is_empty() { String::new() } else { format!(" at {}", self.pointer) },
+            if self.pointer.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", self.pointer)
+            },
             self.profile.name(),
             self.rule
         )
@@ -84,7 +93,11 @@ impl std::fmt::Display for LintFinding {
 pub fn lint_registry(registry: &Registry) -> Vec<LintFinding> {
     let mut findings = Vec::new();
     for tool in registry.tools() {
-        findings.extend(lint_schema(tool.def.name, SchemaKind::Input, &tool.input_schema));
+        findings.extend(lint_schema(
+            tool.def.name,
+            SchemaKind::Input,
+            &tool.input_schema,
+        ));
         if let Some(output) = &tool.output_schema {
             findings.extend(lint_schema(tool.def.name, SchemaKind::Output, output));
         }
@@ -128,18 +141,32 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
         }
     }
 
-    walk(schema, &mut String::new(), &mut |pointer, key, value| {
-        match key {
+    walk(
+        schema,
+        &mut String::new(),
+        &mut |pointer, key, value| match key {
             "$schema" => {
                 report(Profile::Claude, pointer, "`$schema` is not allowed".into());
                 report(Profile::Gemini, pointer, "`$schema` is not allowed".into());
             }
             "$ref" | "$defs" | "definitions" => {
-                report(Profile::Claude, pointer, format!("`{key}`: subschemas must be inlined"));
-                report(Profile::Gemini, pointer, format!("`{key}`: subschemas must be inlined"));
+                report(
+                    Profile::Claude,
+                    pointer,
+                    format!("`{key}`: subschemas must be inlined"),
+                );
+                report(
+                    Profile::Gemini,
+                    pointer,
+                    format!("`{key}`: subschemas must be inlined"),
+                );
             }
             "type" if kind == SchemaKind::Input && value.is_array() => {
-                report(Profile::Gemini, pointer, "type arrays are not allowed".into());
+                report(
+                    Profile::Gemini,
+                    pointer,
+                    "type arrays are not allowed".into(),
+                );
             }
             "nullable" if kind == SchemaKind::Input => {
                 report(Profile::Gemini, pointer, "`nullable` is not allowed".into());
@@ -148,16 +175,32 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
                 if let Some(format) = value.as_str()
                     && !crate::schema::is_standard_format(format)
                 {
-                    report(Profile::Gemini, pointer, format!("non-standard format `{format}`"));
+                    report(
+                        Profile::Gemini,
+                        pointer,
+                        format!("non-standard format `{format}`"),
+                    );
                 }
             }
-            "allOf" | "not" | "if" | "then" | "else" | "dependentRequired" | "dependentSchemas"
-            | "patternProperties" | "unevaluatedProperties" | "$dynamicRef" => {
-                report(Profile::OpenAiStrict, pointer, format!("`{key}` is not supported"));
+            "allOf"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "dependentRequired"
+            | "dependentSchemas"
+            | "patternProperties"
+            | "unevaluatedProperties"
+            | "$dynamicRef" => {
+                report(
+                    Profile::OpenAiStrict,
+                    pointer,
+                    format!("`{key}` is not supported"),
+                );
             }
             _ => {}
-        }
-    });
+        },
+    );
     findings
 }
 
@@ -172,7 +215,8 @@ fn walk(value: &Value, pointer: &mut String, visit: &mut dyn FnMut(&str, &str, &
                 let len = pointer.len();
                 push_token(pointer, key);
                 match key.as_str() {
-                    "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                    "properties" | "patternProperties" | "$defs" | "definitions"
+                    | "dependentSchemas" => {
                         if let Value::Object(props) = child {
                             for (name, sub) in props {
                                 let len = pointer.len();
@@ -220,7 +264,8 @@ mod tests {
 
     #[test]
     fn a_clean_schema_passes_every_profile() {
-        let schema = json!({"type": "object", "properties": {"uri": {"type": "string", "format": "uri"}}});
+        let schema =
+            json!({"type": "object", "properties": {"uri": {"type": "string", "format": "uri"}}});
         assert_eq!(rules(&schema), vec![]);
     }
 
@@ -239,13 +284,24 @@ mod tests {
         });
         let found = rules(&schema);
         let has = |p: Profile, ptr: &str, rule: &str| {
-            found.iter().any(|(fp, fptr, frule)| *fp == p && fptr == ptr && frule.contains(rule))
+            found
+                .iter()
+                .any(|(fp, fptr, frule)| *fp == p && fptr == ptr && frule.contains(rule))
         };
         assert!(has(Profile::Claude, "", "`$schema`"), "{found:?}");
-        assert!(has(Profile::Gemini, "/properties/a", "type arrays"), "{found:?}");
+        assert!(
+            has(Profile::Gemini, "/properties/a", "type arrays"),
+            "{found:?}"
+        );
         assert!(has(Profile::Claude, "/properties/b", "`$ref`"), "{found:?}");
-        assert!(has(Profile::Gemini, "/properties/c", "`uint32`"), "{found:?}");
-        assert!(has(Profile::OpenAiStrict, "/properties/d", "`allOf`"), "{found:?}");
+        assert!(
+            has(Profile::Gemini, "/properties/c", "`uint32`"),
+            "{found:?}"
+        );
+        assert!(
+            has(Profile::OpenAiStrict, "/properties/d", "`allOf`"),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -258,12 +314,20 @@ mod tests {
     fn invalid_json_schema_fails_the_meta_schema() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "strin"}}});
         let found = rules(&schema);
-        assert!(found.iter().any(|(p, _, _)| *p == Profile::MetaSchema), "{found:?}");
+        assert!(
+            found.iter().any(|(p, _, _)| *p == Profile::MetaSchema),
+            "{found:?}"
+        );
     }
 
     #[test]
     fn the_input_root_must_be_an_object() {
         let found = rules(&json!({"type": "string"}));
-        assert!(found.iter().any(|(p, _, r)| *p == Profile::Claude && r.contains("root")), "{found:?}");
+        assert!(
+            found
+                .iter()
+                .any(|(p, _, r)| *p == Profile::Claude && r.contains("root")),
+            "{found:?}"
+        );
     }
 }

@@ -55,7 +55,11 @@ impl Notifier {
 
     /// Sends an already serialized notification to every subscribed client.
     pub fn send_bytes(&self, bytes: &NotificationBytes) -> usize {
-        let mut clients = self.hub.clients.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut clients = self
+            .hub
+            .clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         clients.retain(|tx| !tx.is_closed());
         let mut sent = 0;
         for tx in clients.iter() {
@@ -99,7 +103,10 @@ mod tests {
         let mut a = notifier.subscribe();
         let b = notifier.subscribe();
         drop(b);
-        assert_eq!(notifier.notify("selection_changed", &serde_json::json!({"text": ""})), 1);
+        assert_eq!(
+            notifier.notify("selection_changed", &serde_json::json!({"text": ""})),
+            1
+        );
         assert_eq!(
             &*a.try_recv().unwrap(),
             br#"{"jsonrpc":"2.0","method":"selection_changed","params":{"text":""}}"#

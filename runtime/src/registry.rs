@@ -59,7 +59,11 @@ pub enum RegistryProblem {
 impl std::fmt::Display for RegistryProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::DuplicateName { name, first, second } => write!(
+            Self::DuplicateName {
+                name,
+                first,
+                second,
+            } => write!(
                 f,
                 "two tools are named `{name}`: one in {first}, one in {second}; rename one with `#[mcp_tool(name = \"...\")]`"
             ),
@@ -68,7 +72,10 @@ impl std::fmt::Display for RegistryProblem {
                     SchemaKind::Input => "arguments",
                     SchemaKind::Output => "result",
                 };
-                write!(f, "the {which} schema of tool `{tool}` is unusable: {error}")
+                write!(
+                    f,
+                    "the {which} schema of tool `{tool}` is unusable: {error}"
+                )
             }
         }
     }
@@ -102,7 +109,9 @@ impl Registry {
     }
 
     /// A registry of the given tools (for tests, benchmarks and hosts that pick tools).
-    pub fn from_tools(defs: impl IntoIterator<Item = &'static ToolDef>) -> Result<Self, RegistryError> {
+    pub fn from_tools(
+        defs: impl IntoIterator<Item = &'static ToolDef>,
+    ) -> Result<Self, RegistryError> {
         let mut defs: Vec<&'static ToolDef> = defs.into_iter().collect();
         defs.sort_by(|a, b| a.name.cmp(b.name));
         let mut problems = Vec::new();
@@ -117,11 +126,13 @@ impl Registry {
         }
         let mut tools = Vec::with_capacity(defs.len());
         for def in defs {
-            let input_schema = schema::clean((def.input_schema)(), SchemaKind::Input)
-                .map_err(|error| RegistryProblem::Schema {
-                    tool: def.name,
-                    kind: SchemaKind::Input,
-                    error,
+            let input_schema =
+                schema::clean((def.input_schema)(), SchemaKind::Input).map_err(|error| {
+                    RegistryProblem::Schema {
+                        tool: def.name,
+                        kind: SchemaKind::Input,
+                        error,
+                    }
                 });
             let output_schema = def
                 .output_schema

@@ -45,7 +45,10 @@ pub fn write_json_text<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     out.extend_from_slice(TEXT_OPEN);
     if let Err(err) = serde_json::to_writer(JsonStringWriter::new(out), value) {
         out.truncate(start);
-        write_error_text(out, &format_args!("the tool's result could not be serialized: {err}"));
+        write_error_text(
+            out,
+            &format_args!("the tool's result could not be serialized: {err}"),
+        );
         return;
     }
     out.extend_from_slice(br#""}]}"#);
@@ -68,7 +71,10 @@ pub fn write_structured<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let structured = serde_json::to_writer(&mut *out, value);
     if let Err(err) = text.and(structured) {
         out.truncate(start);
-        write_error_text(out, &format_args!("the tool's result could not be serialized: {err}"));
+        write_error_text(
+            out,
+            &format_args!("the tool's result could not be serialized: {err}"),
+        );
         return;
     }
     out.push(b'}');
@@ -400,7 +406,9 @@ mod tests {
     fn results_write_errors_with_is_error() {
         let mut out = Vec::new();
         let r: Result<u32, String> = Err("no \"such\"\nthing".into());
-        (&Probe::<Result<u32, String>>::NEW).__kind().write(r, &mut out);
+        (&Probe::<Result<u32, String>>::NEW)
+            .__kind()
+            .write(r, &mut out);
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
             v,
@@ -435,6 +443,11 @@ mod tests {
         map.insert(vec![1], 2);
         let v = written(map);
         assert_eq!(v["isError"], true);
-        assert!(v["content"][0]["text"].as_str().unwrap().contains("could not be serialized"));
+        assert!(
+            v["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("could not be serialized")
+        );
     }
 }

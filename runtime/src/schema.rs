@@ -179,7 +179,10 @@ fn strip_null_type(map: &mut Map<String, Value>) {
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = map.get_mut(key) {
-            branches.retain(|b| b.get("type").is_none_or(|t| t != "null") || b.as_object().is_some_and(|o| o.len() > 1));
+            branches.retain(|b| {
+                b.get("type").is_none_or(|t| t != "null")
+                    || b.as_object().is_some_and(|o| o.len() > 1)
+            });
             if branches.len() == 1 {
                 let Some(Value::Object(only)) = branches.pop() else {
                     continue;
@@ -284,7 +287,10 @@ mod tests {
             root_path: Option<String>,
         }
         let schema = clean(output_schema::<Out>(), SchemaKind::Output).unwrap();
-        assert_eq!(schema["properties"]["rootPath"]["type"], json!(["string", "null"]));
+        assert_eq!(
+            schema["properties"]["rootPath"]["type"],
+            json!(["string", "null"])
+        );
         assert_eq!(schema["required"], json!(["rootPath"]));
     }
 }

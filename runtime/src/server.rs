@@ -123,7 +123,9 @@ impl ServerBuilder {
     pub fn build(self) -> Result<Server, BuildError> {
         let registry = match self.registry {
             Some(r) => r,
-            None => RegistryRef::Global(Registry::global().map_err(|e| BuildError::Registry(e.clone()))?),
+            None => RegistryRef::Global(
+                Registry::global().map_err(|e| BuildError::Registry(e.clone()))?,
+            ),
         };
         let mut missing = Vec::new();
         for tool in registry.tools() {

@@ -35,7 +35,8 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Vec<u8>> + Send + 'static>>;
 /// to `out` and returns `None`. An `async` tool returns the future that
 /// produces that object, or `None` after writing an error result to `out`
 /// (for instance when the arguments do not decode).
-pub type CallFn = fn(cx: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture>;
+pub type CallFn =
+    fn(cx: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture>;
 
 /// How the runtime runs a tool's shim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
