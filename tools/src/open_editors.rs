@@ -7,7 +7,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::context::ReadContext;
-use crate::ports::{EditorAccess, OpenBuffer};
+use crate::ports::{BufferId, EditorAccess, OpenBuffer};
 use crate::uri::FileUri;
 
 /// One tab: `{"uri", "isActive", "label", "languageId", "isDirty"}`.
@@ -99,13 +99,11 @@ impl OpenEditorsState {
             .map(EditorAccess::open_buffers)
             .unwrap_or_default();
         let dirty = match cx.buffers() {
-            Some(store) => buffers
-                .iter()
-                .map(|b| {
-                    b.path.is_some() && store.handle_for(b.id).is_some_and(|h| h.snapshot().dirty)
-                })
-                .collect(),
-            None => Vec::new(),
+            Some(store) if !buffers.is_empty() => {
+                let ids: Vec<BufferId> = buffers.iter().map(|b| b.id).collect();
+                store.dirty_flags(&ids)
+            }
+            _ => Vec::new(),
         };
         Self { buffers, dirty }
     }
@@ -130,7 +128,6 @@ pub fn get_open_editors(cx: &ReadContext) -> OpenEditorsState {
 mod tests {
     use super::*;
     use crate::memory::MemoryWorkspace;
-    use crate::ports::BufferId;
     use crate::test_util::text_of;
 
     #[test]

@@ -161,6 +161,12 @@ impl DocumentHandle {
         self.current.load_full()
     }
 
+    /// Whether the current snapshot has unsaved changes (a load without
+    /// touching the reference count).
+    pub fn is_dirty(&self) -> bool {
+        self.current.load().dirty
+    }
+
     /// Publishes a new snapshot; readers that loaded the old one keep it.
     pub fn publish(&self, document: Document) {
         self.current.store(Arc::new(document));
@@ -181,6 +187,15 @@ pub trait BufferStore: Send + Sync {
     /// The handle of the open buffer whose file is `path` (absolute, as the
     /// editor names it).
     fn handle_for_path(&self, path: &Path) -> Option<DocumentHandle>;
+
+    /// Whether each buffer of `ids` has unsaved changes (`false` when not
+    /// open), in order. `getOpenEditors` asks for every tab at once; override
+    /// it to answer under one lock.
+    fn dirty_flags(&self, ids: &[BufferId]) -> Vec<bool> {
+        ids.iter()
+            .map(|&id| self.handle_for(id).is_some_and(|h| h.is_dirty()))
+            .collect()
+    }
 }
 
 /// One file's diagnostics, as [`DiagnosticsQuery::all`] lists them.

@@ -140,6 +140,13 @@ impl BufferStore for MemoryBuffers {
         let id = index.by_path.get(path)?;
         index.by_id.get(id).cloned()
     }
+
+    fn dirty_flags(&self, ids: &[BufferId]) -> Vec<bool> {
+        let index = self.read();
+        ids.iter()
+            .map(|id| index.by_id.get(id).is_some_and(DocumentHandle::is_dirty))
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -162,6 +169,10 @@ mod tests {
         assert_eq!((snap.version, snap.dirty), (1, true));
         assert_eq!(snap.text.to_string(), "fn main() { x }");
         assert_eq!(handle.snapshot().version, 1, "the handle sees the publish");
+        assert_eq!(
+            store.dirty_flags(&[BufferId(9), BufferId(1)]),
+            [false, true]
+        );
         assert!(store.set_dirty(BufferId(1), false));
         assert!(!handle.snapshot().dirty);
         assert!(store.set_path(BufferId(1), Some(Path::new("/ws/b.rs"))));
