@@ -234,6 +234,24 @@ mod tests {
     }
 
     #[test]
+    fn a_selection_deep_in_a_large_document() {
+        // 200 000 lines (about 5 MB) and one 1 MB line: the slice is found by
+        // the rope's index, not by scanning.
+        let mut text = "let 😀 = \"padding\";\n".repeat(200_000);
+        text.push_str(&"x".repeat(1 << 20));
+        text.push_str("needle");
+        let doc = Document::new(text.as_str(), None);
+        let sel = selection(Some("/abs/big.rs"), (150_000, 4), (150_000, 6));
+        assert!(json(Some(&sel), Some(&doc)).contains(r#""text":"😀""#));
+        let sel = selection(
+            Some("/abs/big.rs"),
+            (200_000, 1 << 20),
+            (200_000, (1 << 20) + 6),
+        );
+        assert!(json(Some(&sel), Some(&doc)).contains(r#""text":"needle""#));
+    }
+
+    #[test]
     fn no_active_file_is_a_failure_result() {
         assert_eq!(json(None, None), NO_EDITOR);
         let untitled = selection(None, (0, 0), (0, 2));
