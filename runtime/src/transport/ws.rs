@@ -62,6 +62,11 @@ pub struct WsOptions {
     /// How long sending may wait on a client that does not read before it is
     /// disconnected.
     pub write_timeout: Duration,
+    /// The auth token; `None` (the default, and the only right choice for an
+    /// editor) makes a fresh one of 128 random bits. A benchmark or test
+    /// harness that must know the token before the server starts may set one
+    /// of at least 32 characters.
+    pub auth_token: Option<String>,
 }
 
 impl Default for WsOptions {
@@ -75,6 +80,7 @@ impl Default for WsOptions {
             max_connections: MAX_CONNECTIONS,
             max_message_bytes: MAX_MESSAGE_BYTES,
             write_timeout: Duration::from_secs(30),
+            auth_token: None,
         }
     }
 }
@@ -148,14 +154,31 @@ impl Drop for WsServerHandle {
     }
 }
 
+/// A fresh auth token: 128 bits from the OS RNG, written as a UUID
+/// (`8-4-4-4-12` hex digits). Not a v4 UUID: all 128 bits are random, where
+/// v4 fixes six of them.
+pub fn fresh_token() -> io::Result<String> {
+    let mut bytes = [0_u8; 16];
+    getrandom::fill(&mut bytes).map_err(|err| io::Error::other(format!("the OS RNG failed: {err}")))?;
+    Ok(uuid::Uuid::from_bytes(bytes).hyphenated().to_string())
+}
+
 impl Server {
     /// Serves the Claude Code IDE WebSocket on 127.0.0.1 and, unless told
     /// not to, writes the lockfile through which the CLI finds it.
     pub async fn serve_ws(&self, options: WsOptions) -> io::Result<WsServerHandle> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, options.port.unwrap_or(0))).await?;
         let local_addr = listener.local_addr()?;
-        // UUID v4: 122 random bits from the OS RNG (getrandom), fresh per server.
-        let token = uuid::Uuid::new_v4().to_string();
+        let token = match &options.auth_token {
+            Some(token) if token.len() >= 32 => token.clone(),
+            Some(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "an auth token given in `WsOptions` must have at least 32 characters",
+                ));
+            }
+            None => fresh_token()?,
+        };
         let lockfile = if options.write_lockfile {
             let dir = options
                 .config_dir
