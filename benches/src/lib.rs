@@ -5,3 +5,4 @@
 #![allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
 
 pub mod client;
+pub mod synth;

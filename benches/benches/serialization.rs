@@ -1,0 +1,163 @@
+//! Serialization of large results: `getDiagnostics` over 10 000 and 100 000
+//! diagnostics and `getOpenEditors` over 10 000 buffers, written by the tool
+//! path straight into the escaped `text` of a response, against
+//! `serde_json::to_writer` of the same plain structs into a `Vec<u8>`.
+//!
+//! `cargo bench -p ide-mcp-benches --bench serialization`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ide_mcp_benches::synth::{self, Size};
+use ide_mcp_runtime::Server;
+use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::session::Session;
+use ide_mcp_tools::{DiagnosticsQuery as _, all_diagnostics_result};
+use lsp_types::{NumberOrString, Range};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct PlainFile {
+    uri: String,
+    diagnostics: Vec<PlainDiagnostic>,
+}
+
+#[derive(Serialize)]
+struct PlainDiagnostic {
+    message: String,
+    severity: &'static str,
+    range: Range,
+    source: Option<String>,
+    code: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainTab {
+    uri: String,
+    is_active: bool,
+    label: String,
+    language_id: String,
+    is_dirty: bool,
+}
+
+#[derive(Serialize)]
+struct PlainTabs {
+    tabs: Vec<PlainTab>,
+}
+
+fn bench_diagnostics(c: &mut Criterion, count: usize) {
+    let (ws, _cx) = synth::workspace(Size {
+        editors: 1000,
+        diagnostics: count,
+        selection_bytes: 10,
+    });
+    let files = ws.diagnostics.all();
+    let plain: Vec<PlainFile> = files
+        .iter()
+        .map(|f| PlainFile {
+            uri: format!("file://{}", f.path.display()),
+            diagnostics: f
+                .diagnostics
+                .iter()
+                .map(|d| PlainDiagnostic {
+                    message: d.message.clone(),
+                    severity: ide_mcp_tools::diagnostics::severity_name(d.severity),
+                    range: d.range,
+                    source: d.source.clone(),
+                    code: d.code.as_ref().map(|c| match c {
+                        NumberOrString::Number(n) => n.to_string(),
+                        NumberOrString::String(s) => s.clone(),
+                    }),
+                })
+                .collect(),
+        })
+        .collect();
+    let mut out = Vec::new();
+    serde_json::to_writer(&mut out, &plain).unwrap();
+    let plain_len = out.len();
+
+    let mut group = c.benchmark_group(format!("getDiagnostics/{count}"));
+    group.throughput(Throughput::Bytes(plain_len as u64));
+    group.sample_size(20);
+    group.bench_function("tool (JSON text of a result)", |b| {
+        b.iter(|| {
+            out.clear();
+            write_json_text(&mut out, &all_diagnostics_result(black_box(&files)));
+            black_box(out.len())
+        });
+    });
+    group.bench_function("serde_json::to_writer (plain structs)", |b| {
+        b.iter(|| {
+            out.clear();
+            serde_json::to_writer(&mut out, black_box(&plain)).unwrap();
+            black_box(out.len())
+        });
+    });
+    group.finish();
+}
+
+fn bench_open_editors(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let _guard = runtime.enter();
+    let (_ws, cx) = synth::workspace(Size {
+        editors: 10_000,
+        diagnostics: 0,
+        selection_bytes: 10,
+    });
+    let state = ide_mcp_tools::get_open_editors(&cx);
+    let value = serde_json::to_value(&state).unwrap();
+    let plain = PlainTabs {
+        tabs: value["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| PlainTab {
+                uri: t["uri"].as_str().unwrap().to_owned(),
+                is_active: t["isActive"].as_bool().unwrap(),
+                label: t["label"].as_str().unwrap().to_owned(),
+                language_id: t["languageId"].as_str().unwrap().to_owned(),
+                is_dirty: t["isDirty"].as_bool().unwrap(),
+            })
+            .collect(),
+    };
+    let mut out = Vec::new();
+    serde_json::to_writer(&mut out, &plain).unwrap();
+    let plain_len = out.len();
+
+    let server = Server::builder("bench", "0").state(cx.clone()).build().unwrap();
+    let mut session = Session::new(server);
+    session.handle(
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
+        &mut out,
+    );
+    let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOpenEditors","arguments":{}}}"#;
+
+    let mut group = c.benchmark_group("getOpenEditors/10000");
+    group.throughput(Throughput::Bytes(plain_len as u64));
+    group.sample_size(20);
+    group.bench_function("tools/call through the session", |b| {
+        b.iter(|| {
+            out.clear();
+            session.handle(black_box(request), &mut out);
+            black_box(out.len())
+        });
+    });
+    group.bench_function("serde_json::to_writer (plain structs)", |b| {
+        b.iter(|| {
+            out.clear();
+            serde_json::to_writer(&mut out, black_box(&plain)).unwrap();
+            black_box(out.len())
+        });
+    });
+    group.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    bench_diagnostics(c, 10_000);
+    bench_diagnostics(c, 100_000);
+    bench_open_editors(c);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,192 @@
+//! The speed of light for the end-to-end benchmark: a server that does no
+//! work. At start it asks the real runtime, in-process and over the same
+//! synthetic state as `bench-server`, for the response to each call it will
+//! see; then it answers every request with those bytes, splicing in only the
+//! id. Same flags and transports as `bench-server`.
+
+use std::collections::HashMap;
+
+use clap::Parser;
+use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
+use ide_mcp_benches::synth::{self, Size};
+use ide_mcp_runtime::Server;
+use ide_mcp_runtime::session::Session;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+
+#[derive(Parser, Debug)]
+#[command(about = "Answer MCP requests with pre-built bytes (the benchmark's floor)")]
+struct Cli {
+    /// Serve on stdin/stdout.
+    #[arg(long, conflicts_with = "ws")]
+    stdio: bool,
+    /// Serve a WebSocket on 127.0.0.1:PORT.
+    #[arg(long, requires = "token")]
+    ws: Option<u16>,
+    /// The token clients must send.
+    #[arg(long)]
+    token: Option<String>,
+    /// As `bench-server`.
+    #[arg(long, default_value_t = 1000)]
+    editors: usize,
+    /// As `bench-server`.
+    #[arg(long, default_value_t = 10_000)]
+    diagnostics: usize,
+    /// As `bench-server`.
+    #[arg(long, default_value_t = 100)]
+    selection_bytes: usize,
+}
+
+/// A prepared answer: the bytes before and after the id.
+struct Answer {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+/// Answers keyed by `method` + the raw `params` text of the request.
+struct Floor {
+    session: Session,
+    answers: HashMap<Vec<u8>, Answer>,
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+impl Floor {
+    /// The id and the key of a request, found by scanning (no parsing).
+    fn split(request: &[u8]) -> Option<(&[u8], &[u8])> {
+        let at = find(request, br#""id":"#)? + 5;
+        let end = at + request[at..].iter().position(|b| *b == b',' || *b == b'}')?;
+        let key_at = find(request, br#""method":"#)?;
+        Some((&request[at..end], &request[key_at..]))
+    }
+
+    /// Appends the answer to `request`; builds it with the real runtime the
+    /// first time a request of this shape is seen.
+    fn answer(&mut self, request: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some((id, key)) = Self::split(request) else {
+            return false;
+        };
+        if !self.answers.contains_key(key) {
+            let mut real = Vec::new();
+            if !self.session.handle(request, &mut real) {
+                return false; // a notification
+            }
+            let at = find(&real, br#""id":"#).expect("responses carry the id") + 5;
+            let end = at + real[at..].iter().position(|b| *b == b',').expect("id is followed by a comma");
+            self.answers.insert(
+                key.to_vec(),
+                Answer {
+                    head: real[..at].to_vec(),
+                    tail: real[end..].to_vec(),
+                },
+            );
+        }
+        let answer = &self.answers[key];
+        out.extend_from_slice(&answer.head);
+        out.extend_from_slice(id);
+        out.extend_from_slice(&answer.tail);
+        true
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let (_ws, cx) = synth::workspace(Size {
+            editors: cli.editors,
+            diagnostics: cli.diagnostics,
+            selection_bytes: cli.selection_bytes,
+        });
+        let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
+            .state(cx)
+            .build()?;
+        let floor = || Floor {
+            session: Session::new(server.clone()),
+            answers: HashMap::new(),
+        };
+        if let Some(port) = cli.ws {
+            let token = cli.token.clone().unwrap_or_default();
+            let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+            loop {
+                let (stream, _) = listener.accept().await?;
+                stream.set_nodelay(true)?;
+                let token = token.clone();
+                let mut floor = floor();
+                tokio::spawn(async move {
+                    let check = |request: &Request, mut response: Response| {
+                        let ok = request
+                            .headers()
+                            .get("x-claude-code-ide-authorization")
+                            .is_some_and(|v| v.as_bytes() == token.as_bytes());
+                        if !ok {
+                            let mut err = ErrorResponse::new(None);
+                            *err.status_mut() = StatusCode::UNAUTHORIZED;
+                            return Err(err);
+                        }
+                        if request.headers().get("sec-websocket-protocol").is_some() {
+                            response
+                                .headers_mut()
+                                .insert("sec-websocket-protocol", "mcp".parse().expect("valid header"));
+                        }
+                        Ok(response)
+                    };
+                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
+                        return;
+                    };
+                    let mut out = Vec::new();
+                    while let Some(Ok(message)) = ws.next().await {
+                        let mut batch = Some(message);
+                        while let Some(message) = batch.take() {
+                            if let Message::Text(text) = message {
+                                out.clear();
+                                if floor.answer(text.as_bytes(), &mut out) {
+                                    let text = String::from_utf8(std::mem::take(&mut out)).expect("UTF-8 answers");
+                                    if ws.feed(Message::Text(Utf8Bytes::from(text))).await.is_err() {
+                                        return;
+                                    }
+                                }
+                            }
+                            // Answer everything already received before one flush.
+                            if let Some(Some(Ok(next))) = ws.next().now_or_never() {
+                                batch = Some(next);
+                            }
+                        }
+                        if ws.flush().await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        } else if cli.stdio {
+            let mut floor = floor();
+            let mut input = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+            let mut output = BufWriter::with_capacity(1 << 20, tokio::io::stdout());
+            let mut line = Vec::new();
+            let mut out = Vec::new();
+            loop {
+                line.clear();
+                if input.read_until(b'\n', &mut line).await? == 0 {
+                    break;
+                }
+                out.clear();
+                if floor.answer(&line, &mut out) {
+                    out.push(b'\n');
+                    output.write_all(&out).await?;
+                }
+                if input.buffer().is_empty() {
+                    output.flush().await?;
+                }
+            }
+            output.flush().await?;
+        } else {
+            return Err("give --stdio or --ws PORT --token T".into());
+        }
+        Ok(())
+    })
+}
