@@ -35,8 +35,10 @@ pub(crate) fn check_upgrade(
             "requests from browsers are refused",
         ));
     }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    if !host.is_some_and(|h| host_allowed(h, port)) {
+    // Exactly one `Host`: with two, which one a check reads is a guess.
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next().and_then(|h| h.to_str().ok());
+    if hosts.next().is_some() || !host.is_some_and(|h| host_allowed(h, port)) {
         tracing::warn!(
             host,
             "upgrade refused: the `Host` header is not 127.0.0.1 or localhost"

@@ -27,8 +27,8 @@ use crate::transport::upgrade::check_upgrade;
 /// beyond it, new connections get HTTP 503 and are closed.
 pub const MAX_CONNECTIONS: usize = 64;
 
-/// How long a client may take to send its upgrade request.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send its upgrade request, by default.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long `shutdown` waits for connections to close before aborting them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -67,6 +67,10 @@ pub struct WsOptions {
     /// harness that must know the token before the server starts may set one
     /// of at least 32 characters.
     pub auth_token: Option<String>,
+    /// How long a client may take from connecting to a completed upgrade; a
+    /// connection that sends nothing, or half a request, is closed after it
+    /// (it holds one of the `max_connections` meanwhile).
+    pub handshake_timeout: Duration,
 }
 
 impl Default for WsOptions {
@@ -81,6 +85,7 @@ impl Default for WsOptions {
             max_message_bytes: MAX_MESSAGE_BYTES,
             write_timeout: Duration::from_secs(30),
             auth_token: None,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
         }
     }
 }
@@ -159,7 +164,8 @@ impl Drop for WsServerHandle {
 /// v4 fixes six of them.
 pub fn fresh_token() -> io::Result<String> {
     let mut bytes = [0_u8; 16];
-    getrandom::fill(&mut bytes).map_err(|err| io::Error::other(format!("the OS RNG failed: {err}")))?;
+    getrandom::fill(&mut bytes)
+        .map_err(|err| io::Error::other(format!("the OS RNG failed: {err}")))?;
     Ok(uuid::Uuid::from_bytes(bytes).hyphenated().to_string())
 }
 
@@ -289,7 +295,7 @@ async fn serve_connection(
     #[allow(clippy::result_large_err)] // tungstenite's callback signature
     let callback = |request: &_, response| check_upgrade(request, response, &token, port);
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config));
-    let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+    let ws = match tokio::time::timeout(options.handshake_timeout, handshake).await {
         Ok(Ok(ws)) => ws,
         Ok(Err(err)) => return tracing::debug!(%err, "WebSocket upgrade refused or failed"),
         Err(_) => return tracing::debug!("WebSocket upgrade timed out"),

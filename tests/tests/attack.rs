@@ -1,0 +1,452 @@
+//! The attack suite: what a web page, another local user or a guessing
+//! client can do to the IDE WebSocket, through a real listener and raw bytes.
+//!
+//! `runtime/tests/ws.rs` already checks the basic refusals through a
+//! WebSocket client; this suite sends hand-written HTTP so that it can also
+//! try what a client library would never send (duplicate headers, no `Host`,
+//! the token in odd places), asserts that a refused request never gets a
+//! single MCP byte, and checks the lockfile, the token and the bound address
+//! across many starts.
+
+mod support;
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use ide_mcp_runtime::WsOptions;
+use ide_mcp_runtime::lockfile::LockfileContent;
+use support::{INIT, WAIT, raw_exchange, read_server, serve};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+/// A WebSocket upgrade request to `port` with these extra header lines (each
+/// ending in `\r\n`), and `Host: 127.0.0.1:<port>` unless `host` says otherwise.
+fn upgrade(port: u16, host: Option<&str>, extra: &str) -> Vec<u8> {
+    let host = match host {
+        Some("") => String::new(),
+        Some(h) => format!("Host: {h}\r\n"),
+        None => format!("Host: 127.0.0.1:{port}\r\n"),
+    };
+    format!(
+        "GET / HTTP/1.1\r\n{host}Upgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n"
+    )
+    .into_bytes()
+}
+
+fn auth(token: &str) -> String {
+    format!("X-Claude-Code-Ide-Authorization: {token}\r\n")
+}
+
+/// Asserts that the server answered `request` with `status`, closed the
+/// connection, and sent nothing but that HTTP response: no upgrade, no MCP.
+async fn assert_refused(port: u16, request: &[u8], status: u16, case: &str) {
+    let (response, closed) = raw_exchange(port, request).await;
+    let text = String::from_utf8_lossy(&response);
+    assert!(
+        closed,
+        "{case}: the server keeps the connection open: {text:?}"
+    );
+    assert!(
+        text.starts_with(&format!("HTTP/1.1 {status} ")),
+        "{case}: expected {status}, got {text:?}"
+    );
+    let (head, body) = text.split_once("\r\n\r\n").expect("a complete response");
+    assert!(
+        !head.to_ascii_lowercase().contains("upgrade"),
+        "{case}: {head}"
+    );
+    assert!(!body.contains("jsonrpc"), "{case}: {body:?}");
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .expect("a Content-Length");
+    assert_eq!(body.len(), length, "{case}: nothing after the body");
+}
+
+/// Sends `request` and returns the status line of the answer, leaving a
+/// successful upgrade open only as long as it takes to read the head.
+async fn status_of(port: u16, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    tokio::time::timeout(WAIT, async {
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap() == 1 {
+            head.push(byte[0]);
+        }
+    })
+    .await
+    .unwrap();
+    String::from_utf8_lossy(&head)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn wrong_missing_or_misplaced_tokens_get_401_and_no_mcp_bytes() {
+    let server = read_server();
+    let (handle, _dir) = serve(&server, WsOptions::default()).await;
+    let port = handle.port();
+    let token = handle.auth_token().to_owned();
+    let mut first = token.clone();
+    let last = first.pop().unwrap();
+    let flipped = format!("{first}{}", if last == '0' { '1' } else { '0' });
+    let cases: Vec<(&str, String)> = vec![
+        ("no token", String::new()),
+        ("empty token", auth("")),
+        ("wrong token", auth("00000000-0000-4000-8000-000000000000")),
+        ("upper-case token", auth(&token.to_uppercase())),
+        ("trailing byte", auth(&format!("{token}0"))),
+        ("leading byte", auth(&format!("0{token}"))),
+        ("one byte short", auth(&first)),
+        ("last byte changed", auth(&flipped)),
+        ("token twice", auth(&format!("{token}{token}"))),
+        ("token in a list", auth(&format!("{token}, {token}"))),
+        (
+            "Authorization: Bearer",
+            format!("Authorization: Bearer {token}\r\n"),
+        ),
+        ("Cookie", format!("Cookie: authToken={token}\r\n")),
+        (
+            "subprotocol",
+            format!("Sec-WebSocket-Protocol: mcp, {token}\r\n"),
+        ),
+        (
+            "misspelt header",
+            format!("X-Claude-Code-Ide-Authorisation: {token}\r\n"),
+        ),
+        (
+            "header name with a suffix",
+            format!("X-Claude-Code-Ide-Authorization-Token: {token}\r\n"),
+        ),
+    ];
+    for (case, headers) in &cases {
+        assert_refused(port, &upgrade(port, None, headers), 401, case).await;
+    }
+    // In the query string, or in the path.
+    let in_query = format!(
+        "GET /?authToken={token}&x-claude-code-ide-authorization={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    assert_refused(port, in_query.as_bytes(), 401, "query string").await;
+    let in_path = format!(
+        "GET /{token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    assert_refused(port, in_path.as_bytes(), 401, "path").await;
+    // A refused client that talks MCP anyway gets no MCP answer: the 401, or
+    // (its extra bytes unread when the socket closes) a reset before it.
+    let mut after = upgrade(port, None, "");
+    after.extend_from_slice(INIT.as_bytes());
+    let (response, closed) = raw_exchange(port, &after).await;
+    let text = String::from_utf8_lossy(&response);
+    assert!(closed);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 401 "),
+        "{text:?}"
+    );
+    assert!(
+        !text.contains("jsonrpc") && !text.contains(" 101 "),
+        "{text:?}"
+    );
+
+    // The control: the right token, its header name in any case, upgrades.
+    for name in [
+        "X-Claude-Code-Ide-Authorization",
+        "x-claude-code-ide-authorization",
+        "X-CLAUDE-CODE-IDE-AUTHORIZATION",
+    ] {
+        let request = upgrade(port, None, &format!("{name}: {token}\r\n"));
+        assert_eq!(
+            status_of(port, &request).await,
+            "HTTP/1.1 101 Switching Protocols",
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn any_origin_and_any_foreign_host_get_403() {
+    let server = read_server();
+    let (handle, _dir) = serve(&server, WsOptions::default()).await;
+    let port = handle.port();
+    let good = auth(handle.auth_token());
+    for origin in [
+        "http://evil.example".to_owned(),
+        "null".to_owned(),
+        String::new(),
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        "file://".to_owned(),
+        "vscode-webview://abc".to_owned(),
+    ] {
+        for name in ["Origin", "origin", "ORIGIN"] {
+            let headers = format!("{good}{name}: {origin}\r\n");
+            let case = format!("{name}: {origin:?}");
+            assert_refused(port, &upgrade(port, None, &headers), 403, &case).await;
+        }
+    }
+    // An Origin refuses even without a token: no token oracle for browsers.
+    assert_refused(
+        port,
+        &upgrade(port, None, "Origin: http://evil.example\r\n"),
+        403,
+        "origin, no token",
+    )
+    .await;
+
+    let foreign = [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("localhost.:{port}"),
+        format!("127.0.0.2:{port}"),
+        format!("0.0.0.0:{port}"),
+        format!("127.1:{port}"),
+        format!("2130706433:{port}"),
+        format!("[::1]:{port}"),
+        format!("[::ffff:127.0.0.1]:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        format!("127.0.0.1:{port}:{port}"),
+        format!("user@127.0.0.1:{port}"),
+        ":".to_owned(),
+        "\"\"".to_owned(),
+    ];
+    for host in &foreign {
+        let case = format!("Host: {host}");
+        assert_refused(port, &upgrade(port, Some(host), &good), 403, &case).await;
+    }
+    // No Host at all (HTTP/1.1 requires one), and two of them.
+    assert_refused(port, &upgrade(port, Some(""), &good), 403, "no Host").await;
+    for (first, second) in [
+        (format!("127.0.0.1:{port}"), "evil.example".to_owned()),
+        ("evil.example".to_owned(), format!("127.0.0.1:{port}")),
+        (format!("127.0.0.1:{port}"), format!("127.0.0.1:{port}")),
+    ] {
+        let case = format!("Host: {first} + Host: {second}");
+        let headers = format!("Host: {second}\r\n{good}");
+        assert_refused(port, &upgrade(port, Some(&first), &headers), 403, &case).await;
+    }
+    // The hosts a local client may name.
+    for host in [
+        format!("127.0.0.1:{port}"),
+        "127.0.0.1".to_owned(),
+        format!("localhost:{port}"),
+        format!("LOCALHOST:{port}"),
+        "localhost".to_owned(),
+    ] {
+        assert_eq!(
+            status_of(port, &upgrade(port, Some(&host), &good)).await,
+            "HTTP/1.1 101 Switching Protocols",
+            "{host}"
+        );
+    }
+}
+
+/// The listening sockets of this process's network namespace on `port`:
+/// `(local address, is IPv6)` from `/proc/net/tcp{,6}`.
+fn listeners_on(port: u16) -> Vec<(String, bool)> {
+    let mut found = Vec::new();
+    for (file, v6) in [("/proc/net/tcp", false), ("/proc/net/tcp6", true)] {
+        let Ok(table) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for line in table.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state)) = (fields.get(1), fields.get(3)) else {
+                continue;
+            };
+            let Some((addr, hex_port)) = local.split_once(':') else {
+                continue;
+            };
+            if *state == "0A" && u16::from_str_radix(hex_port, 16) == Ok(port) {
+                found.push((addr.to_owned(), v6));
+            }
+        }
+    }
+    found
+}
+
+/// This machine's address on the interface of its default route, if any
+/// (found without sending a packet).
+fn outward_address() -> Option<Ipv4Addr> {
+    let socket = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    socket.connect(("192.0.2.1", 9)).ok()?;
+    match socket.local_addr().ok()?.ip() {
+        IpAddr::V4(ip) if !ip.is_loopback() && !ip.is_unspecified() => Some(ip),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn the_listener_is_bound_to_127_0_0_1_only() {
+    let server = read_server();
+    let (handle, _dir) = serve(&server, WsOptions::default()).await;
+    let port = handle.port();
+    assert_eq!(handle.local_addr().ip(), IpAddr::V4(Ipv4Addr::LOCALHOST));
+    // The kernel's view: exactly one listener on the port, 127.0.0.1
+    // (`0100007F` in /proc's byte order), none on IPv6 or 0.0.0.0.
+    assert_eq!(
+        listeners_on(port),
+        [("0100007F".to_owned(), false)],
+        "the only listening socket on {port}"
+    );
+    // Through another address of this machine, nothing answers.
+    if let Some(ip) = outward_address() {
+        let attempt = tokio::time::timeout(WAIT, TcpStream::connect((ip, port))).await;
+        assert!(
+            matches!(attempt, Ok(Err(_))),
+            "{ip}:{port} must refuse connections"
+        );
+    }
+    let v6 = tokio::time::timeout(WAIT, TcpStream::connect(("::1", port))).await;
+    assert!(
+        matches!(v6, Ok(Err(_))),
+        "[::1]:{port} must refuse connections"
+    );
+}
+
+fn mode(path: &Path) -> Option<u32> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o777)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lockfiles_are_atomic_private_and_carry_a_fresh_strong_token() {
+    const STARTS: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let ide: PathBuf = dir.path().join("ide");
+    let server = read_server();
+
+    // A watcher reads the directory as fast as it can while servers start
+    // and stop: every lockfile it manages to read is complete JSON and 0600,
+    // and every file in the directory (the temporary one included) is 0600.
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (ide, done) = (ide.clone(), done.clone());
+        std::thread::spawn(move || {
+            let (mut reads, mut entries) = (0usize, 0usize);
+            let mut bad = Vec::new();
+            while !done.load(Ordering::Relaxed) {
+                let Ok(listing) = std::fs::read_dir(&ide) else {
+                    continue;
+                };
+                if let Some(m) = mode(&ide)
+                    && m != 0o700
+                {
+                    bad.push(format!("directory mode {m:o}"));
+                }
+                for entry in listing.flatten() {
+                    entries += 1;
+                    let path = entry.path();
+                    // Gone already (removed or renamed) is fine: it was never visible half-made.
+                    if let Some(m) = mode(&path)
+                        && m != 0o600
+                    {
+                        bad.push(format!("{} has mode {m:o}", path.display()));
+                    }
+                    if path.extension().is_some_and(|e| e == "lock")
+                        && let Ok(bytes) = std::fs::read(&path)
+                    {
+                        reads += 1;
+                        if serde_json::from_slice::<LockfileContent>(&bytes).is_err() {
+                            bad.push(format!(
+                                "partial lockfile: {:?}",
+                                String::from_utf8_lossy(&bytes)
+                            ));
+                        }
+                    }
+                }
+            }
+            (reads, entries, bad)
+        })
+    };
+
+    let mut tokens = Vec::new();
+    for _ in 0..STARTS {
+        let handle = server
+            .serve_ws(WsOptions {
+                config_dir: Some(dir.path().to_owned()),
+                workspace_folders: vec!["/ws".to_owned()],
+                ..WsOptions::default()
+            })
+            .await
+            .unwrap();
+        let path = handle.lockfile_path().unwrap().to_owned();
+        let content: LockfileContent =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(content.auth_token, handle.auth_token());
+        assert_eq!(content.pid, std::process::id());
+        assert_eq!(content.transport, "ws");
+        assert_eq!(mode(&path), Some(0o600));
+        tokens.push(content.auth_token);
+        // Let the watcher see this one.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        handle.shutdown().await;
+        assert!(!path.exists(), "the lockfile is removed on shutdown");
+    }
+    done.store(true, Ordering::Relaxed);
+    let (reads, entries, bad) = watcher.join().unwrap();
+    assert!(bad.is_empty(), "{bad:#?}");
+    assert!(
+        reads >= STARTS / 2,
+        "the watcher read only {reads} lockfiles ({entries} entries seen)"
+    );
+    assert_eq!(
+        std::fs::read_dir(&ide).unwrap().count(),
+        0,
+        "nothing is left behind"
+    );
+
+    // Fresh per start.
+    assert_eq!(tokens.iter().collect::<HashSet<_>>().len(), STARTS);
+    // At least 128 random bits: across the starts, at least 128 bits of the
+    // decoded token take both values (a fixed or counter-like part would not;
+    // a random bit stays constant over 40 draws with probability 2^-39). A
+    // UUID v4 (122 random bits) fails this.
+    let bits = |t: &str| -> Vec<bool> { token_bits(t) };
+    let all: Vec<Vec<bool>> = tokens.iter().map(|t| bits(t)).collect();
+    let width = all.iter().map(Vec::len).min().unwrap();
+    let varying = (0..width)
+        .filter(|&i| all.iter().any(|b| b[i]) && all.iter().any(|b| !b[i]))
+        .count();
+    assert!(
+        varying >= 128,
+        "only {varying} bit positions of the token vary across {STARTS} starts: {:?}",
+        &tokens[..2]
+    );
+}
+
+/// The bits a token encodes: 4 per character of a hex token (dashes
+/// ignored), 6 per character of a base64 one, else 8 per byte.
+fn token_bits(token: &str) -> Vec<bool> {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_";
+    let chars: Vec<u8> = token.bytes().filter(|&b| b != b'-').collect();
+    let (values, width): (Vec<u32>, u32) = if chars.iter().all(u8::is_ascii_hexdigit) {
+        let digits = chars.iter().map(|&c| char::from(c).to_digit(16).unwrap());
+        (digits.collect(), 4)
+    } else if token.bytes().all(|c| B64.contains(&c) || c == b'=') {
+        let values = token
+            .bytes()
+            .filter_map(|c| B64.iter().position(|&b| b == c));
+        (values.map(|v| (v % 64) as u32).collect(), 6)
+    } else {
+        (token.bytes().map(u32::from).collect(), 8)
+    };
+    values
+        .iter()
+        .flat_map(|v| (0..width).map(move |i| v >> i & 1 == 1))
+        .collect()
+}
