@@ -6,8 +6,8 @@
 //! whether or not the tool is valid. Rules that concern one part alone are
 //! checked here; rules across parts are in `check.rs`.
 
-use proc_macro2::Span;
-use syn::spanned::Spanned as _;
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens as _;
 use syn::{FnArg, Ident, ItemFn, LitStr, Pat, ReturnType, Type};
 
 use crate::attr::{ArgAttr, ToolAttr};
@@ -43,8 +43,8 @@ pub(crate) enum ParamKind {
     Arg(Arg),
     /// `#[args]`: the whole arguments object.
     Args {
-        /// The `#[args]` attribute.
-        span: Span,
+        /// The `#[args]` attribute, for errors.
+        attr: TokenStream,
     },
 }
 
@@ -153,12 +153,13 @@ fn param(input: &mut FnArg, errors: &mut Errors) -> Option<Param> {
         FnArg::Typed(input) => input,
     };
     // Strip the helpers first: the function is emitted without them in any case.
-    let mut arg_attr = None::<(ArgAttr, Span)>;
-    let mut args_marker = None::<Span>;
+    let mut arg_attr = None::<(ArgAttr, TokenStream)>;
+    let mut args_marker = None::<TokenStream>;
     let mut kept = Vec::with_capacity(input.attrs.len());
     for attr in input.attrs.drain(..) {
         if attr.path().is_ident("arg") {
-            let (parsed, _) = arg_attr.get_or_insert_with(|| (ArgAttr::default(), attr.span()));
+            let (parsed, _) =
+                arg_attr.get_or_insert_with(|| (ArgAttr::default(), attr.to_token_stream()));
             parsed.parse_into(&attr, errors);
         } else if attr.path().is_ident("args") {
             if let Err(err) = attr.meta.require_path_only() {
@@ -167,7 +168,7 @@ fn param(input: &mut FnArg, errors: &mut Errors) -> Option<Param> {
             if args_marker.is_some() {
                 errors.spanned(&attr, "duplicate `#[args]` attribute");
             }
-            args_marker = Some(attr.span());
+            args_marker = Some(attr.to_token_stream());
         } else {
             kept.push(attr);
         }
@@ -189,7 +190,7 @@ fn param(input: &mut FnArg, errors: &mut Errors) -> Option<Param> {
         context_param(
             &ty,
             reference,
-            arg_attr.map(|(_, span)| span),
+            arg_attr.map(|(_, attr)| attr),
             args_marker,
             errors,
         )
@@ -209,13 +210,13 @@ fn param(input: &mut FnArg, errors: &mut Errors) -> Option<Param> {
 fn context_param(
     ty: &Type,
     reference: &syn::TypeReference,
-    arg_attr: Option<Span>,
-    args_marker: Option<Span>,
+    arg_attr: Option<TokenStream>,
+    args_marker: Option<TokenStream>,
     errors: &mut Errors,
 ) -> ParamKind {
-    if let Some(mutability) = &reference.mutability {
+    if reference.mutability.is_some() {
         errors.spanned(
-            quote::quote!(#mutability #ty),
+            ty,
             "`#[mcp_tool]` context parameters are shared references: write `&T`, not `&mut T`",
         );
     }
@@ -225,15 +226,15 @@ fn context_param(
             "`#[mcp_tool]` parameters cannot be `impl Trait`; name the type",
         );
     }
-    if let Some(span) = arg_attr {
-        errors.at(
-            span,
+    if let Some(attr) = arg_attr {
+        errors.spanned(
+            attr,
             "`#[arg]` cannot be used on a context parameter (`&T`)",
         );
     }
-    if let Some(span) = args_marker {
-        errors.at(
-            span,
+    if let Some(attr) = args_marker {
+        errors.spanned(
+            attr,
             "`#[args]` cannot be used on a context parameter (`&T`)",
         );
     }
@@ -243,16 +244,16 @@ fn context_param(
 /// Any other parameter: one argument, or with `#[args]` all of them.
 fn argument_param(
     ident: &Ident,
-    arg_attr: Option<(ArgAttr, Span)>,
-    args_marker: Option<Span>,
+    arg_attr: Option<(ArgAttr, TokenStream)>,
+    args_marker: Option<TokenStream>,
     errors: &mut Errors,
 ) -> ParamKind {
     match (args_marker, arg_attr) {
-        (Some(span), Some((_, arg_span))) => {
-            errors.at(arg_span, "`#[arg]` cannot be combined with `#[args]`");
-            ParamKind::Args { span }
+        (Some(attr), Some((_, arg))) => {
+            errors.spanned(arg, "`#[arg]` cannot be combined with `#[args]`");
+            ParamKind::Args { attr }
         }
-        (Some(span), None) => ParamKind::Args { span },
+        (Some(attr), None) => ParamKind::Args { attr },
         (None, arg_attr) => {
             let arg_attr = arg_attr.map(|(a, _)| a).unwrap_or_default();
             let (wire_name, wire_span) = match &arg_attr.rename {
@@ -314,7 +315,7 @@ pub(crate) fn lower_camel_case(ident: &Ident) -> String {
 #[cfg(test)]
 mod tests {
     use proc_macro2::TokenStream;
-    use quote::{ToTokens as _, quote};
+    use quote::quote;
 
     use super::*;
 

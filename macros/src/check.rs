@@ -38,14 +38,14 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
         errors.at(blocking, "`blocking` cannot be used on an `async fn`");
     }
 
-    let mut args_params = tool.params.iter().filter_map(|p| match p.kind {
-        ParamKind::Args { span } => Some(span),
+    let mut args_params = tool.params.iter().filter_map(|p| match &p.kind {
+        ParamKind::Args { attr } => Some(attr),
         _ => None,
     });
     if args_params.next().is_some() {
-        for span in args_params {
-            errors.at(
-                span,
+        for attr in args_params {
+            errors.spanned(
+                attr,
                 "a `#[mcp_tool]` function takes at most one `#[args]` parameter",
             );
         }
@@ -58,14 +58,15 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
     }
 
     let mut seen = HashMap::new();
-    for (_, arg) in tool.args() {
-        if let Some(first) = seen.insert(arg.wire_name.as_str(), arg.wire_span) {
-            let mut err = syn::Error::new(
+    for (param, arg) in tool.args() {
+        if let Some(first) = seen.insert(arg.wire_name.as_str(), &param.ident) {
+            errors.at(
                 arg.wire_span,
-                format_args!("two arguments are named `{}`", arg.wire_name),
+                format_args!(
+                    "`{first}` and `{}` are both the argument `{}`; rename one with `#[arg(rename = \"...\")]`",
+                    param.ident, arg.wire_name
+                ),
             );
-            err.combine(syn::Error::new(first, "first argument with this name"));
-            errors.push(err);
         }
     }
 }
@@ -173,8 +174,7 @@ mod tests {
                 )
             ),
             [
-                "two arguments are named `filePath`",
-                "first argument with this name"
+                "`file_path` and `b` are both the argument `filePath`; rename one with `#[arg(rename = \"...\")]`"
             ]
         );
     }

@@ -6,18 +6,23 @@
 //!
 //! ```text
 //! const _: () = {
-//!     struct __Args { .. }             // serde + schemars, unless `#[args]`
-//!     const _: fn() = assert_argument::<T>;   // one per argument type, at its span
+//!     use ::ide_mcp_runtime::__private as __ide_mcp_private;
+//!     fn __input_schema() -> Schema { .. }       // one property per argument
 //!     fn __call(cx, args, out) -> Option<ToolFuture> { .. }
-//!     #[distributed_slice(IDE_MCP_RUNTIME_TOOLS_V0)]
-//!     static __TOOL: ToolDef = ToolDef { .. };
+//!     register_tool! { static __TOOL: ToolDef = ToolDef { .. }; }
 //! };
 //! ```
+//!
+//! Argument and context types are only ever named inside
+//! `argument::<T>()` / `context_param::<T>()`, spanned on the parameter: the
+//! bound lives on those `const fn`s alone, so a wrong type is one error at
+//! the parameter (rustc reports identical diagnostics once). For the same
+//! reason no arguments struct is derived: its derives would repeat it.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
-use syn::{Ident, ItemFn, LitStr};
+use syn::{Ident, ItemFn, Type};
 
 use crate::ast::{ParamKind, Tool};
 
@@ -33,15 +38,20 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
         .krate
         .as_ref()
         .map_or_else(|| quote!(::ide_mcp_runtime), ToTokens::to_token_stream);
-    let p = quote!(#krate::__private);
+    // Every generated path goes through this one import: a `crate = path`
+    // that does not resolve is one error at the path, and the uses of the
+    // failed import are not reported again.
+    let p = Ident::new("__ide_mcp_private", Span::call_site()).into_token_stream();
 
-    let (args_ty, args_struct) = args_type(tool, &p);
-    let assertions = argument_assertions(tool, &p);
-    let shim = shim(tool, &p, &args_ty);
+    let input_schema = input_schema(tool, &p);
+    let shim = shim(tool, &p);
     let output_schema = output_schema(tool, &p);
-    let tool_def = tool_def(tool, item, &p, &args_ty, output_schema.is_some());
+    let tool_def = tool_def(tool, item, &p, output_schema.is_some());
 
+    // Arguments are decoded into owned values, so the signature is the
+    // attribute's contract: clippy's advice to borrow them cannot be followed.
     quote! {
+        #[allow(clippy::needless_pass_by_value)]
         #item
 
         #[doc(hidden)]
@@ -59,8 +69,8 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
             clippy::nursery
         )]
         const _: () = {
-            #args_struct
-            #assertions
+            use #krate::__private as #p;
+            #input_schema
             #shim
             #output_schema
             #tool_def
@@ -68,63 +78,56 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     }
 }
 
-/// The arguments type: the `#[args]` parameter's type, or a generated struct.
-fn args_type(tool: &Tool, p: &TokenStream) -> (TokenStream, TokenStream) {
-    if let Some(param) = tool.args_param() {
-        return (param.ty.to_token_stream(), TokenStream::new());
-    }
-    let name = ident("__Args");
-    let serde_crate = LitStr::new(&quote!(#p::serde).to_string(), Span::call_site());
-    let schemars_crate = LitStr::new(&quote!(#p::schemars).to_string(), Span::call_site());
-    let fields = tool.args().map(|(param, arg)| {
-        let field = &param.ident;
-        let ty = &param.ty;
-        let wire = LitStr::new(&arg.wire_name, arg.wire_span);
-        let default = arg.default.then(|| quote!(#[serde(default)]));
-        let description = arg
-            .description
-            .as_ref()
-            .map(|d| quote!(#[schemars(description = #d)]));
-        quote! {
-            #[serde(rename = #wire)]
-            #default
-            #description
-            #field: #ty,
-        }
-    });
-    let def = quote! {
-        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
-        #[serde(crate = #serde_crate)]
-        #[schemars(crate = #schemars_crate)]
-        struct #name {
-            #(#fields)*
-        }
-    };
-    (name.to_token_stream(), def)
+/// `Some(value)` or `None`, as an expression.
+fn option(value: Option<TokenStream>) -> TokenStream {
+    value.map_or_else(
+        || quote!(::core::option::Option::None),
+        |value| quote!(::core::option::Option::Some(#value)),
+    )
 }
 
-/// One check per argument type, spanned on it, so "not `Deserialize`" or
-/// "not `JsonSchema`" points at the parameter rather than at the attribute.
-fn argument_assertions(tool: &Tool, p: &TokenStream) -> TokenStream {
-    tool.params
-        .iter()
-        .filter(|param| !matches!(param.kind, ParamKind::Context))
-        .map(|param| {
-            let ty = &param.ty;
-            quote_spanned!(ty.span()=> const _: fn() = #p::assert_argument::<#ty>;)
-        })
-        .collect()
+/// `argument::<T>()`, spanned on `T`.
+fn argument(ty: &Type, p: &TokenStream) -> TokenStream {
+    quote_spanned!(ty.span()=> #p::argument::<#ty>())
+}
+
+/// `context_param::<T>()`, spanned on `T`.
+fn context_param(ty: &Type, p: &TokenStream) -> TokenStream {
+    quote_spanned!(ty.span()=> #p::context_param::<#ty>())
+}
+
+/// `fn __input_schema() -> Schema`: the `#[args]` type's schema, or one property per argument.
+fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
+    let name = ident("__input_schema");
+    let body = if let Some(param) = tool.args_param() {
+        let arg = argument(&param.ty, p);
+        quote!(#arg.schema())
+    } else {
+        let args = tool.args().map(|(param, arg)| {
+            let wire = &arg.wire_name;
+            let argument = argument(&param.ty, p);
+            let description = option(arg.description.as_ref().map(ToTokens::to_token_stream));
+            let default = arg.default;
+            quote!(.arg(#wire, #argument, #description, #default))
+        });
+        quote!(#p::ObjectSchema::new() #(#args)* .build())
+    };
+    quote! {
+        fn #name() -> #p::Schema {
+            #body
+        }
+    }
 }
 
 /// Converts the value `ret` of the return type into the result, in `out`.
 fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) -> TokenStream {
     let ty = &tool.ret;
+    // The method carries the bounds, so it is the token an error is reported at.
     let method = if tool.attr.structured.is_some() {
-        quote!(write_structured)
+        Ident::new("write_structured", ty.span())
     } else {
-        quote!(write)
+        Ident::new("write", ty.span())
     };
-    // Only the call is spanned on the return type: that is where a wrong type is reported.
     let call = quote_spanned! {ty.span()=>
         (&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
     };
@@ -137,36 +140,46 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
 }
 
 /// `fn __call(cx, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
-fn shim(tool: &Tool, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
+fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
     let (name, _) = tool.name();
     let cx = ident("__cx");
     let args = ident("__args");
     let out = ident("__out");
-    let decoded = ident("__decoded");
+    let fields = ident("__fields");
     let ret = ident("__ret");
     let func = &tool.ident;
 
+    // Arguments are decoded up front, in order; contexts are taken after.
+    let mut decode = Vec::new();
+    if tool.args().next().is_some() {
+        decode.push(quote!(let #fields = #p::ArgsObject::parse(#name, #args, #out)?;));
+    }
     let mut contexts = Vec::new();
-    let call_args: Vec<TokenStream> = tool
-        .params
-        .iter()
-        .enumerate()
-        .map(|(i, param)| match &param.kind {
-            ParamKind::Context => {
-                let local = format_ident!("__context{}", i, span = Span::mixed_site());
-                contexts.push((local.clone(), &param.ty));
-                local.into_token_stream()
+    let mut call_args = Vec::new();
+    for (i, param) in tool.params.iter().enumerate() {
+        let local = format_ident!("__param{}", i, span = Span::mixed_site());
+        match &param.kind {
+            ParamKind::Context => contexts.push((local.clone(), &param.ty)),
+            ParamKind::Arg(arg) => {
+                let argument = argument(&param.ty, p);
+                let wire = &arg.wire_name;
+                let take = if arg.default {
+                    Ident::new("take_or_default", param.ty.span())
+                } else {
+                    Ident::new("take", param.ty.span())
+                };
+                decode.push(quote!(let #local = #argument.#take(#name, &#fields, #wire, #out)?;));
             }
-            ParamKind::Arg(_) => {
-                let field = &param.ident;
-                quote!(#decoded.#field)
+            ParamKind::Args { .. } => {
+                let argument = argument(&param.ty, p);
+                decode.push(quote!(let #local = #argument.decode_object(#name, #args, #out)?;));
             }
-            ParamKind::Args { .. } => decoded.to_token_stream(),
-        })
-        .collect();
-    let extract = |ty: &syn::Type, out: &TokenStream| quote_spanned!(ty.span()=> #p::context::<#ty>(#cx, #out));
-    let decode = quote! {
-        let #decoded = #p::decode_args::<#args_ty>(#name, #args, #out)?;
+        }
+        call_args.push(local);
+    }
+    let extract = |ty: &Type, out: &TokenStream| {
+        let param = context_param(ty, p);
+        quote!(#param.extract(#cx, #out))
     };
 
     let body = if tool.is_async {
@@ -179,18 +192,18 @@ fn shim(tool: &Tool, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
         let takes = contexts.iter().map(|(local, ty)| {
             let get = extract(ty, &out_ref);
             quote! {
-                let #p::Some(#local) = #get else {
+                let ::core::option::Option::Some(#local) = #get else {
                     return #out;
                 };
             }
         });
         let write = write_result(tool, p, &ret, &out_ref);
         quote! {
-            #decode
+            #(#decode)*
             // Fail before spawning when a state is missing; taken again inside the future.
             #(#checks)*
             let #owned = #p::ToolContext::clone(#cx);
-            #p::Some(#p::boxed_future(async move {
+            ::core::option::Option::Some(#p::boxed_future(async move {
                 let mut #out = #p::Vec::new();
                 let #cx = &#owned;
                 #(#takes)*
@@ -206,11 +219,11 @@ fn shim(tool: &Tool, p: &TokenStream, args_ty: &TokenStream) -> TokenStream {
         });
         let write = write_result(tool, p, &ret, &out.to_token_stream());
         quote! {
-            #decode
+            #(#decode)*
             #(#takes)*
             let #ret = #func(#(#call_args),*);
             #write
-            #p::None
+            ::core::option::Option::None
         }
     };
     let shim = ident("__call");
@@ -230,8 +243,9 @@ fn output_schema(tool: &Tool, p: &TokenStream) -> Option<TokenStream> {
     tool.attr.structured?;
     let ty = &tool.ret;
     let name = ident("__output_schema");
+    let method = Ident::new("output_schema", ty.span());
     let call = quote_spanned! {ty.span()=>
-        (&#p::Probe::<#ty>::NEW).__kind().output_schema()
+        (&#p::Probe::<#ty>::NEW).__kind().#method()
     };
     Some(quote! {
         fn #name() -> #p::Schema {
@@ -241,42 +255,22 @@ fn output_schema(tool: &Tool, p: &TokenStream) -> Option<TokenStream> {
     })
 }
 
-fn tool_def(
-    tool: &Tool,
-    item: &ItemFn,
-    p: &TokenStream,
-    args_ty: &TokenStream,
-    structured: bool,
-) -> TokenStream {
+fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> TokenStream {
     let (name, _) = tool.name();
     let description = tool.description().unwrap_or_default();
     let attr = &tool.attr;
-    let title = attr
-        .title
-        .as_ref()
-        .map_or_else(|| quote!(#p::None), |title| quote!(#p::Some(#title)));
-    let hint = |flag: Option<Span>| {
-        if flag.is_some() {
-            quote!(#p::Some(true))
-        } else {
-            quote!(#p::None)
-        }
-    };
+    let title = option(attr.title.as_ref().map(ToTokens::to_token_stream));
+    let hint = |flag: Option<Span>| option(flag.map(|_| quote!(true)));
     let (read_only, destructive, idempotent, open_world) = (
         hint(attr.read_only),
         hint(attr.destructive),
         hint(attr.idempotent),
         hint(attr.open_world),
     );
-    let output_schema = if structured {
-        let f = ident("__output_schema");
-        quote!(#p::Some(#f))
-    } else {
-        quote!(#p::None)
-    };
+    let output_schema = option(structured.then(|| ident("__output_schema").into_token_stream()));
     let states = tool.contexts().map(|param| {
-        let ty = &param.ty;
-        quote_spanned!(ty.span()=> #p::state_of::<#ty>)
+        let param = context_param(&param.ty, p);
+        quote!(#param.required_state)
     });
     let execution = if tool.is_async {
         quote!(Async)
@@ -290,31 +284,32 @@ fn tool_def(
     let fn_span = item.sig.ident.span();
     let line = quote_spanned!(fn_span=> ::core::line!());
     let file = quote_spanned!(fn_span=> ::core::file!());
+    let input_schema = ident("__input_schema");
     let shim = ident("__call");
     let static_name = ident("__TOOL");
     quote! {
-        #[#p::linkme::distributed_slice(#p::IDE_MCP_RUNTIME_TOOLS_V0)]
-        #[linkme(crate = #p::linkme)]
-        static #static_name: #p::ToolDef = #p::ToolDef {
-            name: #name,
-            description: #description,
-            annotations: #p::ToolAnnotations {
-                title: #title,
-                read_only_hint: #read_only,
-                destructive_hint: #destructive,
-                idempotent_hint: #idempotent,
-                open_world_hint: #open_world,
-            },
-            input_schema: #p::input_schema::<#args_ty>,
-            output_schema: #output_schema,
-            states: &[#(#states),*],
-            execution: #p::Execution::#execution,
-            call: #shim,
-            location: #p::SourceLocation {
-                crate_name: ::core::env!("CARGO_PKG_NAME"),
-                file: #file,
-                line: #line,
-            },
-        };
+        #p::register_tool! {
+            static #static_name: #p::ToolDef = #p::ToolDef {
+                name: #name,
+                description: #description,
+                annotations: #p::ToolAnnotations {
+                    title: #title,
+                    read_only_hint: #read_only,
+                    destructive_hint: #destructive,
+                    idempotent_hint: #idempotent,
+                    open_world_hint: #open_world,
+                },
+                input_schema: #input_schema,
+                output_schema: #output_schema,
+                states: &[#(#states),*],
+                execution: #p::Execution::#execution,
+                call: #shim,
+                location: #p::SourceLocation {
+                    crate_name: ::core::env!("CARGO_PKG_NAME"),
+                    file: #file,
+                    line: #line,
+                },
+            };
+        }
     }
 }

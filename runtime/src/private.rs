@@ -74,7 +74,302 @@ where
     Box::pin(future)
 }
 
-/// Checks, at the argument's span, that a tool argument type can be decoded
-/// and described: the generated code names `assert_argument::<T>` once per
-/// argument, so the error points at the parameter, not at the attribute.
-pub fn assert_argument<T: serde::de::DeserializeOwned + schemars::JsonSchema>() {}
+/// A type a tool can take as a JSON argument (or as its `#[args]` object).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `#[mcp_tool]` argument",
+    label = "not `Deserialize` + `JsonSchema`",
+    note = "an argument's type must implement `serde::Deserialize` and `schemars::JsonSchema`; for your own types, add `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
+    note = "to take a state of the server instead, take it by reference: `&{Self}`"
+)]
+pub trait Argument: serde::de::DeserializeOwned + schemars::JsonSchema {}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> Argument for T {}
+
+/// How to decode and describe one argument type `T`.
+///
+/// The generated code names `argument::<T>()` at every use of an argument
+/// type, spanned on the parameter, and calls only bound-free methods on the
+/// result: a type that is not an [`Argument`] fails once, there, with the
+/// message above (identical diagnostics at one span are reported once). No
+/// arguments struct is derived in the user's crate for the same reason: its
+/// derives would report every missing bound again.
+pub struct Arg<T> {
+    decode: fn(&str) -> Result<T, (String, String)>,
+    missing: fn() -> Option<T>,
+    schema: fn() -> Schema,
+}
+
+/// The [`Arg`] of type `T`.
+pub const fn argument<T: Argument>() -> Arg<T> {
+    Arg {
+        decode: decode_value::<T>,
+        missing: missing_value::<T>,
+        schema: input_schema::<T>,
+    }
+}
+
+/// Decodes `json`; on failure, the path inside the value (`""` at its root,
+/// `.start` or `[0]` below) and serde's message without its position.
+fn decode_value<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, (String, String)> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = match err.path().to_string() {
+            root if root == "." => String::new(),
+            index if index.starts_with('[') => index,
+            field => format!(".{field}"),
+        };
+        let inner = err.into_inner();
+        let message = inner.to_string();
+        let message = match message.rfind(" at line ") {
+            Some(at) if inner.line() != 0 => message[..at].to_owned(),
+            _ => message,
+        };
+        (path, message)
+    })
+}
+
+/// The value of an absent argument, as serde gives a missing struct field:
+/// `None` for an `Option`, nothing (the argument is required) otherwise.
+fn missing_value<T: serde::de::DeserializeOwned>() -> Option<T> {
+    T::deserialize(Missing).ok()
+}
+
+/// The deserializer of an absent field: only `Option`s accept it.
+struct Missing;
+
+impl<'de> serde::Deserializer<'de> for Missing {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("missing"))
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+fn write_invalid(out: &mut Vec<u8>, tool: &str, message: &dyn core::fmt::Display) {
+    write_error_text(
+        out,
+        &format_args!("invalid arguments for tool `{tool}`: {message}"),
+    );
+}
+
+impl<T> Arg<T> {
+    /// Takes the argument `name` from `fields`; on failure writes the error result and returns `None`.
+    pub fn take(
+        self,
+        tool: &str,
+        fields: &ArgsObject<'_>,
+        name: &str,
+        out: &mut Vec<u8>,
+    ) -> Option<T> {
+        self.take_with(tool, fields, name, None, out)
+    }
+
+    /// Like [`take`](Self::take), with `T::default()` when absent (`#[arg(default)]`).
+    pub fn take_or_default(
+        self,
+        tool: &str,
+        fields: &ArgsObject<'_>,
+        name: &str,
+        out: &mut Vec<u8>,
+    ) -> Option<T>
+    where
+        T: Default,
+    {
+        self.take_with(tool, fields, name, Some(T::default), out)
+    }
+
+    fn take_with(
+        self,
+        tool: &str,
+        fields: &ArgsObject<'_>,
+        name: &str,
+        default: Option<fn() -> T>,
+        out: &mut Vec<u8>,
+    ) -> Option<T> {
+        let value = match fields.fields.get(name) {
+            Some(raw) => (self.decode)(raw.get())
+                .map_err(|(path, message)| format!("`{name}{path}`: {message}")),
+            None => default
+                .map(|f| f())
+                .or_else(self.missing)
+                .ok_or_else(|| format!("missing field `{name}`")),
+        };
+        value
+            .map_err(|message| write_invalid(out, tool, &message))
+            .ok()
+    }
+
+    /// Decodes the whole arguments object as `T` (`#[args]`); `None` decodes from `{}`.
+    pub fn decode_object(
+        self,
+        tool: &str,
+        args: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) -> Option<T> {
+        let json = args.map_or("{}", RawValue::get);
+        let json = if json.trim() == "null" { "{}" } else { json };
+        match (self.decode)(json) {
+            Ok(value) => Some(value),
+            Err((path, message)) if path.is_empty() => {
+                write_invalid(out, tool, &message);
+                None
+            }
+            Err((path, message)) => {
+                write_invalid(
+                    out,
+                    tool,
+                    &format_args!("`{}`: {message}", path.trim_start_matches('.')),
+                );
+                None
+            }
+        }
+    }
+
+    /// The argument's schema (a whole input schema for `#[args]`).
+    pub fn schema(self) -> Schema {
+        (self.schema)()
+    }
+
+    /// Whether the argument may be absent.
+    fn is_optional(self) -> bool {
+        (self.missing)().is_some()
+    }
+}
+
+impl<T> Clone for Arg<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Arg<T> {}
+
+/// A tool's arguments object, its values still raw.
+pub struct ArgsObject<'a> {
+    fields: std::collections::BTreeMap<String, &'a RawValue>,
+}
+
+impl<'a> ArgsObject<'a> {
+    /// Splits the `arguments` of `tools/call` (absent or `null`: no arguments)
+    /// into fields; on failure writes the error result and returns `None`.
+    pub fn parse(tool: &str, args: Option<&'a RawValue>, out: &mut Vec<u8>) -> Option<Self> {
+        let fields = match args.map(RawValue::get) {
+            None => Ok(std::collections::BTreeMap::new()),
+            Some(json) if json.trim() == "null" => Ok(std::collections::BTreeMap::new()),
+            Some(json) => serde_json::from_str(json),
+        };
+        fields
+            .map(|fields| Self { fields })
+            .map_err(|_| write_invalid(out, tool, &"the arguments must be a JSON object"))
+            .ok()
+    }
+}
+
+/// Builds the input schema of a tool with plain arguments, one property each.
+#[derive(Default)]
+pub struct ObjectSchema {
+    properties: serde_json::Map<String, serde_json::Value>,
+    required: Vec<serde_json::Value>,
+}
+
+impl ObjectSchema {
+    /// A schema with no properties.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the argument `name`, required unless it may be absent or has a default.
+    pub fn arg<T>(
+        mut self,
+        name: &str,
+        arg: Arg<T>,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> Self {
+        let mut schema = arg.schema().to_value();
+        if let serde_json::Value::Object(map) = &mut schema {
+            // A root schema's `title` is its type's name, noise for an argument.
+            map.remove("title");
+            if let Some(description) = description {
+                map.insert("description".into(), description.into());
+            }
+        }
+        if !has_default && !arg.is_optional() {
+            self.required.push(name.into());
+        }
+        self.properties.insert(name.into(), schema);
+        self
+    }
+
+    /// The finished schema.
+    pub fn build(self) -> Schema {
+        let mut map = serde_json::Map::new();
+        map.insert("type".into(), "object".into());
+        map.insert(
+            "properties".into(),
+            serde_json::Value::Object(self.properties),
+        );
+        if !self.required.is_empty() {
+            map.insert("required".into(), serde_json::Value::Array(self.required));
+        }
+        Schema::from(map)
+    }
+}
+
+/// Registers one tool: the `ToolDef` static it is given becomes an element of
+/// the tool slice. A `macro_rules!` rather than linkme's attribute in the
+/// expansion, so that linkme's path is `$crate`'s, whatever `crate = path` says.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ide_mcp_register_tool {
+    ($item:item) => {
+        #[$crate::__private::linkme::distributed_slice($crate::__private::IDE_MCP_RUNTIME_TOOLS_V0)]
+        #[linkme(crate = $crate::__private::linkme)]
+        $item
+    };
+}
+
+pub use crate::__ide_mcp_register_tool as register_tool;
+
+/// How to take one context parameter `T` (a `&S`): both the shim and
+/// `ToolDef::states` go through [`context_param`], so a type that is not a
+/// context parameter fails with one error, not one per use.
+pub struct ContextParam<'a, T> {
+    extract: fn(&'a ToolContext) -> Result<T, crate::context::MissingState>,
+    /// The state `T` needs, for `ToolDef::states`.
+    pub required_state: fn() -> StateReq,
+}
+
+/// The [`ContextParam`] of type `T`; `const` so that statics can name it.
+pub const fn context_param<'a, T: FromToolContext<'a>>() -> ContextParam<'a, T> {
+    ContextParam {
+        extract: T::from_tool_context,
+        required_state: T::required_state,
+    }
+}
+
+impl<'a, T> ContextParam<'a, T> {
+    /// Takes the parameter from `cx`; on failure writes an error result and returns `None`.
+    pub fn extract(self, cx: &'a ToolContext, out: &mut Vec<u8>) -> Option<T> {
+        match (self.extract)(cx) {
+            Ok(value) => Some(value),
+            Err(err) => {
+                write_error_text(out, &err);
+                None
+            }
+        }
+    }
+}

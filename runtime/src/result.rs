@@ -29,6 +29,10 @@ pub trait IntoToolResult {
     fn write_tool_result(self, out: &mut Vec<u8>);
 }
 
+// `do_not_recommend`: a type that is not `Serialize` is reported as "cannot
+// be returned from a `#[mcp_tool]` function", not as a missing `Serialize`
+// with a list of every serializable type.
+#[diagnostic::do_not_recommend]
 impl<T: Serialize> IntoToolResult for T {
     fn write_tool_result(self, out: &mut Vec<u8>) {
         write_json_text(out, &self);

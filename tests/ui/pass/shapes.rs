@@ -1,0 +1,90 @@
+//! Every signature shape the attribute accepts, called through the registry.
+
+use ide_mcp_runtime::{CallToolResult, Execution, Registry, ToolContext, mcp_tool};
+use serde_json::value::RawValue;
+
+struct Prefix(String);
+struct Suffix(&'static str);
+
+/// Does nothing; returns `()`, sent as `null`.
+#[mcp_tool(idempotent)]
+fn nothing() {}
+
+/// Uses two contexts around an argument with a raw identifier.
+#[mcp_tool(blocking)]
+fn wrap(prefix: &Prefix, mut r#type: String, suffix: &Suffix) -> String {
+    r#type.insert_str(0, &prefix.0);
+    r#type + suffix.0
+}
+
+/// Fails asynchronously.
+#[mcp_tool(name = "async-fail", title = "Async failure", open_world)]
+pub async fn async_fail(#[arg(rename = "why", description = "The reason")] reason: String) -> Result<u8, String> {
+    Err(reason)
+}
+
+/// Structured result of a `Result`.
+#[mcp_tool(structured)]
+async fn stats(values: Vec<f64>) -> Result<std::collections::BTreeMap<String, f64>, std::fmt::Error> {
+    Ok([("sum".to_owned(), values.iter().sum())].into())
+}
+
+/// Hand-made result.
+///
+/// With a second paragraph.
+#[mcp_tool(destructive)]
+fn manual(_ignored: Option<u8>) -> CallToolResult {
+    CallToolResult::error("by hand")
+}
+
+fn call(cx: &ToolContext, name: &str, args: &str) -> String {
+    let tool = Registry::global().unwrap().get(name).unwrap();
+    let args = RawValue::from_string(args.to_owned()).unwrap();
+    let mut out = Vec::new();
+    if let Some(future) = (tool.def.call)(cx, Some(&args), &mut out) {
+        out = block_on(future);
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The futures here never wait: poll once.
+fn block_on(future: ide_mcp_runtime::__private::ToolFuture) -> Vec<u8> {
+    let mut future = future;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("the future waited"),
+    }
+}
+
+fn main() {
+    let cx = ToolContext::new().with(Prefix("<".into())).with(Suffix(">"));
+    assert_eq!(call(&cx, "nothing", "{}"), r#"{"content":[{"type":"text","text":"null"}]}"#);
+    assert_eq!(call(&cx, "wrap", r#"{"type": "t"}"#), r#"{"content":[{"type":"text","text":"\"<t>\""}]}"#);
+    assert_eq!(
+        call(&cx, "async-fail", r#"{"why": "no"}"#),
+        r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#
+    );
+    assert_eq!(
+        call(&cx, "stats", r#"{"values": [1, 2]}"#),
+        r#"{"content":[{"type":"text","text":"{\"sum\":3.0}"}],"structuredContent":{"sum":3.0}}"#
+    );
+    assert_eq!(call(&cx, "manual", "{}"), r#"{"content":[{"type":"text","text":"by hand"}],"isError":true}"#);
+
+    let registry = Registry::global().unwrap();
+    let def = |name| registry.get(name).unwrap().def;
+    assert_eq!(def("wrap").execution, Execution::Blocking);
+    assert_eq!(def("wrap").states.len(), 2);
+    assert_eq!(def("async-fail").execution, Execution::Async);
+    assert_eq!(def("async-fail").annotations.title, Some("Async failure"));
+    assert_eq!(def("manual").description, "Hand-made result.\n\nWith a second paragraph.");
+    assert!(def("stats").output_schema.is_some());
+    assert_eq!(
+        registry.get("async-fail").unwrap().input_schema["properties"]["why"]["description"],
+        "The reason"
+    );
+
+    // The functions stay ordinary functions.
+    nothing();
+    assert_eq!(wrap(&Prefix("(".into()), "x".into(), &Suffix(")")), "(x)");
+}
