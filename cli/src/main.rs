@@ -36,12 +36,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut stdout = std::io::stdout().lock();
+    // stdout is locked only by the commands that print: in `serve --stdio`
+    // the runtime writes the wire there.
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Serve(args) => run::serve(args).await.map(|()| true),
-            Command::Tools(args) => run::tools(args, &mut stdout),
-            Command::Call(args) => run::call(args, &mut stdout).await,
+            Command::Tools(args) => run::tools(args, &mut std::io::stdout().lock()),
+            Command::Call(args) => run::call(args, &mut std::io::stdout().lock()).await,
         }
     });
     runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
