@@ -257,6 +257,17 @@ impl Session {
             #[serde(borrow, default)]
             arguments: Option<&'a RawValue>,
         }
+        // serde would also read a struct from an array (`["name", {…}]`);
+        // MCP's `tools/call` params are an object, so say so instead.
+        if params.is_some_and(|p| !p.get().starts_with('{')) {
+            jsonrpc::write_error(
+                out,
+                Some(id),
+                INVALID_PARAMS,
+                &"`tools/call` params must be an object with the tool's `name`",
+            );
+            return true;
+        }
         let params = match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
             Some(Ok(params)) => params,
             Some(Err(err)) => {
