@@ -3,11 +3,14 @@
 //! target directory.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ide_mcp::diagnostics::{
-    CargoDiagnostics, CheckError, CheckOptions, DiagnosticsSnapshot, EngineConfig, run_check,
+    CargoDiagnostics, CheckError, CheckOptions, CombinedDiagnostics, DiagnosticsSnapshot,
+    EngineConfig, run_check,
 };
+use ide_mcp_tools::DiagnosticsQuery;
 use lsp_types::{DiagnosticSeverity, NumberOrString, Position, Range};
 
 /// Generous: the first check compiles the fixture from nothing, on a machine
@@ -171,11 +174,7 @@ async fn settle_is_bounded_by_the_configured_wait() {
     // A check that cannot finish soon: cargo blocked on a lock file would be
     // slow to set up, so use a program that never answers instead.
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("slow-cargo");
-    std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
+    let script = slow_cargo(dir.path());
 
     let mut config = EngineConfig::new(dir.path());
     config.check.cargo = script.into();
@@ -192,4 +191,78 @@ async fn settle_is_bounded_by_the_configured_wait() {
     );
     assert_eq!(engine.generation(), 0, "no complete check yet");
     assert!(engine.is_checking());
+}
+
+/// A `cargo` that never answers (`exec`, so killing it leaves no orphan).
+fn slow_cargo(dir: &Path) -> PathBuf {
+    let script = dir.join("slow-cargo");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+    script
+}
+
+#[tokio::test]
+async fn combined_settle_waits_for_the_longest_bound_not_the_sum() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = slow_cargo(dir.path());
+    let engine = |wait_ms| {
+        let mut config = EngineConfig::new(dir.path());
+        config.check.cargo = script.clone().into();
+        config.wait = Duration::from_millis(wait_ms);
+        config.watch = false;
+        Arc::new(CargoDiagnostics::start(config))
+    };
+    let combined = CombinedDiagnostics::new(vec![engine(300), engine(300), engine(300)]);
+    let start = Instant::now();
+    DiagnosticsQuery::settle(&combined)
+        .expect("checks are running")
+        .await;
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(290) && waited < Duration::from_millis(850),
+        "{waited:?}"
+    );
+    assert_eq!(DiagnosticsQuery::generation(&combined), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_folders_of_one_cargo_workspace_report_each_file_once() {
+    let (dir, workspace, _) = fixture_copy();
+    // `cargo check --workspace` in a member checks the whole fixture workspace.
+    let engines: Vec<Arc<CargoDiagnostics>> = ["broken", "warns"]
+        .iter()
+        .map(|member| {
+            let mut config = EngineConfig::new(workspace.join(member));
+            config.check.target_dir = Some(dir.path().join("target"));
+            config.watch = false;
+            Arc::new(CargoDiagnostics::start(config))
+        })
+        .collect();
+    for engine in &engines {
+        engine.first_check().await;
+    }
+    let combined = CombinedDiagnostics::new(engines);
+    let files: Vec<PathBuf> = combined
+        .all()
+        .iter()
+        .map(|file| file.path.to_path_buf())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            workspace.join("broken/src/lib.rs"),
+            workspace.join("warns/src/lib.rs")
+        ]
+    );
+    let errors = combined
+        .for_file(&workspace.join("broken/src/lib.rs"))
+        .unwrap();
+    assert_eq!(errors[0].code, Some(NumberOrString::String("E0425".into())));
+    assert!(
+        combined
+            .for_file(&workspace.join("warns/Cargo.toml"))
+            .is_none()
+    );
 }

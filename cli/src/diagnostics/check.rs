@@ -105,8 +105,8 @@ impl std::error::Error for CheckError {
     }
 }
 
-/// Runs `cargo check --workspace --all-targets --message-format=json` in
-/// `dir` and converts its compiler messages.
+/// Runs `cargo check --workspace --all-targets --message-format=json
+/// --keep-going` in `dir` and converts its compiler messages.
 ///
 /// Code with errors is a successful check (its diagnostics are the point);
 /// an error means cargo could not check at all.
@@ -117,14 +117,14 @@ pub async fn run_check(dir: &Path, options: &CheckOptions) -> Result<CheckReport
     let mut output_dirs = vec![PathBuf::from(metadata.target_directory)];
     output_dirs.extend(metadata.build_directory.map(PathBuf::from));
 
-    let mut command = cargo(options, dir);
-    command.args([
-        "check",
-        "--workspace",
-        "--all-targets",
-        "--message-format=json",
-    ]);
-    let output = output(command, &options.cargo).await?;
+    let mut output = check(dir, options, true).await?;
+    if !output.status.success()
+        && output.stdout.is_empty()
+        && String::from_utf8_lossy(&output.stderr).contains(KEEP_GOING)
+    {
+        // A cargo older than 1.74 does not know the flag.
+        output = check(dir, options, false).await?;
+    }
 
     let mut converter = Converter::new(&workspace_root);
     let mut finished = None;
@@ -175,6 +175,28 @@ async fn workspace_metadata(
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
     MetadataCommand::parse(stdout.as_ref()).map_err(|error| CheckError::Metadata(error.to_string()))
+}
+
+/// Without it cargo stops starting crates after the first one fails, so a
+/// crate's warnings would come and go with the build order.
+const KEEP_GOING: &str = "--keep-going";
+
+async fn check(
+    dir: &Path,
+    options: &CheckOptions,
+    keep_going: bool,
+) -> Result<std::process::Output, CheckError> {
+    let mut command = cargo(options, dir);
+    command.args([
+        "check",
+        "--workspace",
+        "--all-targets",
+        "--message-format=json",
+    ]);
+    if keep_going {
+        command.arg(KEEP_GOING);
+    }
+    output(command, &options.cargo).await
 }
 
 fn cargo(options: &CheckOptions, dir: &Path) -> Command {

@@ -397,6 +397,73 @@ mod tests {
         assert_eq!(utf16_len_of_chars("a🦀é", 5), 6);
     }
 
+    fn span(
+        file: &str,
+        line: usize,
+        columns: (usize, usize),
+        expansion: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        serde_json::json!({
+            "file_name": file, "byte_start": 0, "byte_end": 0,
+            "line_start": line, "line_end": line,
+            "column_start": columns.0, "column_end": columns.1,
+            "is_primary": true, "text": [], "label": null,
+            "suggested_replacement": null, "suggestion_applicability": null,
+            "expansion": expansion.map(|span| serde_json::json!({
+                "span": span, "macro_decl_name": "format!", "def_site_span": null,
+            })),
+        })
+    }
+
+    fn diagnostic(spans: &serde_json::Value) -> RustcDiagnostic {
+        serde_json::from_value(serde_json::json!({
+            "message": "m", "code": null, "level": "error",
+            "spans": spans, "children": [], "rendered": null,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn absolute_paths_of_packages_outside_the_workspace_are_kept() {
+        let mut converter = Converter::new("/ws").with_text("/elsewhere/dep/src/lib.rs", "abc\n");
+        let (path, found) = converter
+            .convert(&diagnostic(&serde_json::json!([span(
+                "/elsewhere/dep/src/lib.rs",
+                1,
+                (2, 3),
+                None
+            )])))
+            .unwrap();
+        assert_eq!(path, Path::new("/elsewhere/dep/src/lib.rs"));
+        assert_eq!(found.range, range((0, 1), (0, 2)));
+    }
+
+    #[test]
+    fn errors_inside_external_macros_show_at_the_call_site() {
+        let call_site = span("src/main.rs", 2, (5, 20), None);
+        let inside = span(
+            "/rustc/0000/library/alloc/src/macros.rs",
+            120,
+            (1, 9),
+            Some(call_site),
+        );
+        let mut converter = Converter::new("/ws")
+            .with_text("/ws/src/main.rs", "fn main() {\n    format!(\"{}\");\n}\n");
+        let (path, found) = converter
+            .convert(&diagnostic(&serde_json::json!([inside])))
+            .unwrap();
+        assert_eq!(path, Path::new("/ws/src/main.rs"));
+        assert_eq!(found.range, range((1, 4), (1, 19)));
+
+        // A span in no file at all, with nothing to walk up to: skipped.
+        let nowhere = span("<::core::macros::panic>", 1, (1, 2), None);
+        assert!(
+            converter
+                .convert(&diagnostic(&serde_json::json!([nowhere])))
+                .is_none()
+        );
+    }
+
     #[test]
     fn crlf_and_bom_do_not_shift_positions() {
         let path = std::env::temp_dir().join(format!("ide-mcp-crlf-{}.rs", std::process::id()));
