@@ -2,9 +2,13 @@
 //!
 //! Each wake-up handles everything that is ready — incoming messages,
 //! finished calls, notifications — appending the answers to one buffer, then
-//! writes and flushes once. Reading stops while [`MAX_IN_FLIGHT`] calls run
-//! (backpressure), and a client that does not take its answers within the
-//! write timeout is disconnected, so a connection's memory stays bounded.
+//! writes and flushes once. At most [`MAX_IN_FLIGHT`] calls run per
+//! connection (more are refused at once), at most [`MAX_BATCH`] messages are
+//! taken before writing, and a client that does not take its answers within
+//! the write timeout is disconnected, so a connection's memory stays bounded.
+//! When the server shuts down, or the input ends and the running calls do not
+//! finish within [`DRAIN_BOUND`], each call still running is answered with an
+//! error saying it was cancelled: no request goes unanswered.
 
 use std::future::Future;
 use std::io;
@@ -13,6 +17,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use tokio::sync::{mpsc, watch};
 
+#[cfg(doc)]
 use crate::dispatch::MAX_IN_FLIGHT;
 use crate::notify::NotificationBytes;
 use crate::server::Server;
@@ -21,6 +26,10 @@ use crate::session::Session;
 /// At most this many messages are taken in one wake-up before writing, so
 /// that a client streaming requests still gets answers.
 const MAX_BATCH: usize = 64;
+
+/// How long the calls still running when the input ends (a stdio client closed
+/// stdin) may take to answer before they are cancelled.
+const DRAIN_BOUND: Duration = Duration::from_secs(5);
 
 /// After a flush, an output buffer grown beyond this is shrunk back (one huge
 /// result must not pin its memory for the connection's life).
@@ -141,20 +150,20 @@ pub(crate) async fn run<W: Wire>(
     let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
     let mut subscribed = false;
     loop {
-        let can_read = session.in_flight() < MAX_IN_FLIGHT;
         let mark = out.buf.len();
         let event = tokio::select! {
             biased;
             () = stopped(&mut shutdown) => Event::Shutdown,
             () = session.complete(&mut out.buf) => Event::Completed(mark),
             note = next_note(&mut notes) => Event::Notification(note),
-            recv = wire.recv(), if can_read => Event::Recv(recv),
+            recv = wire.recv() => Event::Recv(recv),
         };
         let mut taken = 1;
         let mut next = Some(event);
         while let Some(event) = next.take() {
             match event {
                 Event::Shutdown => {
+                    cancel_all(&mut session, &mut out, "the server is shutting down");
                     let _ = flush(&mut wire, &mut out, limits).await;
                     wire.close().await;
                     return Ok(());
@@ -195,7 +204,7 @@ pub(crate) async fn run<W: Wire>(
                     next = Some(Event::Completed(start));
                 } else if let Some(note) = notes.as_mut().and_then(|rx| rx.try_recv().ok()) {
                     next = Some(Event::Notification(Some(note)));
-                } else if session.in_flight() < MAX_IN_FLIGHT {
+                } else {
                     next = wire.recv().now_or_never().map(Event::Recv);
                 }
             }
@@ -212,7 +221,19 @@ async fn stopped(shutdown: &mut Option<watch::Receiver<bool>>) {
     }
 }
 
-/// Answers the calls still running after the input ended.
+/// Answers every call still running with a cancellation error.
+fn cancel_all(session: &mut Session, out: &mut Outbox, reason: &str) {
+    loop {
+        let start = out.buf.len();
+        if !session.cancel_next(&mut out.buf, reason) {
+            break;
+        }
+        out.record(start);
+    }
+}
+
+/// Answers the calls still running after the input ended: with their
+/// results when they finish within [`DRAIN_BOUND`], else with a cancellation.
 async fn drain<W: Wire>(
     session: &mut Session,
     wire: &mut W,
@@ -220,10 +241,17 @@ async fn drain<W: Wire>(
     limits: Limits,
     shutdown: &mut Option<watch::Receiver<bool>>,
 ) {
+    let deadline = tokio::time::sleep(DRAIN_BOUND);
+    tokio::pin!(deadline);
     while session.in_flight() > 0 {
         let start = out.buf.len();
         tokio::select! {
-            () = stopped(shutdown) => return,
+            () = stopped(shutdown) => {
+                cancel_all(session, out, "the server is shutting down");
+            }
+            () = &mut deadline => {
+                cancel_all(session, out, "the input ended and the call did not finish in time");
+            }
             () = session.complete(&mut out.buf) => out.record(start),
         }
         if flush(wire, out, limits).await.is_err() {

@@ -18,8 +18,10 @@ use crate::server::Server;
 use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
-/// still pending and blocking tools). Beyond it the connection stops reading
-/// until one completes: backpressure instead of unbounded tasks.
+/// still pending and blocking tools). A call of such a tool beyond it is
+/// answered at once with -32603 (too many requests in flight) instead of
+/// spawning another task. The connection keeps reading, so that the client
+/// can still cancel, ping and call inline tools.
 pub const MAX_IN_FLIGHT: usize = 64;
 
 /// What a finished async or blocking call sends back to its connection.
@@ -110,6 +112,24 @@ impl InFlight {
         true
     }
 
+    /// Answers one running call with an error saying why it was cancelled
+    /// (`reason`), aborting it; `false` when none is running.
+    pub(crate) fn cancel_next(&mut self, out: &mut Vec<u8>, reason: &str) -> bool {
+        let Some(index) = self.slots.iter().position(|s| s.busy) else {
+            return false;
+        };
+        let slot = &self.slots[index];
+        tracing::debug!(id = %slot.id, tool = slot.tool, reason, "request cancelled");
+        jsonrpc::write_error(
+            out,
+            Some(RequestId::from_json(&slot.id)),
+            jsonrpc::INTERNAL_ERROR,
+            &format_args!("`{}` was cancelled: {reason}", slot.tool),
+        );
+        self.release(index);
+        true
+    }
+
     /// Waits for the next call to finish and appends its response to `out`.
     /// Cancel-safe. Returns `false` only if nothing can ever complete.
     pub(crate) async fn complete(&mut self, out: &mut Vec<u8>) -> bool {
@@ -173,6 +193,19 @@ pub(crate) fn call(
     out: &mut Vec<u8>,
 ) -> bool {
     let def = tool.def;
+    if def.execution != Execution::Inline && inflight.len() >= MAX_IN_FLIGHT {
+        tracing::warn!(tool = def.name, "too many requests in flight; call refused");
+        jsonrpc::write_error(
+            out,
+            Some(id),
+            jsonrpc::INTERNAL_ERROR,
+            &format_args!(
+                "too many requests in flight on this connection ({MAX_IN_FLIGHT}); wait for answers or cancel some, then call `{}` again",
+                def.name
+            ),
+        );
+        return true;
+    }
     if def.execution == Execution::Blocking {
         let (slot, generation) = inflight.claim(id, def.name);
         let server = server.clone();

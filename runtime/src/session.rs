@@ -91,6 +91,14 @@ impl Session {
         }
     }
 
+    /// Answers one running call with an error saying it was cancelled because
+    /// of `reason`, and aborts it; `false` when none is running. Called until
+    /// `false` when a connection ends with calls still running, so that every
+    /// request is answered.
+    pub fn cancel_next(&mut self, out: &mut Vec<u8>, reason: &str) -> bool {
+        self.inflight.cancel_next(out, reason)
+    }
+
     /// Waits for a running call to finish and appends its response to `out`.
     /// Cancel-safe.
     pub async fn complete(&mut self, out: &mut Vec<u8>) {

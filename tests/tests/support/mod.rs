@@ -16,6 +16,7 @@ use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range}
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, Request};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -246,7 +247,14 @@ pub async fn close_code(client: &mut Client) -> Option<CloseCode> {
         {
             Some(Ok(Message::Close(frame))) => return frame.map(|f| f.code),
             Some(Ok(_)) => {}
-            Some(Err(WsError::ConnectionClosed | WsError::AlreadyClosed)) | None => return None,
+            // Closed without a close frame: the peer process is gone.
+            Some(Err(
+                WsError::ConnectionClosed
+                | WsError::AlreadyClosed
+                | WsError::Io(_)
+                | WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake),
+            ))
+            | None => return None,
             Some(Err(err)) => panic!("no close frame: {err}"),
         }
     }
