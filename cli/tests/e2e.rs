@@ -634,3 +634,106 @@ fn a_missing_open_file_fails_before_serving() {
     assert!(stderr.contains("no/such/file.rs"), "{stderr}");
     assert!(sandbox.lockfiles().is_empty());
 }
+
+/// The pids of `pid`'s children (any of its threads may have spawned them).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone or a zombie waiting to be reaped.
+fn is_dead(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn sigterm_during_a_check_kills_cargo_too() {
+    let sandbox = Sandbox::new();
+    // A package whose build script takes a while, so the check is running.
+    let slow = sandbox.dir.path().join("slow");
+    std::fs::create_dir_all(slow.join("src")).unwrap();
+    std::fs::write(
+        slow.join("Cargo.toml"),
+        "[package]\nname = \"slow\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        slow.join("build.rs"),
+        // Up to 30 s, but gone within 0.1 s of cargo (its parent) dying.
+        "fn main() {\n\
+         let parent = std::os::unix::process::parent_id();\n\
+         for _ in 0..300 {\n\
+         std::thread::sleep(std::time::Duration::from_millis(100));\n\
+         if std::os::unix::process::parent_id() != parent { return; }\n\
+         }\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(slow.join("src/lib.rs"), "//! Slow to build.\n").unwrap();
+    let mut server =
+        Running::spawn(sandbox.command(&["serve", "--workspace", slow.to_str().unwrap()]));
+    wait_for_lockfile(&sandbox, &mut server);
+
+    let start = Instant::now();
+    let cargo = loop {
+        server.assert_running();
+        // `cargo metadata` comes first; the check is the child that stays.
+        if let [child] = children(server.child.id())[..]
+            && std::fs::read_to_string(format!("/proc/{child}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.contains("check"))
+        {
+            break child;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no cargo check; stderr:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Wait for the build script: cargo is then silent for a while, so only
+    // the server killing it (not a write to a closed pipe) ends it soon.
+    while !children(cargo).iter().any(|&child| {
+        std::fs::read_to_string(format!("/proc/{child}/cmdline"))
+            .is_ok_and(|cmdline| cmdline.contains("build-script-build"))
+    }) {
+        server.assert_running();
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no build script; stderr:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = server.wait_timeout(Duration::from_secs(20));
+    assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
+    let start = Instant::now();
+    while !is_dead(cargo) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "cargo {cargo} outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(sandbox.lockfiles().is_empty());
+}
