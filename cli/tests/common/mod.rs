@@ -1,0 +1,210 @@
+//! What the end-to-end tests share: a sandbox with a copy of the
+//! diagnostics fixture, child processes killed on drop, lockfile and
+//! process helpers.
+#![allow(dead_code, reason = "each test binary uses a part of it")]
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub(crate) const TOOL_NAMES: [&str; 5] = [
+    "checkDocumentDirty",
+    "getCurrentSelection",
+    "getDiagnostics",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+];
+
+/// Generous: the fixture's first check runs on a machine shared with builds.
+pub(crate) const DEADLINE: Duration = Duration::from_mins(3);
+
+/// How long one answer may take.
+pub(crate) const ANSWER: Duration = Duration::from_mins(1);
+
+pub(crate) fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ide-mcp")
+}
+
+/// A temporary directory holding `ws/` (a copy of the diagnostics fixture),
+/// `config/` (Claude Code's) and `target/` (cargo's).
+pub(crate) struct Sandbox {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) ws: PathBuf,
+}
+
+impl Sandbox {
+    pub(crate) fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap().join("ws");
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diag-crate"),
+            &ws,
+        );
+        Self { dir, ws }
+    }
+
+    pub(crate) fn config(&self) -> PathBuf {
+        self.dir.path().join("config")
+    }
+
+    pub(crate) fn file(&self, relative: &str) -> String {
+        self.ws.join(relative).to_str().unwrap().to_owned()
+    }
+
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(bin());
+        command
+            .args(args)
+            .env("CLAUDE_CONFIG_DIR", self.config())
+            .env("CARGO_TARGET_DIR", self.dir.path().join("target"))
+            .current_dir(&self.ws);
+        command
+    }
+
+    pub(crate) fn lockfiles(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.config().join("ide")) else {
+            return Vec::new();
+        };
+        entries
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "lock"))
+            .collect()
+    }
+}
+
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "target" || name == "Cargo.lock" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(name));
+        } else {
+            std::fs::copy(entry.path(), to.join(name)).unwrap();
+        }
+    }
+}
+
+/// A child process, killed on drop; its stderr collected for failure messages.
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) stderr: Arc<Mutex<String>>,
+}
+
+impl Running {
+    pub(crate) fn spawn(mut command: Command) -> Self {
+        let mut child = command.stderr(Stdio::piped()).spawn().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buffer) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        Self { child, stderr }
+    }
+
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub(crate) fn wait_timeout(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "the process did not exit; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub(crate) fn assert_running(&mut self) {
+        if let Some(status) = self.child.try_wait().unwrap() {
+            panic!("ide-mcp exited ({status}); stderr:\n{}", self.stderr());
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits for the server's lockfile and reads it.
+pub(crate) fn wait_for_lockfile(sandbox: &Sandbox, server: &mut Running) -> (PathBuf, Value) {
+    let start = Instant::now();
+    loop {
+        server.assert_running();
+        if let [path] = &sandbox.lockfiles()[..] {
+            let content = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            return (path.clone(), content);
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no lockfile; stderr:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub(crate) fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"roots": {}, "elicitation": {}},
+        "clientInfo": {"name": "claude-code", "version": "2.1.0"},
+    })
+}
+
+pub(crate) fn diagnostics_of<'a>(reply: &'a Value, uri: &str) -> Option<&'a Vec<Value>> {
+    reply
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["uri"] == uri)
+        .map(|entry| entry["diagnostics"].as_array().unwrap())
+}
+
+/// The pids of `pid`'s children (any of its threads may have spawned them).
+pub(crate) fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone or a zombie waiting to be reaped.
+pub(crate) fn is_dead(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
