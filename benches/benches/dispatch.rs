@@ -62,7 +62,8 @@ fn baseline(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
     }
     let request: Request = serde_json::from_slice(message).expect("valid request");
     assert_eq!(request.method, "tools/call");
-    let call: Call = serde_json::from_str(request.params.expect("params").get()).expect("call params");
+    let call: Call =
+        serde_json::from_str(request.params.expect("params").get()).expect("call params");
     let args = call.arguments.map_or("{}", RawValue::get);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(request.id.get().as_bytes());
@@ -80,7 +81,10 @@ fn baseline(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
         }
         "checkDocumentDirty" => {
             let args: PathArgs = serde_json::from_str(args).expect("args");
-            write_json_text(out, &ide_mcp_tools::check_document_dirty(cx, args.file_path));
+            write_json_text(
+                out,
+                &ide_mcp_tools::check_document_dirty(cx, args.file_path),
+            );
         }
         other => panic!("unknown tool {other}"),
     }
@@ -88,21 +92,29 @@ fn baseline(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let _guard = runtime.enter();
     let (_ws, cx) = synth::workspace(Size {
         editors: 50,
         diagnostics: 200,
         selection_bytes: 100,
     });
-    let server = Server::builder("bench", "0").state(cx.clone()).build().unwrap();
+    let server = Server::builder("bench", "0")
+        .state(cx.clone())
+        .build()
+        .unwrap();
     let mut session = Session::new(server);
     let mut out = Vec::with_capacity(1 << 16);
     session.handle(
         br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
         &mut out,
     );
-    session.handle(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &mut out);
+    session.handle(
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &mut out,
+    );
 
     let mut group = c.benchmark_group("dispatch");
     for (tool, args) in CALLS {
@@ -113,7 +125,11 @@ fn bench(c: &mut Criterion) {
         let ours = out.clone();
         out.clear();
         baseline(&cx, &message, &mut out);
-        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&out), "{tool}");
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&out),
+            "{tool}"
+        );
 
         group.bench_function(format!("{tool}/registry"), |b| {
             b.iter(|| {

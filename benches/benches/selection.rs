@@ -27,7 +27,12 @@ fn bench(c: &mut Criterion) {
         let ws = MemoryWorkspace::new();
         let text = document(bytes);
         let lines = text.lines().count() as u32;
-        ws.open(BufferId(1), Some(Path::new("/ws/src/big.rs")), "rust", &text);
+        ws.open(
+            BufferId(1),
+            Some(Path::new("/ws/src/big.rs")),
+            "rust",
+            &text,
+        );
         drop(text);
         // 10 characters in the middle of the document.
         let line = lines / 2;
@@ -39,7 +44,10 @@ fn bench(c: &mut Criterion) {
         group.bench_function(label, |b| {
             b.iter(|| {
                 out.clear();
-                write_json_text(&mut out, &ide_mcp_tools::get_current_selection(black_box(&cx)));
+                write_json_text(
+                    &mut out,
+                    &ide_mcp_tools::get_current_selection(black_box(&cx)),
+                );
                 black_box(out.len())
             });
         });

@@ -98,7 +98,9 @@ fn bench_diagnostics(c: &mut Criterion, count: usize) {
 }
 
 fn bench_open_editors(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let _guard = runtime.enter();
     let (_ws, cx) = synth::workspace(Size {
         editors: 10_000,
@@ -125,7 +127,10 @@ fn bench_open_editors(c: &mut Criterion) {
     serde_json::to_writer(&mut out, &plain).unwrap();
     let plain_len = out.len();
 
-    let server = Server::builder("bench", "0").state(cx.clone()).build().unwrap();
+    let server = Server::builder("bench", "0")
+        .state(cx.clone())
+        .build()
+        .unwrap();
     let mut session = Session::new(server);
     session.handle(
         br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
@@ -140,6 +145,13 @@ fn bench_open_editors(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             session.handle(black_box(request), &mut out);
+            black_box(out.len())
+        });
+    });
+    group.bench_function("tool (JSON text of a result, ports already read)", |b| {
+        b.iter(|| {
+            out.clear();
+            write_json_text(&mut out, black_box(&state));
             black_box(out.len())
         });
     });

@@ -27,7 +27,10 @@ fn registry(extra: usize) -> Arc<Registry> {
         .iter()
         .filter(|d| TOOLS.contains(&d.name))
         .collect();
-    let template = *defs.iter().find(|d| d.name == "getWorkspaceFolders").unwrap();
+    let template = *defs
+        .iter()
+        .find(|d| d.name == "getWorkspaceFolders")
+        .unwrap();
     for i in 0..extra {
         let name: &'static str = Box::leak(format!("fixtureTool{i:03}").into_boxed_str());
         defs.push(Box::leak(Box::new(ToolDef {
@@ -66,7 +69,9 @@ fn session(registry: Arc<Registry>) -> Session {
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let _guard = runtime.enter();
     let list = br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#;
     let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#;

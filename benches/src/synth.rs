@@ -49,7 +49,11 @@ pub fn workspace(size: Size) -> (MemoryWorkspace, ReadContext) {
     let editors = size.editors.max(1);
     for i in 0..editors {
         let mut text = String::from("fn main() {\n");
-        let lines = if i == 0 { size.selection_bytes / 40 + 20 } else { 20 };
+        let lines = if i == 0 {
+            size.selection_bytes / 40 + 20
+        } else {
+            20
+        };
         for l in 0..lines {
             text.push_str(&line(l));
         }
@@ -77,7 +81,10 @@ pub fn workspace(size: Size) -> (MemoryWorkspace, ReadContext) {
         if n == 0 {
             break;
         }
-        files.push((file_path(i), (0..n).map(|j| diagnostic(i, j)).collect::<Vec<_>>()));
+        files.push((
+            file_path(i),
+            (0..n).map(|j| diagnostic(i, j)).collect::<Vec<_>>(),
+        ));
     }
     ws.diagnostics.replace_all(files);
     let cx = ws.read_context().workspace_folder(ROOT).build();
@@ -98,7 +105,9 @@ pub fn diagnostic(i: usize, j: usize) -> Diagnostic {
             DiagnosticSeverity::WARNING,
             "unused_variables",
             "rustc",
-            format!("unused variable: `value_{j}`\nhelp: if this is intentional, prefix it with an underscore: `_value_{j}`"),
+            format!(
+                "unused variable: `value_{j}`\nhelp: if this is intentional, prefix it with an underscore: `_value_{j}`"
+            ),
         ),
         2 => (
             DiagnosticSeverity::WARNING,

@@ -41,13 +41,15 @@ impl<T: Serialize> IntoToolResult for T {
 
 /// Appends `{"content":[{"type":"text","text":"<value as JSON>"}]}` to `out`.
 ///
+/// The value is serialized once, by `serde_json` with [`InStringFormatter`],
+/// directly in its escaped form: no intermediate string, no second pass.
 /// If `value` fails to serialize (a map with non-string keys, a failing
 /// `Serialize` impl), the partial output is discarded and an `isError` result
 /// naming the failure is written instead.
 pub fn write_json_text<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let start = out.len();
     out.extend_from_slice(TEXT_OPEN);
-    if let Err(err) = serde_json::to_writer(JsonStringWriter::new(out), value) {
+    if let Err(err) = write_in_string(out, value) {
         out.truncate(start);
         write_error_text(
             out,
@@ -56,6 +58,15 @@ pub fn write_json_text<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
         return;
     }
     out.extend_from_slice(br#""}]}"#);
+}
+
+/// Serializes `value` as JSON, escaped to stand inside a JSON string.
+pub fn write_in_string<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), serde_json::Error> {
+    let mut serializer = serde_json::Serializer::with_formatter(out, InStringFormatter);
+    value.serialize(&mut serializer)
 }
 
 /// Appends a text result with `isError: true`, the message as its text.
@@ -70,7 +81,7 @@ pub fn write_error_text(out: &mut Vec<u8>, message: &dyn Display) {
 pub fn write_structured<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let start = out.len();
     out.extend_from_slice(TEXT_OPEN);
-    let text = serde_json::to_writer(JsonStringWriter::new(out), value);
+    let text = write_in_string(out, value);
     out.extend_from_slice(br#""}],"structuredContent":"#);
     let structured = serde_json::to_writer(&mut *out, value);
     if let Err(err) = text.and(structured) {
@@ -82,6 +93,67 @@ pub fn write_structured<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
         return;
     }
     out.push(b'}');
+}
+
+/// A `serde_json` [`Formatter`](serde_json::ser::Formatter) whose output is
+/// JSON already escaped to stand inside a JSON string: `"` is written `\"`,
+/// and each escape `serde_json` makes (`\n`, `\"`, `\u001f`, …) gets its
+/// backslash escaped once more. Everything else `serde_json` writes (string
+/// fragments without special characters, numbers, punctuation) needs no
+/// escaping, so nothing is scanned twice.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InStringFormatter;
+
+impl serde_json::ser::Formatter for InStringFormatter {
+    fn begin_string<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(br#"\""#)
+    }
+
+    fn end_string<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(br#"\""#)
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        char_escape: serde_json::ser::CharEscape,
+    ) -> io::Result<()> {
+        use serde_json::ser::CharEscape;
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let escaped: &[u8] = match char_escape {
+            CharEscape::Quote => br#"\\\""#,
+            CharEscape::ReverseSolidus => br"\\\\",
+            CharEscape::Solidus => br"\\/",
+            CharEscape::Backspace => br"\\b",
+            CharEscape::FormFeed => br"\\f",
+            CharEscape::LineFeed => br"\\n",
+            CharEscape::CarriageReturn => br"\\r",
+            CharEscape::Tab => br"\\t",
+            CharEscape::AsciiControl(byte) => {
+                return writer.write_all(&[
+                    b'\\',
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(byte >> 4)],
+                    HEX[usize::from(byte & 0xf)],
+                ]);
+            }
+        };
+        writer.write_all(escaped)
+    }
+
+    fn write_raw_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // A `RawValue`: arbitrary JSON, so escape it byte by byte.
+        let mut escaped = Vec::with_capacity(fragment.len() + 16);
+        JsonStringWriter::new(&mut escaped).push_str(fragment);
+        writer.write_all(&escaped)
+    }
 }
 
 fn write_display_escaped(out: &mut Vec<u8>, message: &dyn Display) {
@@ -403,6 +475,33 @@ mod tests {
             serde_json::json!({"a": "q\"uote\\ \u{1} ü 😀", "n": [1, 2]})
         );
         assert!(v.get("isError").is_none());
+    }
+
+    #[test]
+    fn in_string_formatter_equals_escaping_the_compact_json() {
+        let raw =
+            serde_json::value::RawValue::from_string(r#"{"r": "a\"b", "n": [1, 2.5e3]}"#.into())
+                .unwrap();
+        let values = [
+            serde_json::json!({"quote\"key": "a\"b\\c/d\n\r\t\u{8}\u{c}\u{1}\u{1f} ü 😀 \u{2028}"}),
+            serde_json::json!([null, true, -1, 1.5, u64::MAX, "", {}, []]),
+            serde_json::json!({"nested": {"deep": ["\\\"", "\"\\"]}}),
+        ];
+        for value in &values {
+            let mut ours = Vec::new();
+            write_in_string(&mut ours, value).unwrap();
+            let mut reference = Vec::new();
+            JsonStringWriter::new(&mut reference).push_str(&serde_json::to_string(value).unwrap());
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                String::from_utf8(reference).unwrap()
+            );
+        }
+        let mut ours = Vec::new();
+        write_in_string(&mut ours, &raw).unwrap();
+        let mut reference = Vec::new();
+        JsonStringWriter::new(&mut reference).push_str(raw.get());
+        assert_eq!(ours, reference);
     }
 
     #[test]

@@ -28,6 +28,15 @@ pub struct Tab<'a> {
 
 /// The label of a tab: the file name (the whole path for `/`).
 pub fn label(path: &Path) -> Cow<'_, str> {
+    // Fast path for the common case, a UTF-8 path ending in a plain name:
+    // `Path::file_name` parses components, which shows in 10 000-tab lists.
+    if !cfg!(windows)
+        && let Some(text) = path.to_str()
+        && let Some((_, name)) = text.rsplit_once('/')
+        && !matches!(name, "" | "." | "..")
+    {
+        return Cow::Borrowed(name);
+    }
     path.file_name()
         .map_or_else(|| path.to_string_lossy(), |name| name.to_string_lossy())
 }

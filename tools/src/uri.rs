@@ -51,13 +51,32 @@ impl fmt::Display for FileUri<'_> {
             }
             return f.write_str(&text.replace('\\', "/"));
         }
-        fmt::Display::fmt(&self.0.display(), f)
+        match self.0.to_str() {
+            Some(text) => f.write_str(text),
+            None => fmt::Display::fmt(&self.0.display(), f),
+        }
     }
 }
 
 impl Serialize for FileUri<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        // `collect_str` goes through `fmt` for every URI; a result listing
+        // thousands of files is faster assembling each in a reused buffer.
+        thread_local! {
+            static URI: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        match self.0.to_str() {
+            Some(path) if !cfg!(windows) => URI.with(|uri| match uri.try_borrow_mut() {
+                Ok(mut uri) => {
+                    uri.clear();
+                    uri.push_str("file://");
+                    uri.push_str(path);
+                    serializer.serialize_str(&uri)
+                }
+                Err(_) => serializer.collect_str(self),
+            }),
+            _ => serializer.collect_str(self),
+        }
     }
 }
 

@@ -79,7 +79,9 @@ async fn start(bin: &Path, transport: &str, cli: &Cli) -> Result<Running, Error>
             target: Target::Stdio { command },
         });
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let child = Command::new(bin)
         .args(["--ws", &port.to_string(), "--token", TOKEN])
         .args(&sizes)
@@ -93,7 +95,10 @@ async fn start(bin: &Path, transport: &str, cli: &Cli) -> Result<Running, Error>
         token: TOKEN.to_owned(),
     };
     for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return Ok(Running {
                 child: Some(child),
                 target,
@@ -104,11 +109,25 @@ async fn start(bin: &Path, transport: &str, cli: &Cli) -> Result<Running, Error>
     Err(format!("{} did not listen on {port}", bin.display()).into())
 }
 
-async fn measure(bin: &Path, transport: &str, tool: &str, concurrency: usize, cli: &Cli) -> Result<Report, Error> {
+async fn measure(
+    bin: &Path,
+    transport: &str,
+    tool: &str,
+    concurrency: usize,
+    cli: &Cli,
+) -> Result<Report, Error> {
     let mut running = start(bin, transport, cli).await?;
     let mut conn = Connection::open(&running.target).await?;
     let params = format!(r#"{{"name":"{tool}","arguments":{}}}"#, arguments(tool));
-    let report = run_load(&mut conn, "tools/call", &params, concurrency, cli.warmup, cli.requests).await;
+    let report = run_load(
+        &mut conn,
+        "tools/call",
+        &params,
+        concurrency,
+        cli.warmup,
+        cli.requests,
+    )
+    .await;
     conn.close().await;
     if let Some(mut child) = running.child.take() {
         let _ = child.kill().await;
@@ -160,7 +179,11 @@ async fn main() -> Result<(), Error> {
                     let a = measure(&ours, transport, tool, c, &cli).await?;
                     let b = measure(&floor, transport, tool, c, &cli).await?;
                     if a.bytes != b.bytes {
-                        return Err(format!("{tool}: ours sent {} bytes, the floor {}", a.bytes, b.bytes).into());
+                        return Err(format!(
+                            "{tool}: ours sent {} bytes, the floor {}",
+                            a.bytes, b.bytes
+                        )
+                        .into());
                     }
                     bytes = a.bytes / a.requests.max(1);
                     a_rps.push(a.rps());

@@ -60,7 +60,10 @@ impl Floor {
     /// The id and the key of a request, found by scanning (no parsing).
     fn split(request: &[u8]) -> Option<(&[u8], &[u8])> {
         let at = find(request, br#""id":"#)? + 5;
-        let end = at + request[at..].iter().position(|b| *b == b',' || *b == b'}')?;
+        let end = at
+            + request[at..]
+                .iter()
+                .position(|b| *b == b',' || *b == b'}')?;
         let key_at = find(request, br#""method":"#)?;
         Some((&request[at..end], &request[key_at..]))
     }
@@ -77,7 +80,11 @@ impl Floor {
                 return false; // a notification
             }
             let at = find(&real, br#""id":"#).expect("responses carry the id") + 5;
-            let end = at + real[at..].iter().position(|b| *b == b',').expect("id is followed by a comma");
+            let end = at
+                + real[at..]
+                    .iter()
+                    .position(|b| *b == b',')
+                    .expect("id is followed by a comma");
             self.answers.insert(
                 key.to_vec(),
                 Answer {
@@ -96,7 +103,9 @@ impl Floor {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async {
         let (_ws, cx) = synth::workspace(Size {
             editors: cli.editors,
@@ -119,6 +128,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let token = token.clone();
                 let mut floor = floor();
                 tokio::spawn(async move {
+                    #[allow(clippy::result_large_err)] // tungstenite's callback signature
                     let check = |request: &Request, mut response: Response| {
                         let ok = request
                             .headers()
@@ -130,13 +140,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             return Err(err);
                         }
                         if request.headers().get("sec-websocket-protocol").is_some() {
-                            response
-                                .headers_mut()
-                                .insert("sec-websocket-protocol", "mcp".parse().expect("valid header"));
+                            response.headers_mut().insert(
+                                "sec-websocket-protocol",
+                                "mcp".parse().expect("valid header"),
+                            );
                         }
                         Ok(response)
                     };
-                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
+                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await
+                    else {
                         return;
                     };
                     let mut out = Vec::new();
@@ -146,8 +158,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             if let Message::Text(text) = message {
                                 out.clear();
                                 if floor.answer(text.as_bytes(), &mut out) {
-                                    let text = String::from_utf8(std::mem::take(&mut out)).expect("UTF-8 answers");
-                                    if ws.feed(Message::Text(Utf8Bytes::from(text))).await.is_err() {
+                                    let text = String::from_utf8(std::mem::take(&mut out))
+                                        .expect("UTF-8 answers");
+                                    if ws.feed(Message::Text(Utf8Bytes::from(text))).await.is_err()
+                                    {
                                         return;
                                     }
                                 }

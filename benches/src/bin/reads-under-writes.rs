@@ -8,8 +8,9 @@
 //! ```
 
 // Statistics turn counts into floats; the values are far below 2^52.
-#![allow(clippy::cast_precision_loss)]
+#![allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
 
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -43,7 +44,7 @@ fn setup() -> (MemoryWorkspace, ReadContext) {
     let ws = MemoryWorkspace::new();
     let mut text = String::new();
     for i in 0..2000 {
-        text.push_str(&format!("    let value_{i} = compute({i}, \"ünï\");\n"));
+        let _ = writeln!(text, "    let value_{i} = compute({i}, \"ünï\");");
     }
     ws.open(BufferId(1), Some(Path::new(PATH)), "rust", &text);
     ws.select(BufferId(1), Position::new(1000, 4), Position::new(1001, 10));
@@ -67,7 +68,10 @@ fn read(cx: &ReadContext, duration: Duration) -> Vec<Duration> {
                     if r == 0 {
                         write_json_text(&mut out, &ide_mcp_tools::get_current_selection(&cx));
                     } else {
-                        write_json_text(&mut out, &ide_mcp_tools::check_document_dirty(&cx, PATH.to_owned()));
+                        write_json_text(
+                            &mut out,
+                            &ide_mcp_tools::check_document_dirty(&cx, PATH.to_owned()),
+                        );
                     }
                     black_box(out.len());
                     latencies.push(begun.elapsed());
@@ -78,7 +82,10 @@ fn read(cx: &ReadContext, duration: Duration) -> Vec<Duration> {
         .collect();
     thread::sleep(duration);
     stop.store(true, Ordering::Relaxed);
-    let mut all: Vec<Duration> = readers.into_iter().flat_map(|r| r.join().expect("reader")).collect();
+    let mut all: Vec<Duration> = readers
+        .into_iter()
+        .flat_map(|r| r.join().expect("reader"))
+        .collect();
     all.sort_unstable();
     all
 }
@@ -95,7 +102,7 @@ fn write(ws: &MemoryWorkspace, rate: u64, stop: &AtomicBool) -> f64 {
             next.text.insert(at, "x");
             next.text.remove(at..=at);
             next.version += 1;
-            next.dirty = published % 2 == 0;
+            next.dirty = published.is_multiple_of(2);
             next
         });
         published += 1;
@@ -161,7 +168,12 @@ fn main() {
             writer.join().expect("writer")
         }));
     }
-    let (i50, i99, l50, l99) = (median(idle50), median(idle99), median(load50), median(load99));
+    let (i50, i99, l50, l99) = (
+        median(idle50),
+        median(idle99),
+        median(load50),
+        median(load99),
+    );
     eprintln!(
         "reads idle: p50 {i50:.0} ns, p99 {i99:.0} ns; under {:.0} publishes/s: p50 {l50:.0} ns, p99 {l99:.0} ns; p99 ratio {:.2}",
         median(paced),
