@@ -193,7 +193,7 @@ pub fn uri_position(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     if let Some(input) = PathInput::parse(&text) {
         for reading in input.candidates() {
-            assert!(reading.is_absolute(), "{reading:?}");
+            assert!(reading.is_absolute(), "{}", reading.display());
             assert!(!reading.as_os_str().as_encoded_bytes().contains(&0));
             if let Some(s) = reading.to_str() {
                 let uri = file_uri(reading);

@@ -3,7 +3,7 @@
 //! seed (and every crash once fixed and committed) without nightly or
 //! libFuzzer.
 
-#[allow(unreachable_pub, clippy::pedantic)]
+#[allow(unreachable_pub)]
 #[path = "../../fuzz/src/lib.rs"]
 mod bodies;
 
