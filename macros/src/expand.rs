@@ -193,23 +193,26 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
             let get = extract(ty, &out_ref);
             quote! {
                 let ::core::option::Option::Some(#local) = #get else {
-                    return #out;
+                    return #p::reply_bytes(#out);
                 };
             }
         });
-        let write = write_result(tool, p, &ret, &out_ref);
+        // The value is written when the runtime asks: into the response
+        // itself when the future was ready at once.
+        let write = write_result(tool, p, &ret, &out.to_token_stream());
+        // A buffer for the error of a context that went missing meanwhile.
+        let error_buf = (!contexts.is_empty()).then(|| quote!(let mut #out = #p::Vec::new();));
         quote! {
             #(#decode)*
             // Fail before spawning when a state is missing; taken again inside the future.
             #(#checks)*
             let #owned = #p::ToolContext::clone(#cx);
             ::core::option::Option::Some(#p::boxed_future(async move {
-                let mut #out = #p::Vec::new();
+                #error_buf
                 let #cx = &#owned;
                 #(#takes)*
                 let #ret = #func(#(#call_args),*).await;
-                #write
-                #out
+                #p::reply(move |#out: &mut #p::Vec<u8>| #write)
             }))
         }
     } else {

@@ -242,30 +242,19 @@ pub(crate) fn call(
     }
 
     let start = out.len();
-    jsonrpc::write_result_open(out, id);
-    let body = out.len();
-    match catch_unwind(AssertUnwindSafe(|| (def.call)(server.context(), args, out))) {
-        Ok(None) => {
-            if std::str::from_utf8(&out[body..]).is_err() {
-                out.truncate(start);
-                write_internal(out, id, def.name, "wrote a result that is not UTF-8");
-            } else {
-                out.push(jsonrpc::RESULT_CLOSE);
-            }
-            true
-        }
-        Err(panic) => {
-            out.truncate(start);
-            write_panic(out, id, def.name, &panic_message(&*panic));
-            true
-        }
-        Ok(Some(future)) => {
+    let write = |out: &mut Vec<u8>| (def.call)(server.context(), args, out);
+    match write_result_inline(out, id, def.name, write) {
+        Some(future) => {
             out.truncate(start);
             // Fast path: a future that is ready at once is answered inline, with no task.
             let mut future = AssertUnwindSafe(future).catch_unwind();
             match (&mut future).now_or_never() {
-                Some(Ok(result)) => {
-                    write_tool_result(out, id, def.name, &result);
+                Some(Ok(reply)) => {
+                    // Written straight into the response: no buffer in between.
+                    write_result_inline(out, id, def.name, |out: &mut Vec<u8>| {
+                        reply(out);
+                        None
+                    });
                     true
                 }
                 Some(Err(panic)) => {
@@ -277,7 +266,7 @@ pub(crate) fn call(
                     let tx = inflight.tx.clone();
                     let task = tokio::spawn(
                         async move {
-                            let outcome = future.await.map_err(|panic| panic_message(&*panic));
+                            let outcome = finish(future.await);
                             let _ = tx.send(Completion {
                                 slot,
                                 generation,
@@ -291,7 +280,35 @@ pub(crate) fn call(
                 }
             }
         }
+        None => true,
     }
+}
+
+/// Appends the response to `id` whose result `write` appends, catching a
+/// panic (the partial output is discarded, -32603 answered). When `write`
+/// returns a future instead, it is returned, and the caller truncates `out`.
+fn write_result_inline(
+    out: &mut Vec<u8>,
+    id: RequestId<'_>,
+    tool: &str,
+    write: impl FnOnce(&mut Vec<u8>) -> Option<ToolFuture>,
+) -> Option<ToolFuture> {
+    let start = out.len();
+    jsonrpc::write_result_open(out, id);
+    let body = out.len();
+    match catch_unwind(AssertUnwindSafe(|| write(out))) {
+        Ok(None) if is_utf8(&out[body..]) => out.push(jsonrpc::RESULT_CLOSE),
+        Ok(None) => {
+            out.truncate(start);
+            write_internal(out, id, tool, "wrote a result that is not UTF-8");
+        }
+        Ok(Some(future)) => return Some(future),
+        Err(panic) => {
+            out.truncate(start);
+            write_panic(out, id, tool, &panic_message(&*panic));
+        }
+    }
+    None
 }
 
 fn spawn_future(
@@ -310,7 +327,7 @@ fn spawn_future(
         return;
     };
     runtime.spawn(async move {
-        let outcome = future.await.map_err(|panic| panic_message(&*panic));
+        let outcome = finish(future.await);
         let _ = tx.send(Completion {
             slot,
             generation,
@@ -319,11 +336,30 @@ fn spawn_future(
     });
 }
 
+/// Runs the reply of a spawned call into its own buffer, catching a panic.
+fn finish(reply: Result<crate::tool::ToolReply, Box<dyn Any + Send>>) -> Result<Vec<u8>, String> {
+    let reply = reply.map_err(|panic| panic_message(&*panic))?;
+    let mut result = Vec::new();
+    catch_unwind(AssertUnwindSafe(|| reply(&mut result)))
+        .map_err(|panic| panic_message(&*panic))?;
+    Ok(result)
+}
+
+/// Whether a tool's result is UTF-8. Results are UTF-8 by construction:
+/// every writer the runtime offers (`IntoToolResult` and its helpers) emits
+/// `serde_json` output or escaped `str`s, and the trait's contract asks the
+/// same of other implementations. Only debug builds check, and answer -32603
+/// for a result that is not: re-validating every result in release builds
+/// would cost a full pass over it, a tenth of the time of a large result.
+fn is_utf8(result: &[u8]) -> bool {
+    !cfg!(debug_assertions) || std::str::from_utf8(result).is_ok()
+}
+
 fn write_tool_result(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, result: &[u8]) {
-    if std::str::from_utf8(result).is_err() {
-        write_internal(out, id, tool, "wrote a result that is not UTF-8");
-    } else {
+    if is_utf8(result) {
         jsonrpc::write_result(out, id, result);
+    } else {
+        write_internal(out, id, tool, "wrote a result that is not UTF-8");
     }
 }
 

@@ -52,10 +52,12 @@ pub use transport::ws::{WsOptions, WsServerHandle};
 /// Keeps a tool crate linked into this binary.
 ///
 /// The linker may drop a crate whose items are never referenced, and with it
-/// the tools it registers. Name each tool crate once in the binary:
+/// the tools it registers. Name each tool crate once in the binary, e.g.
+/// `ide_mcp_runtime::link!(my_tools, more_tools);`, which expands to
+/// `use my_tools as _; use more_tools as _;`:
 ///
-/// ```ignore
-/// ide_mcp_runtime::link!(my_tools, more_tools);
+/// ```
+/// ide_mcp_runtime::link!(std, core); // any crate names work the same way
 /// ```
 #[macro_export]
 macro_rules! link {

@@ -19,7 +19,7 @@ pub use crate::result::{Probe, ResultTag, ValueTag, write_error_text};
 pub use crate::schema::{Schema, input_schema};
 pub use crate::tool::{
     CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations, ToolDef,
-    ToolFuture,
+    ToolFuture, ToolReply,
 };
 pub use serde_json::value::RawValue;
 
@@ -66,12 +66,22 @@ pub fn state_of<'a, T: FromToolContext<'a>>() -> StateReq {
     T::required_state()
 }
 
-/// Boxes an async tool's future, writing its result into a fresh buffer.
+/// Boxes an async tool's future.
 pub fn boxed_future<F>(future: F) -> ToolFuture
 where
-    F: core::future::Future<Output = Vec<u8>> + Send + 'static,
+    F: core::future::Future<Output = ToolReply> + Send + 'static,
 {
     Box::pin(future)
+}
+
+/// The reply of an async tool: `write` appends its result when the runtime asks.
+pub fn reply<F: FnOnce(&mut Vec<u8>) + Send + 'static>(write: F) -> ToolReply {
+    Box::new(write)
+}
+
+/// The reply of an async tool that already wrote its result (an error) into `bytes`.
+pub fn reply_bytes(bytes: Vec<u8>) -> ToolReply {
+    Box::new(move |out: &mut Vec<u8>| out.extend_from_slice(&bytes))
 }
 
 /// A type a tool can take as a JSON argument (or as its `#[args]` object).

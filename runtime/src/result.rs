@@ -25,7 +25,12 @@ const TEXT_OPEN: &[u8] = br#"{"content":[{"type":"text","text":""#;
     note = "return a type that implements `serde::Serialize`, a `Result<T, E>` whose error implements `Display`, or an `ide_mcp_runtime::CallToolResult`"
 )]
 pub trait IntoToolResult {
-    /// Appends one complete `CallToolResult` JSON object to `out`.
+    /// Appends one complete `CallToolResult` JSON object to `out`, as UTF-8.
+    ///
+    /// Implementations outside this crate should write through
+    /// [`write_json_text`], [`write_error_text`], [`write_structured`] or
+    /// another `IntoToolResult`: release builds send what is written as it
+    /// is (debug builds check that it is UTF-8).
     fn write_tool_result(self, out: &mut Vec<u8>);
 }
 

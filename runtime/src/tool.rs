@@ -24,8 +24,15 @@ pub fn tools() -> &'static [ToolDef] {
     &IDE_MCP_RUNTIME_TOOLS_V0
 }
 
-/// The future an `async` tool returns: resolves to the bytes of its `CallToolResult` object.
-pub type ToolFuture = Pin<Box<dyn Future<Output = Vec<u8>> + Send + 'static>>;
+/// What an `async` tool's future resolves to: the writer of its
+/// `CallToolResult` object, called once with the buffer to append it to.
+///
+/// A writer rather than bytes, so that a call that completes at once is
+/// written straight into the response, not into a buffer copied after.
+pub type ToolReply = Box<dyn FnOnce(&mut Vec<u8>) + Send + 'static>;
+
+/// The future an `async` tool returns.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
 
 /// The call shim `#[mcp_tool]` generates.
 ///

@@ -42,10 +42,11 @@ fn call(name: &str, args: Option<&str>) -> String {
     let future = (tool.def.call)(&context(), args.as_deref(), &mut out);
     if let Some(future) = future {
         assert!(out.is_empty(), "an async tool writes through its future");
-        out = tokio::runtime::Builder::new_current_thread()
+        let reply = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("a runtime")
             .block_on(future);
+        reply(&mut out);
     }
     String::from_utf8(out).expect("UTF-8")
 }

@@ -27,7 +27,10 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
     let args = args.map(|a| serde_json::value::RawValue::from_string(a.to_owned()).unwrap());
     let mut out = Vec::new();
     let bytes = match (tool.def.call)(&tcx, args.as_deref(), &mut out) {
-        Some(future) => future.await,
+        Some(future) => {
+            future.await(&mut out);
+            out
+        }
         None => out,
     };
     serde_json::from_slice(&bytes).expect("the result is JSON")

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ide_mcp_runtime::__private::{decode_args, input_schema};
 use ide_mcp_runtime::result::write_json_text;
-use ide_mcp_runtime::tool::{CallFn, ToolFuture};
+use ide_mcp_runtime::tool::{CallFn, ToolFuture, ToolReply};
 use ide_mcp_runtime::{
     Execution, Registry, Server, SourceLocation, ToolAnnotations, ToolContext, ToolDef,
 };
@@ -62,14 +62,14 @@ fn sleep(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<
     let args: SleepArgs = decode_args("sleep", args, out)?;
     Some(Box::pin(async move {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
-        let mut out = Vec::new();
-        write_json_text(&mut out, &args.tag);
-        out
+        Box::new(move |out: &mut Vec<u8>| write_json_text(out, &args.tag)) as ToolReply
     }))
 }
 
 fn ready(_: &ToolContext, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
-    Some(Box::pin(async { br#"{"content":[]}"#.to_vec() }))
+    Some(Box::pin(async {
+        Box::new(|out: &mut Vec<u8>| out.extend_from_slice(br#"{"content":[]}"#)) as ToolReply
+    }))
 }
 
 fn boom(_: &ToolContext, _: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {

@@ -52,7 +52,11 @@ fn block_on(future: ide_mcp_runtime::__private::ToolFuture) -> Vec<u8> {
     let mut future = future;
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Ready(reply) => {
+            let mut out = Vec::new();
+            reply(&mut out);
+            out
+        }
         std::task::Poll::Pending => panic!("the future waited"),
     }
 }
