@@ -151,9 +151,20 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
 
     // Arguments are decoded up front, in order; contexts are taken after.
     let mut decode = Vec::new();
-    if tool.args().next().is_some() {
-        decode.push(quote!(let #fields = #p::ArgsObject::parse(#name, #args, #out)?;));
+    let wire_names: Vec<&str> = tool
+        .params
+        .iter()
+        .filter_map(|param| match &param.kind {
+            ParamKind::Arg(arg) => Some(arg.wire_name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !wire_names.is_empty() {
+        decode.push(quote!(
+            let #fields = #p::ArgsObject::parse(#name, #args, [#(#wire_names),*], #out)?;
+        ));
     }
+    let mut slot = 0_usize;
     let mut contexts = Vec::new();
     let mut call_args = Vec::new();
     for (i, param) in tool.params.iter().enumerate() {
@@ -162,13 +173,13 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
             ParamKind::Context => contexts.push((local.clone(), &param.ty)),
             ParamKind::Arg(arg) => {
                 let argument = argument(&param.ty, p);
-                let wire = &arg.wire_name;
                 let take = if arg.default {
                     Ident::new("take_or_default", param.ty.span())
                 } else {
                     Ident::new("take", param.ty.span())
                 };
-                decode.push(quote!(let #local = #argument.#take(#name, &#fields, #wire, #out)?;));
+                decode.push(quote!(let #local = #argument.#take(#name, &#fields, #slot, #out)?;));
+                slot += 1;
             }
             ParamKind::Args { .. } => {
                 let argument = argument(&param.ty, p);

@@ -177,39 +177,45 @@ fn write_invalid(out: &mut Vec<u8>, tool: &str, message: &dyn core::fmt::Display
 
 impl<T> Arg<T> {
     /// Takes the argument `name` from `fields`; on failure writes the error result and returns `None`.
-    pub fn take(
+    pub fn take<const N: usize>(
         self,
         tool: &str,
-        fields: &ArgsObject<'_>,
-        name: &str,
+        fields: &ArgsObject<'_, N>,
+        slot: usize,
         out: &mut Vec<u8>,
     ) -> Option<T> {
-        self.take_with(tool, fields, name, None, out)
+        self.take_with(tool, fields.names[slot], fields.values[slot], None, out)
     }
 
     /// Like [`take`](Self::take), with `T::default()` when absent (`#[arg(default)]`).
-    pub fn take_or_default(
+    pub fn take_or_default<const N: usize>(
         self,
         tool: &str,
-        fields: &ArgsObject<'_>,
-        name: &str,
+        fields: &ArgsObject<'_, N>,
+        slot: usize,
         out: &mut Vec<u8>,
     ) -> Option<T>
     where
         T: Default,
     {
-        self.take_with(tool, fields, name, Some(T::default), out)
+        self.take_with(
+            tool,
+            fields.names[slot],
+            fields.values[slot],
+            Some(T::default),
+            out,
+        )
     }
 
     fn take_with(
         self,
         tool: &str,
-        fields: &ArgsObject<'_>,
         name: &str,
+        raw: Option<&RawValue>,
         default: Option<fn() -> T>,
         out: &mut Vec<u8>,
     ) -> Option<T> {
-        let value = match fields.fields.get(name) {
+        let value = match raw {
             Some(raw) => (self.decode)(raw.get())
                 .map_err(|(path, message)| format!("`{name}{path}`: {message}")),
             None => default
@@ -267,24 +273,89 @@ impl<T> Clone for Arg<T> {
 
 impl<T> Copy for Arg<T> {}
 
-/// A tool's arguments object, its values still raw.
-pub struct ArgsObject<'a> {
-    fields: std::collections::BTreeMap<String, &'a RawValue>,
+/// A tool's arguments object, split into the raw values of its `N` known
+/// arguments in one pass, with no allocation: unknown fields are skipped,
+/// a repeated field keeps its last value.
+pub struct ArgsObject<'a, const N: usize> {
+    names: [&'static str; N],
+    values: [Option<&'a RawValue>; N],
 }
 
-impl<'a> ArgsObject<'a> {
-    /// Splits the `arguments` of `tools/call` (absent or `null`: no arguments)
-    /// into fields; on failure writes the error result and returns `None`.
-    pub fn parse(tool: &str, args: Option<&'a RawValue>, out: &mut Vec<u8>) -> Option<Self> {
-        let fields = match args.map(RawValue::get) {
-            None => Ok(std::collections::BTreeMap::new()),
-            Some(json) if json.trim() == "null" => Ok(std::collections::BTreeMap::new()),
-            Some(json) => serde_json::from_str(json),
+impl<'a, const N: usize> ArgsObject<'a, N> {
+    /// Splits the `arguments` of `tools/call` (absent or `null`: no
+    /// arguments); on failure writes the error result and returns `None`.
+    pub fn parse(
+        tool: &str,
+        args: Option<&'a RawValue>,
+        names: [&'static str; N],
+        out: &mut Vec<u8>,
+    ) -> Option<Self> {
+        let mut fields = Self {
+            names,
+            values: [None; N],
         };
-        fields
-            .map(|fields| Self { fields })
-            .map_err(|_| write_invalid(out, tool, &"the arguments must be a JSON object"))
-            .ok()
+        let Some(json) = args.map(RawValue::get) else {
+            return Some(fields);
+        };
+        let mut de = serde_json::Deserializer::from_str(json);
+        let parsed = serde::Deserializer::deserialize_any(&mut de, FieldsVisitor(&mut fields))
+            .and_then(|()| de.end());
+        match parsed {
+            Ok(()) => Some(fields),
+            Err(_) => {
+                write_invalid(out, tool, &"the arguments must be a JSON object");
+                None
+            }
+        }
+    }
+}
+
+/// A field name, borrowed from the input unless it has escapes.
+/// (`Cow<str>`'s own `Deserialize` always allocates.)
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct FieldsVisitor<'f, 'a, const N: usize>(&'f mut ArgsObject<'a, N>);
+
+impl<'de: 'a, 'a, const N: usize> serde::de::Visitor<'de> for FieldsVisitor<'_, 'a, N> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(()) // `null`: no arguments
+    }
+
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match self.0.names.iter().position(|name| *name == key) {
+                Some(slot) => self.0.values[slot] = Some(map.next_value::<&'de RawValue>()?),
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
