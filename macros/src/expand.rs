@@ -139,6 +139,17 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
     }
 }
 
+/// The wire names of the plain arguments, in order: the slots of `ArgsObject`.
+fn wire_names(tool: &Tool) -> Vec<&str> {
+    tool.params
+        .iter()
+        .filter_map(|param| match &param.kind {
+            ParamKind::Arg(arg) => Some(arg.wire_name.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `fn __call(cx, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
 fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
     let (name, _) = tool.name();
@@ -151,14 +162,7 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
 
     // Arguments are decoded up front, in order; contexts are taken after.
     let mut decode = Vec::new();
-    let wire_names: Vec<&str> = tool
-        .params
-        .iter()
-        .filter_map(|param| match &param.kind {
-            ParamKind::Arg(arg) => Some(arg.wire_name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let wire_names = wire_names(tool);
     if !wire_names.is_empty() {
         decode.push(quote!(
             let #fields = #p::ArgsObject::parse(#name, #args, [#(#wire_names),*], #out)?;
