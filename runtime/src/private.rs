@@ -300,13 +300,11 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
         let mut de = serde_json::Deserializer::from_str(json);
         let parsed = serde::Deserializer::deserialize_any(&mut de, FieldsVisitor(&mut fields))
             .and_then(|()| de.end());
-        match parsed {
-            Ok(()) => Some(fields),
-            Err(_) => {
-                write_invalid(out, tool, &"the arguments must be a JSON object");
-                None
-            }
+        if parsed.is_err() {
+            write_invalid(out, tool, &"the arguments must be a JSON object");
+            return None;
         }
+        Some(fields)
     }
 }
 
