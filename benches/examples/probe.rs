@@ -1,29 +1,107 @@
-//! Instruction-count probe (run under `valgrind --tool=callgrind`).
-use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::result::write_json_text;
+//! Instruction-count probe, run under `valgrind --tool=callgrind`:
+//! `probe <variant> <iterations>`, the difference between two iteration
+//! counts being the cost of the variant.
 use std::hint::black_box;
 
+use ide_mcp_benches::synth::{self, Size};
+use ide_mcp_runtime::Server;
+use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::session::Session;
+
 fn main() {
-    let variant = std::env::args().nth(1).unwrap();
-    let n: usize = std::env::args().nth(2).unwrap().parse().unwrap();
+    let variant = std::env::args().nth(1).expect("variant");
+    let n: usize = std::env::args().nth(2).expect("n").parse().expect("n");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let _guard = runtime.enter();
+    let editors = if variant == "tool" { 10_000 } else { 50 };
     let (_ws, cx) = synth::workspace(Size {
-        editors: 10_000,
-        diagnostics: 0,
-        selection_bytes: 10,
+        editors,
+        diagnostics: 200,
+        selection_bytes: 100,
     });
     let state = ide_mcp_tools::get_open_editors(&cx);
-    let value = serde_json::to_value(&state).unwrap();
+    let server = Server::builder("probe", "0")
+        .state(cx.clone())
+        .build()
+        .expect("server");
+    let mut session = Session::new(server);
     let mut out = Vec::new();
+    session.handle(
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"p","version":"0"}}}"#,
+        &mut out,
+    );
+    let folders = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{},"_meta":{"progressToken":42}}}"#;
+    let dirty = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"checkDocumentDirty","arguments":{"filePath":"/ws/src/file3.rs"},"_meta":{"progressToken":42}}}"#;
     for _ in 0..n {
         out.clear();
         match variant.as_str() {
             "tool" => write_json_text(&mut out, black_box(&state)),
-            "read" => {
-                black_box(ide_mcp_tools::get_open_editors(&cx));
+            "folders" => {
+                session.handle(black_box(folders), &mut out);
             }
-            "plain" => serde_json::to_writer(&mut out, black_box(&value)).unwrap(),
+            "folders-match" => baseline(&cx, black_box(folders), &mut out),
+            "dirty-match" => baseline(&cx, black_box(dirty), &mut out),
+            "folders-direct" => {
+                write_json_text(&mut out, &ide_mcp_tools::get_workspace_folders(&cx))
+            }
+            "dirty" => {
+                session.handle(black_box(dirty), &mut out);
+            }
+            "dirty-direct" => write_json_text(
+                &mut out,
+                &ide_mcp_tools::check_document_dirty(&cx, "/ws/src/file3.rs".to_owned()),
+            ),
             _ => {}
         }
         black_box(out.len());
     }
+}
+
+/// The hand-written dispatcher of `benches/dispatch.rs`, for these two tools.
+fn baseline(cx: &ide_mcp_tools::ReadContext, message: &[u8], out: &mut Vec<u8>) {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+    #[derive(Deserialize)]
+    struct Request<'a> {
+        #[serde(borrow)]
+        id: &'a RawValue,
+        #[serde(borrow)]
+        method: Cow<'a, str>,
+        #[serde(borrow)]
+        params: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct PathArgs {
+        file_path: String,
+    }
+    let request: Request = serde_json::from_slice(message).expect("request");
+    assert_eq!(request.method, "tools/call");
+    let call: Call = serde_json::from_str(request.params.expect("params").get()).expect("call");
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(request.id.get().as_bytes());
+    out.extend_from_slice(br#","result":"#);
+    match &*call.name {
+        "getWorkspaceFolders" => write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx)),
+        _ => {
+            let args: PathArgs =
+                serde_json::from_str(call.arguments.map_or("{}", RawValue::get)).expect("args");
+            write_json_text(
+                out,
+                &ide_mcp_tools::check_document_dirty(cx, args.file_path),
+            );
+        }
+    }
+    out.push(b'}');
 }

@@ -92,23 +92,82 @@ pub struct Rejection<'a> {
     pub message: String,
 }
 
-// Every member raw, so that a wrong type is reported by us with a clear
-// message rather than by serde as a parse failure.
+// Members of a wrong type are kept (raw, or as `Text::Other`), so that they
+// are reported by us with a clear message rather than by serde as a parse
+// failure. `jsonrpc` and `method` are read as strings in the one pass.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
-    jsonrpc: Option<&'a RawValue>,
+    jsonrpc: Option<Text<'a>>,
     // `"id": null` must stay visible (an invalid id), not read as no id.
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
+    method: Option<Text<'a>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
     #[serde(borrow, default)]
     result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
+}
+
+/// A member that should be a string: the string (borrowed unless it has
+/// escapes), or `Other` for any other JSON value (skipped).
+enum Text<'a> {
+    Str(Cow<'a, str>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> serde::de::Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Text<'de>, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Text::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Text<'de>, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Text::Other)
+            }
+        }
+        de.deserialize_any(TextVisitor)
+    }
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<&'de RawValue>, D::Error> {
@@ -131,7 +190,22 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
             },
         );
     }
-    let envelope: Envelope<'_> = match serde_json::from_slice(bytes) {
+    // One UTF-8 check of the whole message; parsing from `str` then borrows
+    // strings and raw values without checking each again.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            return Err(Rejection {
+                id: None,
+                code: PARSE_ERROR,
+                message: format!(
+                    "invalid JSON: the message is not UTF-8 (at byte {})",
+                    err.valid_up_to()
+                ),
+            });
+        }
+    };
+    let envelope: Envelope<'_> = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
         Err(err) => return Err(reject_unparsed(&err)),
     };
@@ -156,7 +230,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
         code: INVALID_REQUEST,
         message,
     };
-    if envelope.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
+    if !matches!(&envelope.jsonrpc, Some(Text::Str(v)) if v == "2.0") {
         return Err(invalid(r#"`jsonrpc` must be "2.0""#.to_owned()));
     }
     let Some(method) = envelope.method else {
@@ -165,7 +239,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
         }
         return Err(invalid("a request needs a `method`".to_owned()));
     };
-    let Some(method) = json_str(method) else {
+    let Text::Str(method) = method else {
         return Err(invalid("`method` must be a string".to_owned()));
     };
     if let Some(params) = envelope.params
@@ -194,16 +268,6 @@ fn reject_unparsed<'a>(err: &serde_json::Error) -> Rejection<'a> {
             message: format!("invalid JSON: {err}"),
         },
     }
-}
-
-/// The string a raw JSON string holds, borrowed when it has no escapes.
-pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
-        return Some(Cow::Borrowed(s));
-    }
-    serde_json::from_str::<String>(raw.get())
-        .ok()
-        .map(Cow::Owned)
 }
 
 /// serde's message without its " at line 1 column 9": a position inside the
