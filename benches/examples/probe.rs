@@ -44,7 +44,7 @@ fn main() {
             "folders-match" => baseline(&cx, black_box(folders), &mut out),
             "dirty-match" => baseline(&cx, black_box(dirty), &mut out),
             "folders-direct" => {
-                write_json_text(&mut out, &ide_mcp_tools::get_workspace_folders(&cx))
+                write_json_text(&mut out, &ide_mcp_tools::get_workspace_folders(&cx));
             }
             "dirty" => {
                 session.handle(black_box(dirty), &mut out);
