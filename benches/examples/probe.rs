@@ -92,16 +92,15 @@ fn baseline(cx: &ide_mcp_tools::ReadContext, message: &[u8], out: &mut Vec<u8>) 
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(request.id.get().as_bytes());
     out.extend_from_slice(br#","result":"#);
-    match &*call.name {
-        "getWorkspaceFolders" => write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx)),
-        _ => {
-            let args: PathArgs =
-                serde_json::from_str(call.arguments.map_or("{}", RawValue::get)).expect("args");
-            write_json_text(
-                out,
-                &ide_mcp_tools::check_document_dirty(cx, args.file_path),
-            );
-        }
+    if call.name == "getWorkspaceFolders" {
+        write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx));
+    } else {
+        let args: PathArgs =
+            serde_json::from_str(call.arguments.map_or("{}", RawValue::get)).expect("args");
+        write_json_text(
+            out,
+            &ide_mcp_tools::check_document_dirty(cx, args.file_path),
+        );
     }
     out.push(b'}');
 }
