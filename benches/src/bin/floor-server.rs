@@ -15,7 +15,9 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+use tokio_tungstenite::tungstenite::{Bytes, Message};
 
 #[derive(Parser, Debug)]
 #[command(about = "Answer MCP requests with pre-built bytes (the benchmark's floor)")]
@@ -125,82 +127,89 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             loop {
                 let (stream, _) = listener.accept().await?;
                 stream.set_nodelay(true)?;
-                let token = token.clone();
-                let mut floor = floor();
-                tokio::spawn(async move {
-                    #[allow(clippy::result_large_err)] // tungstenite's callback signature
-                    let check = |request: &Request, mut response: Response| {
-                        let ok = request
-                            .headers()
-                            .get("x-claude-code-ide-authorization")
-                            .is_some_and(|v| v.as_bytes() == token.as_bytes());
-                        if !ok {
-                            let mut err = ErrorResponse::new(None);
-                            *err.status_mut() = StatusCode::UNAUTHORIZED;
-                            return Err(err);
-                        }
-                        if request.headers().get("sec-websocket-protocol").is_some() {
-                            response.headers_mut().insert(
-                                "sec-websocket-protocol",
-                                "mcp".parse().expect("valid header"),
-                            );
-                        }
-                        Ok(response)
-                    };
-                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await
-                    else {
-                        return;
-                    };
-                    let mut out = Vec::new();
-                    while let Some(Ok(message)) = ws.next().await {
-                        let mut batch = Some(message);
-                        while let Some(message) = batch.take() {
-                            if let Message::Text(text) = message {
-                                out.clear();
-                                if floor.answer(text.as_bytes(), &mut out) {
-                                    let text = String::from_utf8(std::mem::take(&mut out))
-                                        .expect("UTF-8 answers");
-                                    if ws.feed(Message::Text(Utf8Bytes::from(text))).await.is_err()
-                                    {
-                                        return;
-                                    }
-                                }
-                            }
-                            // Answer everything already received before one flush.
-                            if let Some(Some(Ok(next))) = ws.next().now_or_never() {
-                                batch = Some(next);
-                            }
-                        }
-                        if ws.flush().await.is_err() {
-                            return;
-                        }
-                    }
-                });
+                tokio::spawn(serve_ws(stream, token.clone(), floor()));
             }
         } else if cli.stdio {
-            let mut floor = floor();
-            let mut input = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
-            let mut output = BufWriter::with_capacity(1 << 20, tokio::io::stdout());
-            let mut line = Vec::new();
-            let mut out = Vec::new();
-            loop {
-                line.clear();
-                if input.read_until(b'\n', &mut line).await? == 0 {
-                    break;
-                }
-                out.clear();
-                if floor.answer(&line, &mut out) {
-                    out.push(b'\n');
-                    output.write_all(&out).await?;
-                }
-                if input.buffer().is_empty() {
-                    output.flush().await?;
-                }
-            }
-            output.flush().await?;
+            serve_stdio(floor()).await?;
         } else {
             return Err("give --stdio or --ws PORT --token T".into());
         }
         Ok(())
     })
+}
+
+async fn serve_ws(stream: tokio::net::TcpStream, token: String, mut floor: Floor) {
+    #[allow(clippy::result_large_err)] // tungstenite's callback signature
+    let check = |request: &Request, mut response: Response| {
+        let ok = request
+            .headers()
+            .get("x-claude-code-ide-authorization")
+            .is_some_and(|v| v.as_bytes() == token.as_bytes());
+        if !ok {
+            let mut err = ErrorResponse::new(None);
+            *err.status_mut() = StatusCode::UNAUTHORIZED;
+            return Err(err);
+        }
+        if request.headers().get("sec-websocket-protocol").is_some() {
+            response.headers_mut().insert(
+                "sec-websocket-protocol",
+                "mcp".parse().expect("valid header"),
+            );
+        }
+        Ok(response)
+    };
+    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
+        return;
+    };
+    let mut out = Vec::new();
+    while let Some(Ok(message)) = ws.next().await {
+        let mut batch = Some(message);
+        while let Some(message) = batch.take() {
+            if let Message::Text(text) = message {
+                out.clear();
+                if floor.answer(text.as_bytes(), &mut out) {
+                    // A text frame sent as is, as the runtime sends them.
+                    let frame = Frame::message(
+                        Bytes::copy_from_slice(&out),
+                        OpCode::Data(Data::Text),
+                        true,
+                    );
+                    if ws.feed(Message::Frame(frame)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            // Answer everything already received before one flush.
+            if let Some(Some(Ok(next))) = ws.next().now_or_never() {
+                batch = Some(next);
+            }
+        }
+        if ws.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn serve_stdio(mut floor: Floor) -> std::io::Result<()> {
+    // The same pipes, non-blocking and enlarged, as the runtime's stdio.
+    let (input, output) = ide_mcp_runtime::transport::stdio::stdio();
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut output = BufWriter::with_capacity(1 << 20, output);
+    let mut line = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        out.clear();
+        if floor.answer(&line, &mut out) {
+            out.push(b'\n');
+            output.write_all(&out).await?;
+        }
+        if input.buffer().is_empty() {
+            output.flush().await?;
+        }
+    }
+    output.flush().await
 }

@@ -126,7 +126,129 @@ impl Server {
     /// Serves one MCP client on this process's stdin and stdout until stdin
     /// ends. Logs must go to stderr: stdout is the wire.
     pub async fn serve_stdio(&self) -> io::Result<()> {
-        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
-            .await
+        let (input, output) = stdio();
+        self.serve_lines(input, output).await
+    }
+}
+
+/// The size stdout's pipe is enlarged to: a multi-megabyte answer then
+/// crosses in 16 wake-ups of the reader instead of 256 (Linux's default pipe
+/// holds 64 KiB).
+pub const STDOUT_PIPE_BYTES: usize = 1 << 20;
+
+/// This process's stdin and stdout as async streams.
+///
+/// When they are pipes, the case for every MCP client that spawns its
+/// server, they are read and written as non-blocking pipes on tokio's reactor,
+/// and stdout's pipe is enlarged to [`STDOUT_PIPE_BYTES`]. Otherwise (a
+/// terminal, a file) tokio's `stdin()`/`stdout()` are used, which hand every
+/// read and write to a blocking thread.
+pub fn stdio() -> (StdioInput, StdioOutput) {
+    (StdioInput::open(), StdioOutput::open())
+}
+
+/// stdin, as [`stdio`] opens it.
+#[derive(Debug)]
+pub enum StdioInput {
+    /// A pipe on the reactor.
+    #[cfg(unix)]
+    Pipe(tokio::net::unix::pipe::Receiver),
+    /// tokio's blocking-thread stdin.
+    Std(tokio::io::Stdin),
+}
+
+/// stdout, as [`stdio`] opens it.
+#[derive(Debug)]
+pub enum StdioOutput {
+    /// A pipe on the reactor.
+    #[cfg(unix)]
+    Pipe(tokio::net::unix::pipe::Sender),
+    /// tokio's blocking-thread stdout.
+    Std(tokio::io::Stdout),
+}
+
+impl StdioInput {
+    fn open() -> Self {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd as _;
+            let pipe = std::io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .and_then(tokio::net::unix::pipe::Receiver::from_owned_fd);
+            if let Ok(pipe) = pipe {
+                return Self::Pipe(pipe);
+            }
+        }
+        Self::Std(tokio::io::stdin())
+    }
+}
+
+impl StdioOutput {
+    fn open() -> Self {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd as _;
+            if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
+                // Best effort: a pipe keeps its size when the system refuses.
+                if rustix::pipe::fcntl_setpipe_size(&fd, STDOUT_PIPE_BYTES).is_err() {
+                    tracing::debug!("stdout's pipe could not be enlarged");
+                }
+                if let Ok(pipe) = tokio::net::unix::pipe::Sender::from_owned_fd(fd) {
+                    return Self::Pipe(pipe);
+                }
+            }
+        }
+        Self::Std(tokio::io::stdout())
+    }
+}
+
+impl AsyncRead for StdioInput {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            Self::Pipe(pipe) => std::pin::Pin::new(pipe).poll_read(cx, buf),
+            Self::Std(std) => std::pin::Pin::new(std).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for StdioOutput {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            Self::Pipe(pipe) => std::pin::Pin::new(pipe).poll_write(cx, buf),
+            Self::Std(std) => std::pin::Pin::new(std).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            Self::Pipe(pipe) => std::pin::Pin::new(pipe).poll_flush(cx),
+            Self::Std(std) => std::pin::Pin::new(std).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            Self::Pipe(pipe) => std::pin::Pin::new(pipe).poll_shutdown(cx),
+            Self::Std(std) => std::pin::Pin::new(std).poll_shutdown(cx),
+        }
     }
 }
