@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Interop: the official MCP Python SDK's client against a built `ide-mcp`.
+#
+#   bash tests/interop/run.sh [BINARY] [-- sdk_client.py options]
+#
+# BINARY defaults to target/debug/ide-mcp; this script builds nothing. It
+# keeps a virtualenv in target/interop-venv (nothing installed globally;
+# reinstalled only when requirements.txt changes), then runs sdk_client.py,
+# whose default modes are `stdio`, `ws` and `fixture`; `--mode repo` checks
+# this repository's real cargo diagnostics (see RELIABILITY.md).
+#
+# Exit codes: 0 all checks passed; 1 a check failed; 3 the requirements could
+# not be installed (e.g. the package registry is unreachable), nothing checked.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$root/tests/interop"
+
+binary="target/debug/ide-mcp"
+if [[ $# -gt 0 && "$1" != "--" ]]; then
+    binary="$1"
+    shift
+fi
+[[ "${1:-}" == "--" ]] && shift
+[[ "$binary" == /* ]] || binary="$root/$binary"
+if [[ ! -x "$binary" ]]; then
+    echo "interop: no ide-mcp binary at $binary (build it first: cargo build -p ide-mcp)" >&2
+    exit 1
+fi
+
+python="${PYTHON:-python3}"
+venv="$root/target/interop-venv"
+stamp="$venv/.requirements"
+if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$here/requirements.txt" "$stamp"; then
+    echo "interop: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into target/interop-venv"
+    rm -rf "$venv"
+    if ! "$python" -m venv "$venv" \
+        || ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+            --timeout 30 --retries 2 -r "$here/requirements.txt"; then
+        rm -rf "$venv"
+        echo "interop: could not install the requirements (is the package registry reachable?)" >&2
+        exit 3
+    fi
+    cp "$here/requirements.txt" "$stamp"
+fi
+"$venv/bin/python" -c 'import importlib.metadata as m; print("interop: python", __import__("sys").version.split()[0], "| mcp", m.version("mcp"), "| websockets", m.version("websockets"))'
+
+exec "$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@"

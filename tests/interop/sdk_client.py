@@ -1,0 +1,553 @@
+"""Interop check: the official MCP Python SDK against the `ide-mcp` binary.
+
+The MCP work here (initialize, tools/list, tools/call, result parsing and
+validation) is done by the SDK's `ClientSession`, code no one in this project
+wrote; this file only starts the server, moves bytes, and checks what comes
+back against PROTOCOL.md (the shared protocol facts).
+
+Usage: python sdk_client.py BINARY REPO_ROOT [--mode stdio|ws|fixture|repo]...
+Modes (default: stdio ws fixture):
+  stdio    `serve --stdio --diagnostics none` on the repository, with an
+           open editor and a selection: all five tools, their exact shapes;
+           then the SDK's high-level `Client` (mode "auto") on a second one.
+  ws       `serve --diagnostics none` on the repository over the Claude Code
+           IDE WebSocket: lockfile, 401 without the token, 403 with an
+           Origin, all five tools with the token, `Client` on a second
+           connection, SIGTERM removes the lockfile.
+  fixture  `serve --stdio --diagnostics cargo` on a temporary copy of
+           tests/fixtures/diag-crate: the known E0425 error and the
+           unused-variable warning, with their exact ranges.
+  repo     `serve --stdio --diagnostics cargo` on the repository itself: this
+           repository's real diagnostics (runs `cargo check` on the whole
+           workspace; slow on a cold cache, so not in CI's default).
+Exits 1 with a message naming the failed check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from pydantic import ValidationError
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Subprotocol
+
+from mcp import ClientSession
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.message import SessionMessage
+
+try:  # mcp >= 2 ships the types as the separate `mcp-types` distribution
+    import mcp_types as types
+except ImportError:  # pragma: no cover - mcp 1.x
+    from mcp import types  # type: ignore[no-redef]
+
+TOOLS = {
+    "getCurrentSelection",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+    "getDiagnostics",
+    "checkDocumentDirty",
+}
+SEVERITIES = {"Error", "Warning", "Info", "Hint"}
+AUTH_HEADER = "x-claude-code-ide-authorization"
+# Protocol versions the `claude` CLI accepts (PROTOCOL.md, handshake).
+CLI_VERSIONS = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+# A server answer, or a whole mode, that takes longer than this is a failure.
+ANSWER_SECONDS = 30
+MODE_SECONDS = 60
+# Cargo modes: the first `cargo check` may run on a cold cache.
+CARGO_SECONDS = 600
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition: bool, what: str, got: Any = None) -> None:
+    if not condition:
+        detail = "" if got is None else f"\n    got: {json.dumps(got, default=str)[:2000]}"
+        raise CheckFailed(f"{what}{detail}")
+
+
+# --- the IDE WebSocket as an MCP transport ----------------------------------
+#
+# The SDK's own `mcp.client.websocket.websocket_client(url)` (mcp 1.x,
+# src/mcp/client/websocket.py in modelcontextprotocol/python-sdk; mcp 2.x no
+# longer ships a WebSocket client at all) takes no headers, and the IDE server
+# requires the token in a header. So this is that function, copied, with one
+# change: `additional_headers` (and `origin`, for the 403 check) are passed to
+# `websockets.connect`, and the connection is yielded too so that the
+# negotiated subprotocol can be checked. It builds the same two anyio memory
+# streams the SDK's transports build; the SDK's `ClientSession` runs over them.
+
+
+@asynccontextmanager
+async def websocket_client(
+    url: str, headers: dict[str, str]
+) -> AsyncIterator[tuple[ClientConnection, Any, Any]]:
+    read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async with ws_connect(url, subprotocols=[Subprotocol("mcp")], additional_headers=headers) as ws:
+
+        async def ws_reader() -> None:
+            async with read_stream_writer:
+                async for raw_text in ws:
+                    try:
+                        message = types.jsonrpc_message_adapter.validate_json(raw_text, by_name=False)
+                        await read_stream_writer.send(SessionMessage(message))
+                    except ValidationError as exc:
+                        await read_stream_writer.send(exc)
+
+        async def ws_writer() -> None:
+            async with write_stream_reader:
+                async for session_message in write_stream_reader:
+                    msg_dict = session_message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+                    await ws.send(json.dumps(msg_dict))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ws_reader)
+            tg.start_soon(ws_writer)
+            yield ws, read_stream, write_stream
+            tg.cancel_scope.cancel()
+
+
+# --- checks shared by the transports -----------------------------------------
+
+
+def file_uri(path: str) -> str:
+    # PROTOCOL.md: the literal "file://" + absolute path, no percent-encoding.
+    return "file://" + path
+
+
+def tool_json(result: types.CallToolResult, tool: str) -> Any:
+    check(not result.is_error, f"{tool}: isError is false", result.model_dump(mode="json"))
+    check(len(result.content) >= 1, f"{tool}: at least one content item", result.model_dump(mode="json"))
+    first = result.content[0]
+    check(first.type == "text", f"{tool}: the first content item is text", first.model_dump(mode="json"))
+    try:
+        return json.loads(first.text)
+    except ValueError as exc:
+        raise CheckFailed(f"{tool}: the text parses as JSON ({exc})\n    got: {first.text[:2000]}") from None
+
+
+def check_position(value: Any, what: str) -> None:
+    check(
+        isinstance(value, dict)
+        and isinstance(value.get("line"), int)
+        and isinstance(value.get("character"), int)
+        and value["line"] >= 0
+        and value["character"] >= 0,
+        f"{what}: a position {{line, character}} of non-negative integers",
+        value,
+    )
+
+
+def check_diagnostics_shape(files: Any, what: str) -> None:
+    check(isinstance(files, list), f"{what}: getDiagnostics returns a JSON list", files)
+    for entry in files:
+        check(
+            isinstance(entry, dict)
+            and isinstance(entry.get("uri"), str)
+            and entry["uri"].startswith("file:///")
+            and isinstance(entry.get("diagnostics"), list),
+            f"{what}: each entry is {{uri: file:///…, diagnostics: [...]}}",
+            entry,
+        )
+        for diagnostic in entry["diagnostics"]:
+            check(isinstance(diagnostic.get("message"), str), f"{what}: a diagnostic has a message", diagnostic)
+            check(
+                diagnostic.get("severity") in SEVERITIES,
+                f"{what}: severity is one of {sorted(SEVERITIES)} (a string)",
+                diagnostic,
+            )
+            check_position(diagnostic.get("range", {}).get("start"), f"{what}: range.start")
+            check_position(diagnostic.get("range", {}).get("end"), f"{what}: range.end")
+            if "code" in diagnostic:
+                check(isinstance(diagnostic["code"], str), f"{what}: code is a string", diagnostic)
+
+
+async def initialize_and_list(session: ClientSession, what: str) -> None:
+    init = await session.initialize()
+    check(
+        init.protocol_version in CLI_VERSIONS,
+        f"{what}: initialize negotiates a version the claude CLI accepts",
+        init.protocol_version,
+    )
+    check(init.capabilities.tools is not None, f"{what}: initialize result has capabilities.tools", init.model_dump(mode="json"))
+    check(init.server_info.name == "ide-mcp", f"{what}: serverInfo.name is the host's, ide-mcp", init.server_info.model_dump(mode="json"))
+    print(f"  initialize: protocolVersion {init.protocol_version}, server {init.server_info.name} {init.server_info.version}")
+
+    listed = await session.list_tools()
+    names = [tool.name for tool in listed.tools]
+    check(set(names) == TOOLS and len(names) == len(TOOLS), f"{what}: tools/list has exactly the five tools", names)
+    for tool in listed.tools:
+        check(
+            isinstance(tool.input_schema, dict) and tool.input_schema.get("type") == "object",
+            f"{what}: {tool.name} has an object inputSchema",
+            tool.input_schema,
+        )
+        check(bool(tool.description), f"{what}: {tool.name} has a description")
+    schema = {tool.name: tool.input_schema for tool in listed.tools}
+    check(schema["checkDocumentDirty"].get("required") == ["filePath"], f"{what}: checkDocumentDirty requires filePath", schema["checkDocumentDirty"])
+    print(f"  tools/list: {', '.join(sorted(names))}")
+
+
+async def check_workspace_folders(session: ClientSession, root: str, what: str) -> None:
+    folders = tool_json(await session.call_tool("getWorkspaceFolders", {}), "getWorkspaceFolders")
+    check(folders.get("success") is True, f"{what}: getWorkspaceFolders success", folders)
+    check(
+        folders.get("folders") == [{"name": Path(root).name, "uri": file_uri(root), "path": root}],
+        f"{what}: getWorkspaceFolders folders[0] is the workspace root",
+        folders,
+    )
+    check(folders.get("rootPath") == root, f"{what}: getWorkspaceFolders rootPath is the workspace root", folders)
+
+
+async def check_dirty_and_errors(session: ClientSession, path: str, what: str) -> None:
+    for given in (path, file_uri(path)):
+        dirty = tool_json(await session.call_tool("checkDocumentDirty", {"filePath": given}), "checkDocumentDirty")
+        check(
+            # filePath is echoed as given (path or URI), as the tool documents.
+            dirty == {"success": True, "filePath": given, "isDirty": False, "isUntitled": False},
+            f"{what}: checkDocumentDirty {{filePath: {given}}}",
+            dirty,
+        )
+    absent = path + ".absent"
+    dirty = tool_json(await session.call_tool("checkDocumentDirty", {"filePath": absent}), "checkDocumentDirty")
+    check(dirty.get("success") is True and dirty.get("isDirty") is False, f"{what}: an absent file is not dirty (a normal result)", dirty)
+
+    missing = await session.call_tool("checkDocumentDirty", {})
+    text = " ".join(item.text for item in missing.content if item.type == "text")
+    check(missing.is_error is True, f"{what}: checkDocumentDirty without filePath is isError: true", missing.model_dump(mode="json"))
+    check("filePath" in text, f"{what}: the error text names filePath", text)
+
+    one = file_uri(path)
+    files = tool_json(await session.call_tool("getDiagnostics", {"uri": one}), "getDiagnostics")
+    check(files == [{"uri": one, "diagnostics": []}], f"{what}: getDiagnostics {{uri}} echoes the uri, no diagnostics", files)
+
+
+async def check_high_level_client(server: Any, root: str, what: str) -> None:
+    """mcp 2.x's default entry point, `Client` (mode "auto"), on a new connection.
+
+    It first probes `server/discover` (the 2026-07-28 revision, which we do
+    not speak) and must fall back to the `initialize` handshake.
+    """
+    async with Client(server, read_timeout_seconds=ANSWER_SECONDS) as client:
+        version = client.session.protocol_version
+        check(version in CLI_VERSIONS, f"{what}: Client (mode auto) falls back to initialize", version)
+        listed = await client.list_tools()
+        check({tool.name for tool in listed.tools} == TOOLS, f"{what}: Client lists the five tools", [t.name for t in listed.tools])
+        folders = tool_json(await client.call_tool("getWorkspaceFolders", {}), "getWorkspaceFolders")
+        check(folders.get("rootPath") == root, f"{what}: Client calls getWorkspaceFolders", folders)
+    print(f"  mcp.client.Client (mode auto): server/discover refused, fell back to initialize ({version})")
+
+
+# --- modes -------------------------------------------------------------------
+
+
+def server_log(name: str) -> TextIO:
+    return tempfile.NamedTemporaryFile("w+", prefix=f"ide-mcp-{name}-", suffix=".log", delete=True)
+
+
+def tail(log: TextIO, lines: int = 30) -> str:
+    log.flush()
+    log.seek(0)
+    return "".join(log.readlines()[-lines:])
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    # stdio_client passes only HOME, PATH, … by default; cargo and rustup may
+    # need their own variables to find the toolchain.
+    env = {key: os.environ[key] for key in ("CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "RUST_LOG") if key in os.environ}
+    return env | (extra or {})
+
+
+async def mode_stdio(binary: str, root: str) -> None:
+    opened = os.path.join(root, "README.md")
+    selected = os.path.join(root, "tests", "interop", "sdk_client.py")
+    with open(selected, encoding="utf-8") as f:
+        first_lines = f.read().split("\n")
+    # The selection: the first two lines of this file and the first three
+    # characters of the third (ASCII, so UTF-16 columns = characters).
+    expected_text = "\n".join(first_lines[:2]) + "\n" + first_lines[2][:3]
+    params = StdioServerParameters(
+        command=binary,
+        args=["serve", "--stdio", "--workspace", root, "--diagnostics", "none",
+              "--open", opened, "--select", f"{selected}:1:1-3:4"],
+        env=child_env(),
+        cwd=root,
+    )
+    with server_log("stdio") as log:
+        try:
+            async with stdio_client(params, errlog=log) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=ANSWER_SECONDS) as session:
+                    await initialize_and_list(session, "stdio")
+                    await check_workspace_folders(session, root, "stdio")
+
+                    editors = tool_json(await session.call_tool("getOpenEditors", {}), "getOpenEditors")
+                    check(
+                        editors == {"tabs": [
+                            {"uri": file_uri(opened), "isActive": False, "label": "README.md", "languageId": "markdown", "isDirty": False},
+                            {"uri": file_uri(selected), "isActive": True, "label": "sdk_client.py", "languageId": "python", "isDirty": False},
+                        ]},
+                        "stdio: getOpenEditors lists the --open file and the --select file (active)",
+                        editors,
+                    )
+
+                    selection = tool_json(await session.call_tool("getCurrentSelection", {}), "getCurrentSelection")
+                    check(
+                        selection == {
+                            "success": True,
+                            "text": expected_text,
+                            "filePath": selected,
+                            "fileUrl": file_uri(selected),
+                            "selection": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 3}, "isEmpty": False},
+                        },
+                        "stdio: getCurrentSelection is the --select range, zero-based, with its text",
+                        selection,
+                    )
+
+                    files = tool_json(await session.call_tool("getDiagnostics", {}), "getDiagnostics")
+                    check(files == [], "stdio: getDiagnostics with --diagnostics none is []", files)
+
+                    await check_dirty_and_errors(session, selected, "stdio")
+                    print("  tools/call: all five tools answered with the PROTOCOL.md shapes")
+            # A second server process; `Client(params)` would do the same with the logs on our stderr.
+            await check_high_level_client(stdio_client(params, errlog=log), root, "stdio")
+        except BaseException:
+            print(f"  server stderr (last lines):\n{tail(log)}", file=sys.stderr)
+            raise
+
+
+def lockfiles(config: Path) -> list[Path]:
+    return sorted((config / "ide").glob("*.lock")) if (config / "ide").is_dir() else []
+
+
+async def expect_refused(url: str, headers: dict[str, str], origin: str | None, status: int, what: str) -> None:
+    try:
+        async with ws_connect(url, subprotocols=[Subprotocol("mcp")], additional_headers=headers, origin=origin):
+            pass
+    except InvalidStatus as exc:
+        check(exc.response.status_code == status, f"ws: {what} gets HTTP {status}", exc.response.status_code)
+        return
+    raise CheckFailed(f"ws: {what} gets HTTP {status}\n    got: the upgrade succeeded")
+
+
+async def mode_ws(binary: str, root: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="ide-mcp-interop-") as tmp, server_log("ws") as log:
+        config = Path(tmp) / "config"
+        env = os.environ | {"CLAUDE_CONFIG_DIR": str(config)}
+        env.pop("CLAUDE_CODE_SSE_PORT", None)
+        proc = subprocess.Popen(
+            [binary, "serve", "--workspace", root, "--diagnostics", "none"],
+            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+        )
+        try:
+            deadline = time.monotonic() + ANSWER_SECONDS
+            lock: dict[str, Any] | None = None
+            while time.monotonic() < deadline:
+                check(proc.poll() is None, "ws: the server keeps running", f"exit code {proc.returncode}")
+                found = lockfiles(config)
+                if found:
+                    try:
+                        lock = json.loads(found[0].read_text())
+                        break
+                    except ValueError:
+                        pass  # written atomically, so this should not happen; retry
+                await anyio.sleep(0.05)
+            check(lock is not None, f"ws: a lockfile appears in $CLAUDE_CONFIG_DIR/ide within {ANSWER_SECONDS} s", [str(p) for p in lockfiles(config)])
+            assert lock is not None
+            lock_path = lockfiles(config)[0]
+            check(len(lockfiles(config)) == 1, "ws: exactly one lockfile", [str(p) for p in lockfiles(config)])
+            port = int(lock_path.stem)
+            check(lock.get("pid") == proc.pid, "ws: lockfile pid is the server's", lock.get("pid"))
+            check(lock.get("transport") == "ws", "ws: lockfile transport is ws", lock.get("transport"))
+            check(lock.get("workspaceFolders") == [root], "ws: lockfile workspaceFolders is [root]", lock.get("workspaceFolders"))
+            check(lock.get("ideName") == "ide-mcp", "ws: lockfile ideName", lock.get("ideName"))
+            check(isinstance(lock.get("authToken"), str) and len(lock["authToken"]) >= 32, "ws: lockfile has an authToken", lock.get("authToken"))
+            check(lock_path.stat().st_mode & 0o777 == 0o600, "ws: lockfile mode 0600", oct(lock_path.stat().st_mode))
+            print(f"  lockfile: <config>/ide/{port}.lock, pid {proc.pid}, transport ws")
+
+            url = f"ws://127.0.0.1:{port}/"
+            token = lock["authToken"]
+            await expect_refused(url, {}, None, 401, "an upgrade without the token")
+            await expect_refused(url, {AUTH_HEADER: token[:-1] + ("0" if token[-1] != "0" else "1")}, None, 401, "an upgrade with a wrong token")
+            await expect_refused(url, {AUTH_HEADER: token}, "http://evil.example", 403, "an upgrade with an Origin header")
+            print("  refused: no token → 401, wrong token → 401, Origin → 403")
+
+            async with websocket_client(url, {AUTH_HEADER: token}) as (ws, read, write):
+                check(ws.subprotocol == "mcp", "ws: the server selects the offered subprotocol mcp", ws.subprotocol)
+                async with ClientSession(read, write, read_timeout_seconds=ANSWER_SECONDS) as session:
+                    await initialize_and_list(session, "ws")
+                    await check_workspace_folders(session, root, "ws")
+                    editors = tool_json(await session.call_tool("getOpenEditors", {}), "getOpenEditors")
+                    check(editors == {"tabs": []}, "ws: getOpenEditors with nothing open is {tabs: []}", editors)
+                    selection = tool_json(await session.call_tool("getCurrentSelection", {}), "getCurrentSelection")
+                    check(
+                        selection == {"success": False, "message": "No active editor found"},
+                        "ws: getCurrentSelection without an editor is success: false (a normal result)",
+                        selection,
+                    )
+                    files = tool_json(await session.call_tool("getDiagnostics", {}), "getDiagnostics")
+                    check(files == [], "ws: getDiagnostics with --diagnostics none is []", files)
+                    await check_dirty_and_errors(session, os.path.join(root, "Cargo.toml"), "ws")
+                    await session.send_ping()
+                    print("  tools/call: all five tools answered with the PROTOCOL.md shapes")
+
+            @asynccontextmanager
+            async def transport() -> AsyncIterator[tuple[Any, Any]]:
+                async with websocket_client(url, {AUTH_HEADER: token}) as (_ws, read, write):
+                    yield read, write
+
+            await check_high_level_client(transport(), root, "ws")
+
+            proc.send_signal(signal.SIGTERM)
+            try:
+                code = proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise CheckFailed("ws: the server exits within 10 s of SIGTERM") from None
+            check(code == 0, "ws: the server exits 0 on SIGTERM", code)
+            check(not lock_path.exists(), "ws: the lockfile is gone after SIGTERM", str(lock_path))
+            print("  SIGTERM: exit 0, lockfile removed")
+        except BaseException:
+            print(f"  server stderr (last lines):\n{tail(log)}", file=sys.stderr)
+            raise
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+async def cargo_diagnostics(binary: str, workspace: str, env: dict[str, str], name: str) -> list[Any]:
+    """All diagnostics of `workspace` after its first `cargo check`, over stdio."""
+    params = StdioServerParameters(
+        command=binary,
+        # getDiagnostics without `uri` waits for the running check up to
+        # --diagnostics-wait: long enough here for the whole first check.
+        args=["serve", "--stdio", "--workspace", workspace, "--diagnostics", "cargo",
+              "--diagnostics-wait", str(CARGO_SECONDS * 1000)],
+        env=child_env(env),
+        cwd=workspace,
+    )
+    with server_log(name) as log:
+        try:
+            async with stdio_client(params, errlog=log) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=ANSWER_SECONDS) as session:
+                    await initialize_and_list(session, name)
+                    await check_workspace_folders(session, workspace, name)
+                    started = time.monotonic()
+                    result = await session.call_tool("getDiagnostics", {}, read_timeout_seconds=CARGO_SECONDS)
+                    files = tool_json(result, "getDiagnostics")
+                    check_diagnostics_shape(files, name)
+                    count = sum(len(entry["diagnostics"]) for entry in files)
+                    print(f"  getDiagnostics: {count} diagnostics in {len(files)} files after {time.monotonic() - started:.1f} s")
+                    return files
+        except BaseException:
+            print(f"  server stderr (last lines):\n{tail(log)}", file=sys.stderr)
+            raise
+
+
+async def mode_fixture(binary: str, root: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="ide-mcp-interop-") as tmp:
+        workspace = os.path.join(os.path.realpath(tmp), "ws")
+        shutil.copytree(os.path.join(root, "tests", "fixtures", "diag-crate"), workspace)
+        files = await cargo_diagnostics(binary, workspace, {"CARGO_TARGET_DIR": os.path.join(tmp, "target")}, "fixture")
+        by_uri = {entry["uri"]: entry["diagnostics"] for entry in files}
+        broken = file_uri(os.path.join(workspace, "broken", "src", "lib.rs"))
+        warns = file_uri(os.path.join(workspace, "warns", "src", "lib.rs"))
+        check(set(by_uri) == {broken, warns}, "fixture: diagnostics for exactly broken/src/lib.rs and warns/src/lib.rs", sorted(by_uri))
+        check(len(by_uri[broken]) == 1, "fixture: one diagnostic in broken/src/lib.rs", by_uri[broken])
+        check(len(by_uri[warns]) == 1, "fixture: one diagnostic in warns/src/lib.rs", by_uri[warns])
+        error, warning = by_uri[broken][0], by_uri[warns][0]
+        check(
+            error["code"] == "E0425" and error["severity"] == "Error" and error.get("source") == "rustc"
+            # `    let pair = ("héllo 🦀", missing_value + value);`: the crab is two UTF-16 units.
+            and error["range"] == {"start": {"line": 5, "character": 28}, "end": {"line": 5, "character": 41}}
+            and error["message"].startswith("cannot find value `missing_value` in this scope"),
+            "fixture: the E0425 error at line 5, characters 28-41 (UTF-16), severity Error, source rustc",
+            error,
+        )
+        check(
+            warning["code"] == "unused_variables" and warning["severity"] == "Warning"
+            and warning["range"] == {"start": {"line": 4, "character": 8}, "end": {"line": 4, "character": 14}},
+            "fixture: the unused_variables warning at line 4, characters 8-14",
+            warning,
+        )
+        print("  fixture: E0425 error and unused_variables warning, exact ranges")
+
+
+async def mode_repo(binary: str, root: str) -> None:
+    # The repository's own `target/`, as a developer would run it.
+    await cargo_diagnostics(binary, root, {}, "repo")
+
+
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside anyio's task-group exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+MODES = {"stdio": mode_stdio, "ws": mode_ws, "fixture": mode_fixture, "repo": mode_repo}
+LIMITS = {"stdio": MODE_SECONDS, "ws": MODE_SECONDS, "fixture": CARGO_SECONDS + MODE_SECONDS, "repo": CARGO_SECONDS + MODE_SECONDS}
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("binary")
+    parser.add_argument("root")
+    parser.add_argument("--mode", action="append", choices=sorted(MODES))
+    args = parser.parse_args()
+    binary = os.path.realpath(args.binary)
+    root = os.path.realpath(args.root)
+    modes = args.mode or ["stdio", "ws", "fixture"]
+
+    failed = []
+    for mode in modes:
+        print(f"[{mode}]", flush=True)
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(LIMITS[mode]):
+                await MODES[mode](binary, root)
+        except BaseException as raised:  # a failed check, a timeout, an SDK error: all failures
+            if isinstance(raised, KeyboardInterrupt):
+                raise
+            exc = first_leaf(raised)
+            if isinstance(exc, CheckFailed):
+                print(f"FAIL {mode}: {exc}", flush=True)
+                failed.append(mode)
+                continue
+            traceback.print_exception(raised)
+            if isinstance(exc, TimeoutError):
+                print(f"FAIL {mode}: did not finish within {LIMITS[mode]} s", flush=True)
+            else:
+                print(f"FAIL {mode}: {type(exc).__name__}: {exc}", flush=True)
+            failed.append(mode)
+        else:
+            print(f"ok   {mode} ({time.monotonic() - started:.1f} s)", flush=True)
+    if failed:
+        print(f"interop: FAILED: {', '.join(failed)}")
+        return 1
+    print(f"interop: all passed ({', '.join(modes)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
