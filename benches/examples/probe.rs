@@ -15,13 +15,18 @@ fn main() {
         .build()
         .expect("runtime");
     let _guard = runtime.enter();
-    let editors = if variant == "tool" { 10_000 } else { 50 };
+    let editors = if matches!(variant.as_str(), "tool" | "plain") {
+        10_000
+    } else {
+        50
+    };
     let (_ws, cx) = synth::workspace(Size {
         editors,
         diagnostics: 200,
         selection_bytes: 100,
     });
     let state = ide_mcp_tools::get_open_editors(&cx);
+    let plain = plain_tabs(&state);
     let server = Server::builder("probe", "0")
         .state(cx.clone())
         .build()
@@ -38,6 +43,7 @@ fn main() {
         out.clear();
         match variant.as_str() {
             "tool" => write_json_text(&mut out, black_box(&state)),
+            "plain" => serde_json::to_writer(&mut out, black_box(&plain)).expect("plain"),
             "folders" => {
                 session.handle(black_box(folders), &mut out);
             }
@@ -103,4 +109,31 @@ fn baseline(cx: &ide_mcp_tools::ReadContext, message: &[u8], out: &mut Vec<u8>) 
         );
     }
     out.push(b'}');
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainTab {
+    uri: String,
+    is_active: bool,
+    label: String,
+    language_id: String,
+    is_dirty: bool,
+}
+
+/// The same tabs as plain structs (what `benches/serialization.rs` compares with).
+fn plain_tabs(state: &ide_mcp_tools::OpenEditorsState) -> Vec<PlainTab> {
+    let value = serde_json::to_value(state).expect("tabs");
+    value["tabs"]
+        .as_array()
+        .expect("tabs")
+        .iter()
+        .map(|t| PlainTab {
+            uri: t["uri"].as_str().expect("uri").to_owned(),
+            is_active: t["isActive"].as_bool().expect("active"),
+            label: t["label"].as_str().expect("label").to_owned(),
+            language_id: t["languageId"].as_str().expect("language").to_owned(),
+            is_dirty: t["isDirty"].as_bool().expect("dirty"),
+        })
+        .collect()
 }
