@@ -46,6 +46,9 @@ pub struct ServeArgs {
     /// The IDE name in the lockfile, shown by the CLI's `/ide`.
     #[arg(long, default_value = "ide-mcp", value_name = "NAME")]
     pub ide_name: String,
+    /// The most WebSocket connections served at once; more are refused with 503.
+    #[arg(long, default_value_t = ide_mcp_runtime::transport::ws::MAX_CONNECTIONS, value_name = "N")]
+    pub max_connections: usize,
 }
 
 /// `ide-mcp tools`.

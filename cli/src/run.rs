@@ -51,6 +51,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
             .map(|folder| folder.to_string_lossy().into_owned())
             .collect(),
         ide_name: args.ide_name.clone(),
+        max_connections: args.max_connections,
         ..WsOptions::default()
     };
     let handle = server.serve_ws(options).await?;

@@ -67,13 +67,15 @@ fn unique() -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-fn start(server: &Path) -> std::io::Result<(Server, Duration)> {
+fn start(server: &Path, max_connections: usize) -> std::io::Result<(Server, Duration)> {
     let config = TempDir::new("startup")?;
     let workspace = TempDir::new("ws")?;
     let ide = config.0.join("ide");
     let begun = Instant::now();
     let child = Command::new(server)
-        .args(["serve", "--diagnostics", "none", "--workspace"])
+        .args(["serve", "--diagnostics", "none", "--max-connections"])
+        .arg((max_connections + 1).to_string())
+        .arg("--workspace")
         .arg(&workspace.0)
         .env("CLAUDE_CONFIG_DIR", &config.0)
         .stdin(Stdio::null())
@@ -120,14 +122,14 @@ async fn main() -> Result<(), ide_mcp_benches::client::Error> {
     let cli = Cli::parse();
     let mut times = Vec::with_capacity(cli.runs);
     for _ in 0..cli.runs {
-        let (server, elapsed) = start(&cli.server)?;
+        let (server, elapsed) = start(&cli.server, cli.connections)?;
         times.push(elapsed);
         drop(server);
     }
     times.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
 
-    let (server, _) = start(&cli.server)?;
+    let (server, _) = start(&cli.server, cli.connections)?;
     // Let the lockfile's content land and the process settle.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(&server.lockfile)?)?;

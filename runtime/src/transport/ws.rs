@@ -27,6 +27,10 @@ use crate::transport::upgrade::check_upgrade;
 /// beyond it, new connections get HTTP 503 and are closed.
 pub const MAX_CONNECTIONS: usize = 64;
 
+/// The read buffer reserved per WebSocket connection (tungstenite's default
+/// is 128 KiB); the per-idle-connection footprint is measured in BENCHMARKS.md.
+pub const READ_BUFFER_BYTES: usize = 4 * 1024;
+
 /// How long a client may take to send its upgrade request, by default.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -292,6 +296,10 @@ async fn serve_connection(
     let mut config = WebSocketConfig::default();
     config.max_message_size = Some(options.max_message_bytes);
     config.max_frame_size = Some(options.max_message_bytes);
+    // tungstenite reserves 128 KiB per connection for reading by default;
+    // requests are small, so an idle connection keeps a small buffer (it
+    // still grows for a large message).
+    config.read_buffer_size = READ_BUFFER_BYTES;
     #[allow(clippy::result_large_err)] // tungstenite's callback signature
     let callback = |request: &_, response| check_upgrade(request, response, &token, port);
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config));
