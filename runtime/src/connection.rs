@@ -31,9 +31,15 @@ const MAX_BATCH: usize = 64;
 /// stdin) may take to answer before they are cancelled.
 const DRAIN_BOUND: Duration = Duration::from_secs(5);
 
-/// After a flush, an output buffer grown beyond this is shrunk back (one huge
-/// result must not pin its memory for the connection's life).
+/// An output buffer grown beyond this is shrunk back once [`SHRINK_AFTER`]
+/// flushes in a row used less than a quarter of it: one huge result must not
+/// pin its memory for the connection's life, but a client that keeps asking
+/// for large results (`getDiagnostics` over a big workspace) must not pay for
+/// growing the buffer again, page faults and copies, on every answer.
 const KEEP_BUFFER: usize = 1 << 20;
+
+/// See [`KEEP_BUFFER`].
+const SHRINK_AFTER: u32 = 32;
 
 /// What a transport's read produced.
 pub(crate) enum Recv {
@@ -59,6 +65,8 @@ pub(crate) struct Outbox {
     pub(crate) spans: Vec<(usize, usize)>,
     /// Appended after each message (the newline of line-delimited transports).
     terminator: Option<u8>,
+    /// Flushes in a row that used less than a quarter of the buffer.
+    small_flushes: u32,
 }
 
 impl Outbox {
@@ -97,10 +105,16 @@ impl Outbox {
     }
 
     fn clear(&mut self) {
+        if self.buf.len() > self.buf.capacity() / 4 {
+            self.small_flushes = 0;
+        } else {
+            self.small_flushes = self.small_flushes.saturating_add(1);
+        }
         self.buf.clear();
         self.spans.clear();
-        if self.buf.capacity() > KEEP_BUFFER {
+        if self.buf.capacity() > KEEP_BUFFER && self.small_flushes >= SHRINK_AFTER {
             self.buf.shrink_to(KEEP_BUFFER / 16);
+            self.small_flushes = 0;
         }
     }
 }
