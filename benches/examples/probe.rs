@@ -49,6 +49,9 @@ fn main() {
             }
             "folders-match" => baseline(&cx, black_box(folders), &mut out),
             "dirty-match" => baseline(&cx, black_box(dirty), &mut out),
+            "selection-direct" => {
+                write_json_text(&mut out, &ide_mcp_tools::get_current_selection(&cx));
+            }
             "folders-direct" => {
                 write_json_text(&mut out, &ide_mcp_tools::get_workspace_folders(&cx));
             }

@@ -16,8 +16,24 @@ use lsp_types::Position;
 use ropey::{Rope, RopeSlice};
 use serde::{Serialize, Serializer};
 
+/// The whole text of a rope held in a single chunk (a document of up to
+/// about a kilobyte). ropey recomputes a leaf's counts on every query of a
+/// rope that is one leaf, so there one scan of the text beats the several
+/// tree queries a conversion makes.
+fn single_chunk(text: &Rope) -> Option<&str> {
+    let mut chunks = text.chunks();
+    match (chunks.next(), chunks.next()) {
+        (Some(only), None) => Some(only),
+        (None, _) => Some(""),
+        _ => None,
+    }
+}
+
 /// The LSP position of char offset `char_idx` (clamped to the end of `text`).
 pub fn char_to_position(text: &Rope, char_idx: usize) -> Position {
+    if let Some(text) = single_chunk(text) {
+        return char_to_position_in(text, char_idx);
+    }
     let char_idx = char_idx.min(text.len_chars());
     let line = text.char_to_line(char_idx);
     let line_start = text.line_to_char(line);
@@ -28,6 +44,14 @@ pub fn char_to_position(text: &Rope, char_idx: usize) -> Position {
 /// The char offset of LSP position `position` in `text`, clamped as the
 /// [module documentation](self) says.
 pub fn position_to_char(text: &Rope, position: Position) -> usize {
+    if let Some(text) = single_chunk(text) {
+        return position_to_char_in(text, position);
+    }
+    position_to_char_tree(text, position)
+}
+
+/// [`position_to_char`] through ropey's tree: O(log n).
+fn position_to_char_tree(text: &Rope, position: Position) -> usize {
     let line = position.line as usize;
     if line >= text.len_lines() {
         return text.len_chars();
@@ -49,8 +73,13 @@ pub fn slice(text: &Rope, start: Position, end: Position) -> RopeSlice<'_> {
     } else {
         (start, end)
     };
-    let from = position_to_char(text, start);
-    let to = position_to_char(text, end).max(from);
+    if let Some(chunk) = single_chunk(text) {
+        let from = locate_in(chunk, start).1;
+        let to = locate_in(chunk, end).1.max(from);
+        return RopeSlice::from(&chunk[from..to]);
+    }
+    let from = position_to_char_tree(text, start);
+    let to = position_to_char_tree(text, end).max(from);
     text.slice(from..to)
 }
 
@@ -66,6 +95,62 @@ fn line_content_end(text: &Rope, line: usize, start: usize) -> usize {
     } else {
         end
     }
+}
+
+/// [`char_to_position`] by one scan of a small text.
+fn char_to_position_in(text: &str, char_idx: usize) -> Position {
+    let (mut line, mut character) = (0_u32, 0_u32);
+    let mut chars = text.chars().peekable();
+    for _ in 0..char_idx {
+        let Some(c) = chars.next() else { break };
+        match c {
+            '\n' => (line, character) = (line + 1, 0),
+            // The `\r` of a `\r\n` breaks nothing itself: the pair breaks
+            // at its `\n` (an offset between them is the line's end + 1).
+            '\r' if chars.peek() != Some(&'\n') => (line, character) = (line + 1, 0),
+            c => character += c.len_utf16() as u32,
+        }
+    }
+    Position::new(line, character)
+}
+
+/// [`position_to_char`] by one scan of a small text.
+fn position_to_char_in(text: &str, position: Position) -> usize {
+    locate_in(text, position).0
+}
+
+/// The char and byte offsets of `position` in `text`, by one scan, clamped
+/// as the [module documentation](self) says.
+fn locate_in(text: &str, position: Position) -> (usize, usize) {
+    let mut chars = text.char_indices().peekable();
+    let mut idx = 0;
+    let mut line = 0;
+    while line < position.line {
+        match chars.next() {
+            None => return (idx, text.len()),
+            Some((_, '\n')) => line += 1,
+            Some((_, '\r')) => {
+                if matches!(chars.peek(), Some((_, '\n'))) {
+                    chars.next();
+                    idx += 1;
+                }
+                line += 1;
+            }
+            Some(_) => {}
+        }
+        idx += 1;
+    }
+    let mut units = 0_u32;
+    while let Some(&(at, c)) = chars.peek() {
+        let width = c.len_utf16() as u32;
+        if c == '\n' || c == '\r' || units + width > position.character {
+            return (idx, at);
+        }
+        units += width;
+        idx += 1;
+        chars.next();
+    }
+    (idx, text.len())
 }
 
 fn saturate(n: usize) -> u32 {
@@ -172,6 +257,30 @@ mod tests {
             let rope = Rope::from_str(&text);
             let position = Position::new(line, character);
             prop_assert_eq!(position_to_char(&rope, position), naive_offset(&chars, position));
+        }
+
+        #[test]
+        fn the_tree_path_matches_the_reference(text in text(), line in 0u32..25, character in 0u32..40) {
+            let chars: Vec<char> = text.chars().collect();
+            let rope = Rope::from_str(&text);
+            let position = Position::new(line, character);
+            prop_assert_eq!(position_to_char_tree(&rope, position), naive_offset(&chars, position));
+        }
+
+        #[test]
+        fn multi_chunk_ropes_match_the_reference(text in text(), line in 0u32..25, character in 0u32..40, idx in 0usize..70) {
+            // Repeated past one leaf, so that the tree path is taken.
+            let text = text.repeat(200);
+            let chars: Vec<char> = text.chars().collect();
+            let rope = Rope::from_str(&text);
+            let position = Position::new(line, character);
+            prop_assert_eq!(position_to_char(&rope, position), naive_offset(&chars, position));
+            let idx = idx * 37;
+            prop_assert_eq!(char_to_position(&rope, idx), naive_position(&chars, idx.min(chars.len())));
+            let end = Position::new(line + 3, character);
+            let (x, y) = (naive_offset(&chars, position), naive_offset(&chars, end));
+            let expected: String = chars[x.min(y)..x.max(y)].iter().collect();
+            prop_assert_eq!(slice(&rope, position, end).to_string(), expected);
         }
 
         #[test]
