@@ -70,7 +70,7 @@ fn baseline(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(br#","result":"#);
     match &*call.name {
         "getCurrentSelection" => write_json_text(out, &ide_mcp_tools::get_current_selection(cx)),
-        "getOpenEditors" => write_json_text(out, &ide_mcp_tools::get_open_editors(cx)),
+        "getOpenEditors" => ide_mcp_tools::get_open_editors(cx).write_tool_result(out),
         "getWorkspaceFolders" => write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx)),
         "getDiagnostics" => {
             let args: UriArgs = serde_json::from_str(args).expect("args");

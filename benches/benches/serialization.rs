@@ -107,7 +107,7 @@ fn bench_open_editors(c: &mut Criterion) {
         diagnostics: 0,
         selection_bytes: 10,
     });
-    let state = ide_mcp_tools::get_open_editors(&cx);
+    let state = ide_mcp_tools::OpenEditorsState::read(&cx);
     let value = serde_json::to_value(&state).unwrap();
     let plain = PlainTabs {
         tabs: value["tabs"]
@@ -141,7 +141,7 @@ fn bench_open_editors(c: &mut Criterion) {
     let mut group = c.benchmark_group("getOpenEditors/10000");
     group.throughput(Throughput::Bytes(plain_len as u64));
     group.sample_size(20);
-    group.bench_function("tools/call through the session", |b| {
+    group.bench_function("tools/call through the session (cached bytes)", |b| {
         b.iter(|| {
             out.clear();
             session.handle(black_box(request), &mut out);

@@ -25,7 +25,7 @@ fn main() {
         diagnostics: 200,
         selection_bytes: 100,
     });
-    let state = ide_mcp_tools::get_open_editors(&cx);
+    let state = ide_mcp_tools::OpenEditorsState::read(&cx);
     let plain = plain_tabs(&state);
     let server = Server::builder("probe", "0")
         .state(cx.clone())

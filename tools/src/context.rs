@@ -23,6 +23,14 @@ pub struct ReadContext {
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
     workspace_folders: Arc<[PathBuf]>,
     pub(crate) diagnostics_cache: Arc<DiagnosticsCache>,
+    pub(crate) open_editors_cache: Arc<OpenEditorsCache>,
+}
+
+/// The `getOpenEditors` result last serialized, and the generations of the
+/// editor and the buffer store it was built from.
+#[derive(Default)]
+pub(crate) struct OpenEditorsCache {
+    pub(crate) last: ArcSwapOption<((u64, u64), PreparedResult)>,
 }
 
 /// The `getDiagnostics` (no `uri`) result last serialized, and the generation
@@ -156,6 +164,7 @@ impl ReadContextBuilder {
             diagnostics: self.diagnostics,
             workspace_folders: self.workspace_folders.into(),
             diagnostics_cache: Arc::default(),
+            open_editors_cache: Arc::default(),
         }
     }
 }

@@ -6,6 +6,8 @@ use std::path::Path;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
+use ide_mcp_runtime::PreparedResult;
+
 use crate::context::ReadContext;
 use crate::ports::{BufferId, EditorAccess, OpenBuffer};
 use crate::uri::FileUri;
@@ -90,7 +92,7 @@ pub fn open_editors_result<'a>(buffers: &'a [OpenBuffer], dirty: &'a [bool]) -> 
 }
 
 /// The open buffers and their dirty flags, read from the ports; what
-/// [`get_open_editors`] returns (it serializes through [`open_editors_result`]).
+/// [`get_open_editors`] serializes (through [`open_editors_result`]).
 #[derive(Clone, Debug, Default)]
 pub struct OpenEditorsState {
     /// The open buffers, in tab order.
@@ -129,15 +131,71 @@ impl Serialize for OpenEditorsState {
 /// "isDirty"}]}` — `isDirty` when the buffer has unsaved changes. Buffers not
 /// backed by a file are left out; `{"tabs": []}` when nothing is open.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_open_editors(cx: &ReadContext) -> OpenEditorsState {
-    OpenEditorsState::read(cx)
+pub fn get_open_editors(cx: &ReadContext) -> PreparedResult {
+    // With generations from both ports, unchanged tabs are answered from the
+    // bytes serialized last time. They are read before the data (see
+    // `EditorAccess::generation`), so new data is never filed under an old key.
+    let key = match (cx.editor().map(EditorAccess::generation), cx.buffers()) {
+        (Some(Some(editor)), Some(buffers)) => buffers.generation().map(|b| (editor, b)),
+        (Some(Some(editor)), None) => Some((editor, 0)),
+        _ => None,
+    };
+    if let Some(key) = key
+        && let Some(cached) = &*cx.open_editors_cache.last.load()
+        && cached.0 == key
+    {
+        return cached.1.clone();
+    }
+    let prepared = PreparedResult::json_text(&OpenEditorsState::read(cx));
+    if let Some(key) = key {
+        cx.open_editors_cache
+            .last
+            .store(Some(std::sync::Arc::new((key, prepared.clone()))));
+    }
+    prepared
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memory::MemoryWorkspace;
+    use crate::ports::{BufferStore as _, Document};
     use crate::test_util::text_of;
+
+    #[test]
+    fn unchanged_tabs_are_served_from_the_cache_and_changes_rebuild_it() {
+        let ws = MemoryWorkspace::new();
+        ws.open(BufferId(1), Some(Path::new("/ws/a.rs")), "rust", "a");
+        let cx = ws.read_context().build();
+        let first = get_open_editors(&cx);
+        let again = get_open_editors(&cx);
+        assert!(
+            std::ptr::eq(first.as_bytes(), again.as_bytes()),
+            "served from the cache"
+        );
+
+        ws.buffers.set_dirty(BufferId(1), true);
+        let dirty = text_of(get_open_editors(&cx));
+        assert!(dirty.contains(r#""isDirty":true"#), "{dirty}");
+
+        // A publish through the handle the store gave out counts too.
+        ws.buffers
+            .handle_for(BufferId(1))
+            .expect("open")
+            .update(|doc| Document {
+                dirty: false,
+                ..doc.clone()
+            });
+        let clean = text_of(get_open_editors(&cx));
+        assert!(clean.contains(r#""isDirty":false"#), "{clean}");
+
+        ws.open(BufferId(2), Some(Path::new("/ws/b.rs")), "rust", "b");
+        let two = text_of(get_open_editors(&cx));
+        assert!(two.contains("/ws/b.rs"), "{two}");
+        ws.close(BufferId(1));
+        let one = text_of(get_open_editors(&cx));
+        assert!(!one.contains("/ws/a.rs"), "{one}");
+    }
 
     #[test]
     fn file_backed_buffers_become_tabs() {

@@ -9,6 +9,7 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
 use lsp_types::{Diagnostic, Position};
@@ -104,6 +105,15 @@ pub trait EditorAccess: Send + Sync {
 
     /// The active buffer's selection, or `None` when no buffer is active.
     fn active_selection(&self) -> Option<Selection>;
+
+    /// A number that changes whenever [`open_buffers`](Self::open_buffers)
+    /// would answer differently, changed *after* the change is visible; `None`
+    /// (the default) when the port does not keep one. With it, and a
+    /// [`BufferStore::generation`], `getOpenEditors` answers unchanged tabs
+    /// from the bytes it serialized last time.
+    fn generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An immutable snapshot of one document.
@@ -146,6 +156,8 @@ impl Document {
 #[derive(Clone, Debug)]
 pub struct DocumentHandle {
     current: Arc<ArcSwap<Document>>,
+    /// The generation of the store the handle belongs to, bumped on publish.
+    store_generation: Option<Arc<AtomicU64>>,
 }
 
 impl DocumentHandle {
@@ -153,6 +165,22 @@ impl DocumentHandle {
     pub fn new(document: Document) -> Self {
         Self {
             current: Arc::new(ArcSwap::from_pointee(document)),
+            store_generation: None,
+        }
+    }
+
+    /// A handle that bumps `generation` after each publish (the
+    /// [`BufferStore::generation`] of the store that made it).
+    pub fn with_generation(document: Document, generation: Arc<AtomicU64>) -> Self {
+        Self {
+            store_generation: Some(generation),
+            ..Self::new(document)
+        }
+    }
+
+    fn published(&self) {
+        if let Some(generation) = &self.store_generation {
+            generation.fetch_add(1, Ordering::Release);
         }
     }
 
@@ -170,12 +198,14 @@ impl DocumentHandle {
     /// Publishes a new snapshot; readers that loaded the old one keep it.
     pub fn publish(&self, document: Document) {
         self.current.store(Arc::new(document));
+        self.published();
     }
 
     /// Publishes `change(current)`, retrying if another writer published in
     /// between (so concurrent updates are never lost).
     pub fn update(&self, mut change: impl FnMut(&Document) -> Document) {
         self.current.rcu(|current| change(current));
+        self.published();
     }
 }
 
@@ -195,6 +225,14 @@ pub trait BufferStore: Send + Sync {
         ids.iter()
             .map(|&id| self.handle_for(id).is_some_and(|h| h.is_dirty()))
             .collect()
+    }
+
+    /// A number that changes whenever a document or the set of documents
+    /// changes, changed *after* the change is visible; `None` (the default)
+    /// when the store does not keep one. Handles made with
+    /// [`DocumentHandle::with_generation`] bump it on every publish.
+    fn generation(&self) -> Option<u64> {
+        None
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ropey::Rope;
@@ -18,6 +19,8 @@ use crate::ports::{BufferId, BufferStore, Document, DocumentHandle};
 #[derive(Debug, Default)]
 pub struct MemoryBuffers {
     index: RwLock<Index>,
+    /// Bumped after every change, by the store and by its handles' publishes.
+    generation: Arc<AtomicU64>,
 }
 
 #[derive(Debug, Default)]
@@ -44,7 +47,7 @@ impl MemoryBuffers {
     /// id) and returns its handle.
     pub fn open(&self, id: BufferId, document: Document) -> DocumentHandle {
         let path = document.path.clone();
-        let handle = DocumentHandle::new(document);
+        let handle = DocumentHandle::with_generation(document, Arc::clone(&self.generation));
         let mut index = self.write();
         if let Some(old) = index.by_id.insert(id, handle.clone()) {
             forget_path(&mut index, id, &old);
@@ -52,6 +55,7 @@ impl MemoryBuffers {
         if let Some(path) = path {
             index.by_path.insert(path, id);
         }
+        self.generation.fetch_add(1, Ordering::Release);
         handle
     }
 
@@ -60,6 +64,7 @@ impl MemoryBuffers {
         let mut index = self.write();
         let handle = index.by_id.remove(&id)?;
         forget_path(&mut index, id, &handle);
+        self.generation.fetch_add(1, Ordering::Release);
         Some(handle)
     }
 
@@ -146,6 +151,10 @@ impl BufferStore for MemoryBuffers {
         ids.iter()
             .map(|id| index.by_id.get(id).is_some_and(DocumentHandle::is_dirty))
             .collect()
+    }
+
+    fn generation(&self) -> Option<u64> {
+        Some(self.generation.load(Ordering::Acquire))
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lsp_types::Position;
@@ -16,6 +17,34 @@ use crate::ports::{BufferId, EditorAccess, OpenBuffer, Selection};
 #[derive(Debug, Default)]
 pub struct MemoryEditor {
     state: Mutex<EditorState>,
+    /// Bumped after every change (see [`EditorAccess::generation`]).
+    generation: AtomicU64,
+}
+
+/// The state, locked for a change: the generation is bumped when the change
+/// is done (on drop, still under the lock).
+struct Changing<'a> {
+    state: MutexGuard<'a, EditorState>,
+    generation: &'a AtomicU64,
+}
+
+impl std::ops::Deref for Changing<'_> {
+    type Target = EditorState;
+    fn deref(&self) -> &EditorState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Changing<'_> {
+    fn deref_mut(&mut self) -> &mut EditorState {
+        &mut self.state
+    }
+}
+
+impl Drop for Changing<'_> {
+    fn drop(&mut self) {
+        self.generation.fetch_add(1, Ordering::Release);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -49,10 +78,17 @@ impl MemoryEditor {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn changing(&self) -> Changing<'_> {
+        Changing {
+            state: self.state(),
+            generation: &self.generation,
+        }
+    }
+
     /// Opens `buffer` as the last tab (or replaces the open buffer with its
     /// id, in place); it becomes active when `buffer.is_active` is set.
     pub fn open(&self, buffer: OpenBuffer) {
-        let mut state = self.state();
+        let mut state = self.changing();
         if buffer.is_active {
             state.active = Some(buffer.id);
         }
@@ -68,7 +104,7 @@ impl MemoryEditor {
     /// Closes buffer `id`; returns whether it was open. Closing the active
     /// buffer leaves no buffer active.
     pub fn close(&self, id: BufferId) -> bool {
-        let mut state = self.state();
+        let mut state = self.changing();
         let Some(at) = state.positions.remove(&id) else {
             return false;
         };
@@ -89,7 +125,7 @@ impl MemoryEditor {
     /// Makes buffer `id` the active one (`None`: no buffer has focus); returns
     /// `false`, changing nothing, when `id` is not open.
     pub fn set_active(&self, id: Option<BufferId>) -> bool {
-        let mut state = self.state();
+        let mut state = self.changing();
         if let Some(id) = id
             && state.get(id).is_none()
         {
@@ -102,7 +138,7 @@ impl MemoryEditor {
     /// Sets buffer `id`'s selection (in either order; a cursor when
     /// `start == end`) and makes it active; `false` when `id` is not open.
     pub fn set_selection(&self, id: BufferId, start: Position, end: Position) -> bool {
-        let mut state = self.state();
+        let mut state = self.changing();
         if state.get(id).is_none() {
             return false;
         }
@@ -113,7 +149,7 @@ impl MemoryEditor {
 
     /// Sets buffer `id`'s path (after "save as"); `false` when `id` is not open.
     pub fn set_path(&self, id: BufferId, path: Option<&Path>) -> bool {
-        let mut state = self.state();
+        let mut state = self.changing();
         match state.get_mut(id) {
             Some(buffer) => {
                 buffer.path = path.map(Arc::from);
@@ -125,6 +161,10 @@ impl MemoryEditor {
 }
 
 impl EditorAccess for MemoryEditor {
+    fn generation(&self) -> Option<u64> {
+        Some(self.generation.load(Ordering::Acquire))
+    }
+
     fn open_buffers(&self) -> Vec<OpenBuffer> {
         let state = self.state();
         state
