@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ide_mcp_runtime::result::write_json_text;
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, ReadContext};
+use ide_mcp_tools::{BufferId, DocumentHandle, ReadContext};
 use lsp_types::Position;
 
 #[derive(Parser, Debug)]
@@ -36,26 +36,30 @@ struct Cli {
     /// Alternating rounds (idle, loaded); medians are reported.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Reader threads (the first reads the selection, the others dirty flags).
+    #[arg(long, default_value_t = 2)]
+    readers: usize,
 }
 
 const PATH: &str = "/ws/src/main.rs";
 
-fn setup() -> (MemoryWorkspace, ReadContext) {
+fn setup() -> (MemoryWorkspace, DocumentHandle, ReadContext) {
     let ws = MemoryWorkspace::new();
     let mut text = String::new();
     for i in 0..2000 {
         let _ = writeln!(text, "    let value_{i} = compute({i}, \"ünï\");");
     }
-    ws.open(BufferId(1), Some(Path::new(PATH)), "rust", &text);
+    // The editor keeps the handle `open` gives and publishes through it.
+    let handle = ws.open(BufferId(1), Some(Path::new(PATH)), "rust", &text);
     ws.select(BufferId(1), Position::new(1000, 4), Position::new(1001, 10));
     let cx = ws.read_context().workspace_folder("/ws").build();
-    (ws, cx)
+    (ws, handle, cx)
 }
 
-/// Runs 2 readers for `duration`; returns their sorted latencies.
-fn read(cx: &ReadContext, duration: Duration) -> Vec<Duration> {
+/// Runs `readers` readers for `duration`; returns their sorted latencies.
+fn read(cx: &ReadContext, readers: usize, duration: Duration) -> Vec<Duration> {
     let stop = Arc::new(AtomicBool::new(false));
-    let readers: Vec<_> = (0..2)
+    let readers: Vec<_> = (0..readers)
         .map(|r| {
             let cx = cx.clone();
             let stop = Arc::clone(&stop);
@@ -92,11 +96,11 @@ fn read(cx: &ReadContext, duration: Duration) -> Vec<Duration> {
 
 /// Publishes snapshots, paced to `rate` per second (0 = as fast as possible),
 /// until `stop`; returns how many per second it managed.
-fn write(ws: &MemoryWorkspace, rate: u64, stop: &AtomicBool) -> f64 {
+fn write(handle: &DocumentHandle, rate: u64, stop: &AtomicBool) -> f64 {
     let begun = Instant::now();
     let mut published = 0_u64;
     while !stop.load(Ordering::Relaxed) {
-        ws.buffers.update(BufferId(1), |doc| {
+        handle.update(|doc| {
             let mut next = doc.clone();
             let at = (published as usize * 7) % 1000;
             next.text.insert(at, "x");
@@ -133,19 +137,19 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn main() {
     let cli = Cli::parse();
     let duration = Duration::from_secs_f64(cli.seconds);
-    let (ws, cx) = setup();
+    let (_ws, handle, cx) = setup();
     let (mut idle50, mut idle99, mut load50, mut load99) = (vec![], vec![], vec![], vec![]);
     let (mut rate_alone, mut rate_with) = (vec![], vec![]);
     let mut paced = vec![];
     for _ in 0..cli.rounds {
-        let idle = read(&cx, duration);
+        let idle = read(&cx, cli.readers, duration);
         idle50.push(quantile(&idle, 0.5));
         idle99.push(quantile(&idle, 0.99));
 
         let stop = AtomicBool::new(false);
         let (loaded, rate) = thread::scope(|s| {
-            let writer = s.spawn(|| write(&ws, cli.rate, &stop));
-            let loaded = read(&cx, duration);
+            let writer = s.spawn(|| write(&handle, cli.rate, &stop));
+            let loaded = read(&cx, cli.readers, duration);
             stop.store(true, Ordering::Relaxed);
             (loaded, writer.join().expect("writer"))
         });
@@ -155,15 +159,15 @@ fn main() {
 
         let stop = AtomicBool::new(false);
         rate_alone.push(thread::scope(|s| {
-            let writer = s.spawn(|| write(&ws, 0, &stop));
+            let writer = s.spawn(|| write(&handle, 0, &stop));
             thread::sleep(duration);
             stop.store(true, Ordering::Relaxed);
             writer.join().expect("writer")
         }));
         let stop = AtomicBool::new(false);
         rate_with.push(thread::scope(|s| {
-            let writer = s.spawn(|| write(&ws, 0, &stop));
-            let _ = read(&cx, duration);
+            let writer = s.spawn(|| write(&handle, 0, &stop));
+            let _ = read(&cx, cli.readers, duration);
             stop.store(true, Ordering::Relaxed);
             writer.join().expect("writer")
         }));
@@ -181,7 +185,8 @@ fn main() {
     );
     let (alone, with) = (median(rate_alone), median(rate_with));
     eprintln!(
-        "writer top rate: alone {alone:.0}/s, with 2 readers {with:.0}/s; ratio {:.2}",
+        "writer top rate: alone {alone:.0}/s, with {} readers {with:.0}/s; ratio {:.2}",
+        cli.readers,
         with / alone
     );
 }
