@@ -4,18 +4,12 @@
 //!
 //! `cargo bench -p ide-mcp-benches --bench dispatch`
 
-use std::borrow::Cow;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures_util::FutureExt as _;
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::Server;
 use ide_mcp_runtime::session::Session;
-use ide_mcp_runtime::{IntoToolResult, Server};
-use ide_mcp_tools::ReadContext;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// The five calls, as the `claude` CLI or another client sends them.
 pub const CALLS: [(&str, &str); 5] = [
@@ -31,64 +25,6 @@ fn request(tool: &str, args: &str) -> Vec<u8> {
         r#"{{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{{"progressToken":42}}}}}}"#
     )
     .into_bytes()
-}
-
-/// The baseline: what a careful hand-written server does for the same calls.
-fn baseline(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
-    #[derive(Deserialize)]
-    struct Request<'a> {
-        #[serde(borrow)]
-        id: &'a RawValue,
-        #[serde(borrow)]
-        method: Cow<'a, str>,
-        #[serde(borrow)]
-        params: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Call<'a> {
-        #[serde(borrow)]
-        name: Cow<'a, str>,
-        #[serde(borrow)]
-        arguments: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct UriArgs {
-        uri: Option<String>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct PathArgs {
-        file_path: String,
-    }
-    let request: Request = serde_json::from_slice(message).expect("valid request");
-    assert_eq!(request.method, "tools/call");
-    let call: Call =
-        serde_json::from_str(request.params.expect("params").get()).expect("call params");
-    let args = call.arguments.map_or("{}", RawValue::get);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(request.id.get().as_bytes());
-    out.extend_from_slice(br#","result":"#);
-    match &*call.name {
-        "getCurrentSelection" => write_json_text(out, &ide_mcp_tools::get_current_selection(cx)),
-        "getOpenEditors" => ide_mcp_tools::get_open_editors(cx).write_tool_result(out),
-        "getWorkspaceFolders" => write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx)),
-        "getDiagnostics" => {
-            let args: UriArgs = serde_json::from_str(args).expect("args");
-            ide_mcp_tools::get_diagnostics(cx, args.uri)
-                .now_or_never()
-                .expect("no check running")
-                .write_tool_result(out);
-        }
-        "checkDocumentDirty" => {
-            let args: PathArgs = serde_json::from_str(args).expect("args");
-            write_json_text(
-                out,
-                &ide_mcp_tools::check_document_dirty(cx, args.file_path),
-            );
-        }
-        other => panic!("unknown tool {other}"),
-    }
-    out.push(b'}');
 }
 
 fn bench(c: &mut Criterion) {
@@ -124,7 +60,7 @@ fn bench(c: &mut Criterion) {
         assert!(session.handle(&message, &mut out));
         let ours = out.clone();
         out.clear();
-        baseline(&cx, &message, &mut out);
+        ide_mcp_benches::baseline::dispatch(&cx, &message, &mut out);
         assert_eq!(
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&out),
@@ -141,7 +77,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(format!("{tool}/match"), |b| {
             b.iter(|| {
                 out.clear();
-                baseline(&cx, black_box(&message), &mut out);
+                ide_mcp_benches::baseline::dispatch(&cx, black_box(&message), &mut out);
                 black_box(out.len())
             });
         });

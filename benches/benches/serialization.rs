@@ -31,21 +31,6 @@ struct PlainDiagnostic {
     code: Option<String>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PlainTab {
-    uri: String,
-    is_active: bool,
-    label: String,
-    language_id: String,
-    is_dirty: bool,
-}
-
-#[derive(Serialize)]
-struct PlainTabs {
-    tabs: Vec<PlainTab>,
-}
-
 fn bench_diagnostics(c: &mut Criterion, count: usize) {
     let (ws, _cx) = synth::workspace(Size {
         editors: 1000,
@@ -108,21 +93,7 @@ fn bench_open_editors(c: &mut Criterion) {
         selection_bytes: 10,
     });
     let state = ide_mcp_tools::OpenEditorsState::read(&cx);
-    let value = serde_json::to_value(&state).unwrap();
-    let plain = PlainTabs {
-        tabs: value["tabs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| PlainTab {
-                uri: t["uri"].as_str().unwrap().to_owned(),
-                is_active: t["isActive"].as_bool().unwrap(),
-                label: t["label"].as_str().unwrap().to_owned(),
-                language_id: t["languageId"].as_str().unwrap().to_owned(),
-                is_dirty: t["isDirty"].as_bool().unwrap(),
-            })
-            .collect(),
-    };
+    let plain = ide_mcp_benches::baseline::plain_tabs(&state);
     let mut out = Vec::new();
     serde_json::to_writer(&mut out, &plain).unwrap();
     let plain_len = out.len();

@@ -26,7 +26,7 @@ fn main() {
         selection_bytes: 100,
     });
     let state = ide_mcp_tools::OpenEditorsState::read(&cx);
-    let plain = plain_tabs(&state);
+    let plain = ide_mcp_benches::baseline::plain_tabs(&state);
     let server = Server::builder("probe", "0")
         .state(cx.clone())
         .build()
@@ -47,8 +47,10 @@ fn main() {
             "folders" => {
                 session.handle(black_box(folders), &mut out);
             }
-            "folders-match" => baseline(&cx, black_box(folders), &mut out),
-            "dirty-match" => baseline(&cx, black_box(dirty), &mut out),
+            "folders-match" => {
+                ide_mcp_benches::baseline::dispatch(&cx, black_box(folders), &mut out)
+            }
+            "dirty-match" => ide_mcp_benches::baseline::dispatch(&cx, black_box(dirty), &mut out),
             "selection-direct" => {
                 write_json_text(&mut out, &ide_mcp_tools::get_current_selection(&cx));
             }
@@ -66,77 +68,4 @@ fn main() {
         }
         black_box(out.len());
     }
-}
-
-/// The hand-written dispatcher of `benches/dispatch.rs`, for these two tools.
-fn baseline(cx: &ide_mcp_tools::ReadContext, message: &[u8], out: &mut Vec<u8>) {
-    use std::borrow::Cow;
-
-    use serde::Deserialize;
-    use serde_json::value::RawValue;
-    #[derive(Deserialize)]
-    struct Request<'a> {
-        #[serde(borrow)]
-        id: &'a RawValue,
-        #[serde(borrow)]
-        method: Cow<'a, str>,
-        #[serde(borrow)]
-        params: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Call<'a> {
-        #[serde(borrow)]
-        name: Cow<'a, str>,
-        #[serde(borrow)]
-        arguments: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct PathArgs {
-        file_path: String,
-    }
-    let request: Request = serde_json::from_slice(message).expect("request");
-    assert_eq!(request.method, "tools/call");
-    let call: Call = serde_json::from_str(request.params.expect("params").get()).expect("call");
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(request.id.get().as_bytes());
-    out.extend_from_slice(br#","result":"#);
-    if call.name == "getWorkspaceFolders" {
-        write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx));
-    } else {
-        let args: PathArgs =
-            serde_json::from_str(call.arguments.map_or("{}", RawValue::get)).expect("args");
-        write_json_text(
-            out,
-            &ide_mcp_tools::check_document_dirty(cx, args.file_path),
-        );
-    }
-    out.push(b'}');
-}
-
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PlainTab {
-    uri: String,
-    is_active: bool,
-    label: String,
-    language_id: String,
-    is_dirty: bool,
-}
-
-/// The same tabs as plain structs (what `benches/serialization.rs` compares with).
-fn plain_tabs(state: &ide_mcp_tools::OpenEditorsState) -> Vec<PlainTab> {
-    let value = serde_json::to_value(state).expect("tabs");
-    value["tabs"]
-        .as_array()
-        .expect("tabs")
-        .iter()
-        .map(|t| PlainTab {
-            uri: t["uri"].as_str().expect("uri").to_owned(),
-            is_active: t["isActive"].as_bool().expect("active"),
-            label: t["label"].as_str().expect("label").to_owned(),
-            language_id: t["languageId"].as_str().expect("language").to_owned(),
-            is_dirty: t["isDirty"].as_bool().expect("dirty"),
-        })
-        .collect()
 }

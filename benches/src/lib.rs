@@ -4,5 +4,6 @@
 // Statistics turn counts into floats and back; the values are far below 2^52.
 #![allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
 
+pub mod baseline;
 pub mod client;
 pub mod synth;

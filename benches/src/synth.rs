@@ -131,3 +131,37 @@ pub fn diagnostic(i: usize, j: usize) -> Diagnostic {
         ..Diagnostic::default()
     }
 }
+
+/// The flags `bench-server` and `floor-server` share: transport and size.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Serve newline-delimited JSON-RPC on stdin/stdout.
+    #[arg(long, conflicts_with = "ws")]
+    pub stdio: bool,
+    /// Serve the IDE WebSocket on 127.0.0.1:PORT (no lockfile).
+    #[arg(long, requires = "token")]
+    pub ws: Option<u16>,
+    /// The auth token clients must send (at least 32 characters).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Open files `/ws/src/file{i}.rs`, the first one active.
+    #[arg(long, default_value_t = 1000)]
+    pub editors: usize,
+    /// Diagnostics, spread evenly over the files.
+    #[arg(long, default_value_t = 10_000)]
+    pub diagnostics: usize,
+    /// Bytes selected in the active file.
+    #[arg(long, default_value_t = 100)]
+    pub selection_bytes: usize,
+}
+
+impl ServerArgs {
+    /// The synthetic state's size.
+    pub fn size(&self) -> Size {
+        Size {
+            editors: self.editors,
+            diagnostics: self.diagnostics,
+            selection_bytes: self.selection_bytes,
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use clap::Parser;
 use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
-use ide_mcp_benches::synth::{self, Size};
+use ide_mcp_benches::synth::{self, ServerArgs};
 use ide_mcp_runtime::Server;
 use ide_mcp_runtime::session::Session;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
@@ -22,24 +22,8 @@ use tokio_tungstenite::tungstenite::{Bytes, Message};
 #[derive(Parser, Debug)]
 #[command(about = "Answer MCP requests with pre-built bytes (the benchmark's floor)")]
 struct Cli {
-    /// Serve on stdin/stdout.
-    #[arg(long, conflicts_with = "ws")]
-    stdio: bool,
-    /// Serve a WebSocket on 127.0.0.1:PORT.
-    #[arg(long, requires = "token")]
-    ws: Option<u16>,
-    /// The token clients must send.
-    #[arg(long)]
-    token: Option<String>,
-    /// As `bench-server`.
-    #[arg(long, default_value_t = 1000)]
-    editors: usize,
-    /// As `bench-server`.
-    #[arg(long, default_value_t = 10_000)]
-    diagnostics: usize,
-    /// As `bench-server`.
-    #[arg(long, default_value_t = 100)]
-    selection_bytes: usize,
+    #[command(flatten)]
+    server: ServerArgs,
 }
 
 /// A prepared answer: the bytes before and after the id.
@@ -109,11 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let (_ws, cx) = synth::workspace(Size {
-            editors: cli.editors,
-            diagnostics: cli.diagnostics,
-            selection_bytes: cli.selection_bytes,
-        });
+        let (_ws, cx) = synth::workspace(cli.server.size());
         let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
             .state(cx)
             .build()?;
@@ -121,15 +101,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             session: Session::new(server.clone()),
             answers: HashMap::new(),
         };
-        if let Some(port) = cli.ws {
-            let token = cli.token.clone().unwrap_or_default();
+        if let Some(port) = cli.server.ws {
+            let token = cli.server.token.clone().unwrap_or_default();
             let listener = TcpListener::bind(("127.0.0.1", port)).await?;
             loop {
                 let (stream, _) = listener.accept().await?;
                 stream.set_nodelay(true)?;
                 tokio::spawn(serve_ws(stream, token.clone(), floor()));
             }
-        } else if cli.stdio {
+        } else if cli.server.stdio {
             serve_stdio(floor()).await?;
         } else {
             return Err("give --stdio or --ws PORT --token T".into());
