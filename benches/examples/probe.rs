@@ -48,7 +48,7 @@ fn main() {
                 session.handle(black_box(folders), &mut out);
             }
             "folders-match" => {
-                ide_mcp_benches::baseline::dispatch(&cx, black_box(folders), &mut out)
+                ide_mcp_benches::baseline::dispatch(&cx, black_box(folders), &mut out);
             }
             "dirty-match" => ide_mcp_benches::baseline::dispatch(&cx, black_box(dirty), &mut out),
             "selection-direct" => {
