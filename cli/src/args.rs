@@ -77,7 +77,7 @@ pub struct CallArgs {
 pub enum DiagnosticsArg {
     /// `cargo check` in each workspace folder.
     Cargo,
-    /// None.
+    /// No diagnostics: `getDiagnostics` answers `[]`.
     None,
 }
 
