@@ -300,3 +300,36 @@ async fn flush<W: Wire>(wire: &mut W, out: &mut Outbox, limits: Limits) -> io::R
     out.clear();
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flush_of(out: &mut Outbox, bytes: usize) {
+        out.push(|buf| {
+            buf.resize(buf.len() + bytes, b' ');
+            true
+        });
+        out.clear();
+    }
+
+    #[test]
+    fn a_large_buffer_is_kept_while_large_answers_come_and_shrunk_after() {
+        let mut out = Outbox::new(None);
+        flush_of(&mut out, 3 << 20);
+        let grown = out.buf.capacity();
+        assert!(grown >= 3 << 20);
+        // Large answers keep coming: the buffer is reused as it is.
+        for _ in 0..100 {
+            flush_of(&mut out, 2 << 20);
+            assert_eq!(out.buf.capacity(), grown);
+        }
+        // Small ones only: kept for a while, then given back.
+        for _ in 1..SHRINK_AFTER {
+            flush_of(&mut out, 100);
+            assert_eq!(out.buf.capacity(), grown);
+        }
+        flush_of(&mut out, 100);
+        assert!(out.buf.capacity() <= KEEP_BUFFER, "{}", out.buf.capacity());
+    }
+}

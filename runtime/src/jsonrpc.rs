@@ -341,6 +341,37 @@ mod tests {
     }
 
     #[test]
+    fn messages_that_are_not_utf8_are_parse_errors() {
+        let r = parse(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}").unwrap_err();
+        assert_eq!(r.id, None);
+        assert_eq!(r.code, PARSE_ERROR);
+        assert_eq!(
+            r.message,
+            "invalid JSON: the message is not UTF-8 (at byte 35)"
+        );
+    }
+
+    #[test]
+    fn jsonrpc_and_method_of_other_types_are_named() {
+        assert_eq!(
+            rejected(r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#),
+            (
+                Some("1".into()),
+                INVALID_REQUEST,
+                r#"`jsonrpc` must be "2.0""#.into()
+            )
+        );
+        assert_eq!(
+            rejected(r#"{"jsonrpc":"2.0","id":1,"method":{"a":[1,{}]}}"#),
+            (
+                Some("1".into()),
+                INVALID_REQUEST,
+                "`method` must be a string".into()
+            )
+        );
+    }
+
+    #[test]
     fn requests_keep_raw_ids_and_params() {
         let Message::Request { id, method, params } =
             parse(br#"{"jsonrpc":"2.0","id":"a\"b","method":"x\u0079","params":{"k":[1]}}"#)
