@@ -57,6 +57,25 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A tool of your own reads the same ports by taking `&ReadContext` (this is
+//! the README's example, compiled here):
+//!
+//! ```
+//! use ide_mcp_runtime::mcp_tool;
+//! use ide_mcp_tools::ReadContext;
+//!
+//! /// Counts the lines of the document at `filePath` as the editor holds it
+//! /// (unsaved changes included); `null` when the file is not open.
+//! #[mcp_tool(read_only)]
+//! pub fn count_lines(cx: &ReadContext, file_path: String) -> Option<usize> {
+//!     let handle = cx.buffers()?.handle_for_path(file_path.as_ref())?;
+//!     Some(handle.snapshot().text.len_lines())
+//! }
+//!
+//! let registry = ide_mcp_runtime::Registry::global().unwrap();
+//! assert!(registry.get("countLines").is_some());
+//! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
 mod context;
