@@ -2,6 +2,8 @@
 //! (`tests/fixtures/diag-crate`), checked in a temporary copy with its own
 //! target directory.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,32 +19,10 @@ use lsp_types::{DiagnosticSeverity, NumberOrString, Position, Range};
 /// shared with other builds.
 const CHECK_DEADLINE: Duration = Duration::from_mins(3);
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diag-crate")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "target" || name == "Cargo.lock" {
-            continue;
-        }
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(name));
-        } else {
-            std::fs::copy(entry.path(), to.join(name)).unwrap();
-        }
-    }
-}
-
-/// A copy of the fixture in a temporary directory, and the engine's config
-/// for it with a target directory beside the copy (not watched).
 fn fixture_copy() -> (tempfile::TempDir, PathBuf, EngineConfig) {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().canonicalize().unwrap().join("ws");
-    copy_dir(&fixture(), &workspace);
+    common::copy_dir(&common::fixture(), &workspace);
     let mut config = EngineConfig::new(&workspace);
     config.check.target_dir = Some(dir.path().join("target"));
     (dir, workspace, config)

@@ -106,13 +106,7 @@ fn tools_lint_passes_and_lists_the_five_tools() {
     let sandbox = Sandbox::new();
     let output = run(&sandbox, &["tools", "--lint"]);
     let list: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let names: Vec<&str> = list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, TOOL_NAMES);
+    assert_eq!(common::tool_names(&list), TOOL_NAMES);
     assert!(String::from_utf8_lossy(&output.stderr).contains("0 violation"));
 }
 

@@ -9,7 +9,6 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{
@@ -158,24 +157,13 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
     assert_eq!(selection["params"]["filePath"], warns.as_str());
 
     let list = client.request("tools/list", json!({})).await;
-    let names: Vec<&str> = list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, TOOL_NAMES);
+    assert_eq!(common::tool_names(&list), TOOL_NAMES);
 
     read_tools_answer(&mut client, &sandbox).await;
     diagnostics_follow_the_disk(&mut client, &sandbox).await;
 
     // SIGTERM: a clean exit, the lockfile removed.
-    let status = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let status = server.wait_timeout(Duration::from_secs(20));
+    let status = server.terminate(Duration::from_secs(20));
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
     assert!(!lockfile.exists());
     assert!(
@@ -369,12 +357,7 @@ fn sigterm_during_a_check_kills_cargo_too() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let status = server.wait_timeout(Duration::from_secs(20));
+    let status = server.terminate(Duration::from_secs(20));
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
     let start = Instant::now();
     while !is_dead(cargo) {

@@ -40,10 +40,7 @@ impl Sandbox {
     pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap().join("ws");
-        copy_dir(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diag-crate"),
-            &ws,
-        );
+        copy_dir(&fixture(), &ws);
         Self { dir, ws }
     }
 
@@ -76,6 +73,22 @@ impl Sandbox {
     }
 }
 
+/// The committed diagnostics fixture (`tests/fixtures/diag-crate`).
+pub(crate) fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diag-crate")
+}
+
+/// The names in a `tools/list` result, in order.
+pub(crate) fn tool_names(list: &Value) -> Vec<&str> {
+    list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect()
+}
+
+/// Copies a fixture, leaving out `target/` and `Cargo.lock`.
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -117,6 +130,16 @@ impl Running {
 
     pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends SIGTERM and waits for the exit, at most `limit`.
+    pub(crate) fn terminate(&mut self, limit: Duration) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.wait_timeout(limit)
     }
 
     pub(crate) fn wait_timeout(&mut self, limit: Duration) -> ExitStatus {
