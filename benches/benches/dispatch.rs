@@ -8,8 +8,6 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::Server;
-use ide_mcp_runtime::session::Session;
 
 /// The five calls, as the `claude` CLI or another client sends them.
 pub const CALLS: [(&str, &str); 5] = [
@@ -37,20 +35,9 @@ fn bench(c: &mut Criterion) {
         diagnostics: 200,
         selection_bytes: 100,
     });
-    let server = Server::builder("bench", "0")
-        .state(cx.clone())
-        .build()
-        .unwrap();
-    let mut session = Session::new(server);
+    let server = synth::server(cx.clone()).unwrap();
+    let mut session = synth::initialized_session(server);
     let mut out = Vec::with_capacity(1 << 16);
-    session.handle(
-        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
-        &mut out,
-    );
-    session.handle(
-        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        &mut out,
-    );
 
     let mut group = c.benchmark_group("dispatch");
     for (tool, args) in CALLS {

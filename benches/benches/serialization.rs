@@ -9,9 +9,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::Server;
 use ide_mcp_runtime::result::write_json_text;
-use ide_mcp_runtime::session::Session;
 use ide_mcp_tools::{DiagnosticsQuery as _, all_diagnostics_result};
 use lsp_types::{NumberOrString, Range};
 use serde::Serialize;
@@ -98,15 +96,8 @@ fn bench_open_editors(c: &mut Criterion) {
     serde_json::to_writer(&mut out, &plain).unwrap();
     let plain_len = out.len();
 
-    let server = Server::builder("bench", "0")
-        .state(cx.clone())
-        .build()
-        .unwrap();
-    let mut session = Session::new(server);
-    session.handle(
-        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
-        &mut out,
-    );
+    let server = synth::server(cx.clone()).unwrap();
+    let mut session = synth::initialized_session(server);
     let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getOpenEditors","arguments":{}}}"#;
 
     let mut group = c.benchmark_group("getOpenEditors/10000");

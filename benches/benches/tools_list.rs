@@ -59,13 +59,7 @@ fn session(registry: Arc<Registry>) -> Session {
         .registry(registry)
         .build()
         .unwrap();
-    let mut session = Session::new(server);
-    let mut out = Vec::new();
-    session.handle(
-        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
-        &mut out,
-    );
-    session
+    synth::initialized_session(server)
 }
 
 fn bench(c: &mut Criterion) {

@@ -4,9 +4,7 @@
 use std::hint::black_box;
 
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::Server;
 use ide_mcp_runtime::result::write_json_text;
-use ide_mcp_runtime::session::Session;
 
 fn main() {
     let variant = std::env::args().nth(1).expect("variant");
@@ -27,16 +25,9 @@ fn main() {
     });
     let state = ide_mcp_tools::OpenEditorsState::read(&cx);
     let plain = ide_mcp_benches::baseline::plain_tabs(&state);
-    let server = Server::builder("probe", "0")
-        .state(cx.clone())
-        .build()
-        .expect("server");
-    let mut session = Session::new(server);
+    let server = synth::server(cx.clone()).expect("server");
+    let mut session = synth::initialized_session(server);
     let mut out = Vec::new();
-    session.handle(
-        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"p","version":"0"}}}"#,
-        &mut out,
-    );
     let folders = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{},"_meta":{"progressToken":42}}}"#;
     let dirty = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"checkDocumentDirty","arguments":{"filePath":"/ws/src/file3.rs"},"_meta":{"progressToken":42}}}"#;
     for _ in 0..n {

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use ide_mcp_runtime::session::Session;
+use ide_mcp_runtime::{BuildError, Server};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, ReadContext};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
@@ -164,4 +166,29 @@ impl ServerArgs {
             selection_bytes: self.selection_bytes,
         }
     }
+}
+
+/// The server the benchmarks run over `cx`. `bench-server` and
+/// `floor-server` both build this one, so their answers match byte for byte.
+pub fn server(cx: ReadContext) -> Result<Server, BuildError> {
+    Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
+        .state(cx)
+        .build()
+}
+
+/// A session of `server` past the MCP handshake (`initialize`, then
+/// `notifications/initialized`), for in-process benchmarks. Needs a tokio
+/// runtime entered.
+pub fn initialized_session(server: Server) -> Session {
+    let mut session = Session::new(server);
+    let mut out = Vec::new();
+    session.handle(
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
+        &mut out,
+    );
+    session.handle(
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &mut out,
+    );
+    session
 }

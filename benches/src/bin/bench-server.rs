@@ -8,7 +8,7 @@
 
 use clap::Parser;
 use ide_mcp_benches::synth::{self, ServerArgs};
-use ide_mcp_runtime::{Server, WsOptions};
+use ide_mcp_runtime::WsOptions;
 
 /// Where and how big.
 #[derive(Parser, Debug)]
@@ -25,9 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     runtime.block_on(async {
         let (_ws, cx) = synth::workspace(cli.server.size());
-        let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
-            .state(cx)
-            .build()?;
+        let server = synth::server(cx)?;
         if let Some(port) = cli.server.ws {
             let handle = server
                 .serve_ws(WsOptions {

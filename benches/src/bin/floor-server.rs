@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use clap::Parser;
 use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use ide_mcp_benches::synth::{self, ServerArgs};
-use ide_mcp_runtime::Server;
 use ide_mcp_runtime::session::Session;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::net::TcpListener;
@@ -94,9 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     runtime.block_on(async {
         let (_ws, cx) = synth::workspace(cli.server.size());
-        let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
-            .state(cx)
-            .build()?;
+        let server = synth::server(cx)?;
         let floor = || Floor {
             session: Session::new(server.clone()),
             answers: HashMap::new(),
