@@ -13,7 +13,7 @@ use std::fmt::Display;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::result::JsonStringWriter;
+use crate::result::write_display_escaped;
 
 /// Invalid JSON was received.
 pub const PARSE_ERROR: i32 = -32700;
@@ -315,19 +315,12 @@ pub fn write_result(out: &mut Vec<u8>, id: RequestId<'_>, result: &[u8]) {
 
 /// Appends `{"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":<message>}}`.
 pub fn write_error(out: &mut Vec<u8>, id: Option<RequestId<'_>>, code: i32, message: &dyn Display) {
-    use std::fmt::Write as _;
-    struct Escape<'a>(JsonStringWriter<'a>);
-    impl std::fmt::Write for Escape<'_> {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0.push_str(s);
-            Ok(())
-        }
-    }
+    use std::io::Write as _;
     write_id(out, id);
     out.extend_from_slice(br#","error":{"code":"#);
-    out.extend_from_slice(code.to_string().as_bytes());
+    let _ = write!(out, "{code}"); // into a `Vec`: cannot fail
     out.extend_from_slice(br#","message":""#);
-    let _ = write!(Escape(JsonStringWriter::new(out)), "{message}");
+    write_display_escaped(out, message);
     out.extend_from_slice(br#""}}"#);
 }
 

@@ -161,16 +161,11 @@ impl serde_json::ser::Formatter for InStringFormatter {
     }
 }
 
-fn write_display_escaped(out: &mut Vec<u8>, message: &dyn Display) {
+/// Appends `message` as the inside of a JSON string.
+pub(crate) fn write_display_escaped(out: &mut Vec<u8>, message: &dyn Display) {
     use std::fmt::Write as _;
-    struct Escape<'a>(JsonStringWriter<'a>);
-    impl std::fmt::Write for Escape<'_> {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0.push_str(s);
-            Ok(())
-        }
-    }
-    let _ = write!(Escape(JsonStringWriter::new(out)), "{message}");
+    // Writing to a `Vec` cannot fail; a failing `Display` leaves what it wrote.
+    let _ = write!(JsonStringWriter::new(out), "{message}");
 }
 
 /// An `io::Write` that appends what it is given to a buffer as the inside of a
@@ -223,6 +218,13 @@ impl<'a> JsonStringWriter<'a> {
             run = i + 1;
         }
         self.out.extend_from_slice(&bytes[run..]);
+    }
+}
+
+impl std::fmt::Write for JsonStringWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push_str(s);
+        Ok(())
     }
 }
 
