@@ -270,18 +270,6 @@ fn reject_unparsed<'a>(err: &serde_json::Error) -> Rejection<'a> {
     }
 }
 
-/// serde's message without its " at line 1 column 9": a position inside the
-/// params helps nobody (they were cut out of the message).
-pub(crate) fn params_error(err: &serde_json::Error) -> String {
-    let mut message = err.to_string();
-    if err.line() != 0
-        && let Some(at) = message.rfind(" at line ")
-    {
-        message.truncate(at);
-    }
-    message
-}
-
 /// At most 64 bytes of `text`, for error messages quoting client input.
 pub(crate) fn clip(text: &str) -> &str {
     let mut end = text.len().min(64);

@@ -122,24 +122,12 @@ pub const fn argument<T: Argument>() -> Arg<T> {
 /// Decodes `json`; on failure, the path inside the value (`""` at its root,
 /// `.start` or `[0]` below) and serde's message without its position.
 fn decode_value<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, (String, String)> {
-    // The common case first: valid arguments need no path tracking.
-    if let Ok(value) = serde_json::from_str(json) {
-        return Ok(value);
-    }
-    let de = &mut serde_json::Deserializer::from_str(json);
-    serde_path_to_error::deserialize(de).map_err(|err| {
-        let path = match err.path().to_string() {
-            root if root == "." => String::new(),
-            index if index.starts_with('[') => index,
+    crate::args::decode(json).map_err(|err| {
+        let path = match err.path() {
+            index if index.is_empty() || index.starts_with('[') => index.to_owned(),
             field => format!(".{field}"),
         };
-        let inner = err.into_inner();
-        let message = inner.to_string();
-        let message = match message.rfind(" at line ") {
-            Some(at) if inner.line() != 0 => message[..at].to_owned(),
-            _ => message,
-        };
-        (path, message)
+        (path, err.message().to_owned())
     })
 }
 

@@ -218,7 +218,7 @@ impl Session {
                     INVALID_PARAMS,
                     &format_args!(
                         "invalid `initialize` params: {}",
-                        jsonrpc::params_error(&err)
+                        crate::args::without_position(&err)
                     ),
                 );
                 return true;
@@ -285,7 +285,7 @@ impl Session {
                     INVALID_PARAMS,
                     &format_args!(
                         "invalid `tools/call` params: {}",
-                        jsonrpc::params_error(&err)
+                        crate::args::without_position(&err)
                     ),
                 );
                 return true;
