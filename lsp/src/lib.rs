@@ -27,3 +27,8 @@
 
 pub mod framing;
 pub mod mirror;
+pub mod observer;
+pub mod workspace;
+
+pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};
+pub use workspace::{EditorInfo, LspWorkspace, StreamId, WorkspaceEvent};

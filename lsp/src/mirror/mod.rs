@@ -154,11 +154,8 @@ pub fn char_to_position_in(text: &Rope, char_idx: usize, encoding: PositionEncod
 }
 
 /// `position`, counted in `encoding`, as the UTF-16 position the tools
-/// speak (clamped to `text`).
+/// speak, clamped to `text` (in every encoding, UTF-16 included).
 pub fn to_utf16(text: &Rope, position: Position, encoding: PositionEncoding) -> Position {
-    if encoding == PositionEncoding::Utf16 {
-        return position;
-    }
     char_to_position(text, position_to_char(text, position, encoding).value)
 }
 
