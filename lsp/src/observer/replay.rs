@@ -6,7 +6,8 @@
 //! save support), a `didOpen` per document with its current text and
 //! version (in tab order), an empty `didChange` for each dirty one, the
 //! server's last diagnostics per file, and the active document's selection
-//! (a private `$/ide-mcp/selection` notification, which the observer swallows).
+//! (a private `$/ide-mcp/selection` notification, which the observer swallows;
+//! every stream's replay carries it, so the one replayed last restores it).
 
 use std::path::Path;
 
@@ -80,15 +81,15 @@ impl Observer {
             }
         }
         self.replay_diagnostics(&mut out);
+        // The workspace's selection, whichever stream's document it is in:
+        // the stream replayed last restores it.
         if let Some(selection) = self.ws.active_selection()
-            && let Some((uri, _)) = ordered
-                .iter()
-                .find(|(_, d)| d.path.is_some() && d.path == selection.path)
+            && let Some(path) = &selection.path
         {
             out.push(Replayed::FromClient(body(&json!({
                 "jsonrpc": "2.0",
                 "method": REPLAY_SELECTION,
-                "params": {"uri": uri, "range": {"start": selection.start, "end": selection.end}},
+                "params": {"uri": file_uri(path), "range": {"start": selection.start, "end": selection.end}},
             }))));
         }
         out
