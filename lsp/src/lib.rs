@@ -26,3 +26,4 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
 pub mod framing;
+pub mod proxy;
