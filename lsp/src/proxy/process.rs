@@ -18,6 +18,10 @@ use super::pump::{self, PumpEvent};
 use super::sink::Sink;
 use super::tap::Tap;
 
+/// How long the server's last output may take to reach the editor once the
+/// server has exited.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
+
 /// How long the IDE's WebSocket may take to close when the proxy ends.
 const SERVE_SHUTDOWN: Duration = Duration::from_secs(3);
 
@@ -74,6 +78,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         stop: stopped,
     };
     let coordination = tokio::spawn(coordinate(coordinator, editor_info));
+    let mut output_ended = false;
     let status = loop {
         tokio::select! {
             status = child.wait() => break status?,
@@ -82,7 +87,8 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
                     break wait_or_kill(&mut child, EXIT_GRACE).await?;
                 }
                 // The exit status follows.
-                Some(PumpEvent::ServerEnded) | None => {}
+                Some(PumpEvent::ServerEnded) => output_ended = true,
+                None => {}
             },
             () = terminated() => {
                 tracing::info!("signal received; ending the server");
@@ -92,6 +98,18 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         }
     };
     tracing::info!(%status, "the language server ended");
+    // Its last bytes reach the editor before the proxy ends (unless a
+    // descendant of the server keeps its output open).
+    if !output_ended {
+        let drained = async {
+            while let Some(event) = events.recv().await {
+                if event == PumpEvent::ServerEnded {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
+    }
     stop.send_replace(true);
     if tokio::time::timeout(SERVE_SHUTDOWN, coordination)
         .await

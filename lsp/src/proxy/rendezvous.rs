@@ -13,7 +13,7 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -45,13 +45,14 @@ pub enum Role {
     Follower(UnixStream),
 }
 
-/// The lock and the listening socket of a leader; dropping it removes the
-/// socket file and releases the lock.
+/// The lock and the listening socket of a leader; dropping it removes both
+/// files and releases the lock.
 #[derive(Debug)]
 pub struct Leadership {
     _lock: File,
     listener: UnixListener,
     socket: PathBuf,
+    lock_path: PathBuf,
 }
 
 impl Leadership {
@@ -63,8 +64,11 @@ impl Leadership {
 
 impl Drop for Leadership {
     fn drop(&mut self) {
-        // Still ours: the lock is released only after this.
+        // Still ours: the lock is released only after this. A proxy that
+        // opened the lock file before it was removed finds, once it holds
+        // the lock, that the path no longer names that file, and retries.
         let _ = std::fs::remove_file(&self.socket);
+        let _ = std::fs::remove_file(&self.lock_path);
     }
 }
 
@@ -118,10 +122,15 @@ impl Rendezvous {
             .mode(0o600)
             .open(&self.lock)?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(file)),
-            Err(TryLockError::WouldBlock) => Ok(None),
-            Err(TryLockError::Error(error)) => Err(error),
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(error)) => return Err(error),
         }
+        // The leader before us may have removed the file between our open
+        // and our lock: then this lock guards nothing.
+        let same = std::fs::metadata(&self.lock)
+            .is_ok_and(|now| file.metadata().is_ok_and(|held| held.ino() == now.ino()));
+        Ok(same.then_some(file))
     }
 
     fn try_lead(&self) -> io::Result<Option<Leadership>> {
@@ -139,6 +148,7 @@ impl Rendezvous {
             _lock: lock,
             listener,
             socket: self.socket.clone(),
+            lock_path: self.lock.clone(),
         }))
     }
 }
@@ -166,9 +176,15 @@ mod tests {
             panic!("the second proxy must follow")
         };
         drop(leader);
-        let Role::Leader(_next) = meet.elect().await.unwrap() else {
+        let Role::Leader(next) = meet.elect().await.unwrap() else {
             panic!("with the leader gone, the next proxy must lead")
         };
+        drop(next);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "files left behind"
+        );
     }
 
     #[tokio::test]
