@@ -26,4 +26,10 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
 pub mod framing;
+pub mod mirror;
+pub mod observer;
 pub mod proxy;
+pub mod workspace;
+
+pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};
+pub use workspace::{EditorInfo, LspWorkspace, StreamId, WorkspaceEvent};
