@@ -28,6 +28,7 @@
 pub mod framing;
 pub mod mirror;
 pub mod observer;
+pub mod proxy;
 pub mod workspace;
 
 pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};
