@@ -47,6 +47,7 @@ pub use session::{PROTOCOL_VERSIONS, Session};
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::memory::MemoryClient;
+pub use transport::wire::{Limits, Outbox, Recv, Wire};
 pub use transport::ws::{WsOptions, WsServerHandle};
 
 /// Keeps a tool crate linked into this binary.

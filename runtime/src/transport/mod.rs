@@ -4,6 +4,7 @@
 pub mod memory;
 pub mod stdio;
 pub mod upgrade;
+pub mod wire;
 pub mod ws;
 
 /// The largest message accepted: a WebSocket message or frame, or a stdio line.
