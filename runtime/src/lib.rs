@@ -18,6 +18,7 @@
 mod args;
 mod connection;
 pub mod context;
+pub mod discovery;
 mod dispatch;
 pub mod jsonrpc;
 pub mod lint;
@@ -47,6 +48,7 @@ pub use session::{PROTOCOL_VERSIONS, Session};
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::memory::MemoryClient;
+pub use transport::websocket::{Upgrader, WsWire};
 pub use transport::wire::{Limits, Outbox, Recv, Wire};
 pub use transport::ws::{WsOptions, WsServerHandle};
 

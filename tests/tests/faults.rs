@@ -519,10 +519,19 @@ async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
     for _ in 0..8 {
         clients.push(initialized(&handle).await);
     }
+    // Token holders beyond the maximum: each gets a complete 503.
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         X-Claude-Code-Ide-Authorization: {}\r\n\r\n",
+        handle.auth_token()
+    );
     let flood: Vec<_> = (0..200)
         .map(|_| {
+            let request = request.clone();
             tokio::spawn(async move {
                 let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+                stream.write_all(request.as_bytes()).await.unwrap();
                 let mut response = Vec::new();
                 let _ = tokio::time::timeout(WAIT, stream.read_to_end(&mut response)).await;
                 String::from_utf8_lossy(&response).into_owned()
@@ -533,7 +542,9 @@ async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
     for task in flood {
         let response = task.await.unwrap();
         assert!(
-            response.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            response.starts_with("HTTP/1.1 503 Service Unavailable\r\n")
+                && response
+                    .ends_with("\r\n\r\ntoo many connections; try again when one has closed\n"),
             "{response:?}"
         );
         refused += 1;
