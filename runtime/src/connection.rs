@@ -16,6 +16,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use tokio::sync::{mpsc, watch};
 
+use crate::dispatch::CancelReason;
 #[cfg(doc)]
 use crate::dispatch::MAX_IN_FLIGHT;
 use crate::notify::NotificationBytes;
@@ -65,7 +66,7 @@ pub(crate) async fn run<W: Wire>(
         while let Some(event) = next.take() {
             match event {
                 Event::Shutdown => {
-                    cancel_all(&mut session, &mut out, "the server is shutting down");
+                    cancel_all(&mut session, &mut out, CancelReason::Shutdown);
                     let _ = flush(&mut wire, &mut out, limits).await;
                     wire.close().await;
                     return Ok(());
@@ -124,7 +125,7 @@ async fn stopped(shutdown: &mut Option<watch::Receiver<bool>>) {
 }
 
 /// Answers every call still running with a cancellation error.
-fn cancel_all(session: &mut Session, out: &mut Outbox, reason: &str) {
+fn cancel_all(session: &mut Session, out: &mut Outbox, reason: CancelReason) {
     loop {
         let start = out.buf.len();
         if !session.cancel_next(&mut out.buf, reason) {
@@ -149,10 +150,10 @@ async fn drain<W: Wire>(
         let start = out.buf.len();
         tokio::select! {
             () = stopped(shutdown) => {
-                cancel_all(session, out, "the server is shutting down");
+                cancel_all(session, out, CancelReason::Shutdown);
             }
             () = &mut deadline => {
-                cancel_all(session, out, "the input ended and the call did not finish in time");
+                cancel_all(session, out, CancelReason::InputEnded);
             }
             () = session.complete(&mut out.buf) => out.record(start),
         }

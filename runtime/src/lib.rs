@@ -38,7 +38,7 @@ pub mod __private;
 
 pub use args::ArgsError;
 pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
-pub use dispatch::MAX_IN_FLIGHT;
+pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
 pub use ide_mcp_macros::mcp_tool;
 pub use notify::Notifier;
 pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};

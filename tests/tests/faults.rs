@@ -276,9 +276,11 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
     }
     // The connection is full, yet still reads: one more call of a hanging
     // tool is refused at once, a ping and an inline tool are answered.
-    let (code, text) = error_of(&ask(&mut client, &call(1000, "hang", "{}")).await);
-    assert_eq!(code, -32603);
-    assert!(text.contains("too many requests in flight"), "{text}");
+    let refused = ask(&mut client, &call(1000, "hang", "{}")).await;
+    assert_eq!(
+        refused,
+        r#"{"jsonrpc":"2.0","id":1000,"error":{"code":-32030,"message":"too many requests in flight on this connection (64); wait for answers or cancel some, then call `hang` again","data":{"reason":"tooManyRequestsInFlight","limit":64}}}"#
+    );
     assert_alive(&mut client, 1001).await;
     let tabs = json(&ask(&mut client, &call(1002, "getOpenEditors", "{}")).await);
     assert!(tabs["result"]["content"][0]["text"].is_string());
@@ -300,10 +302,15 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
     let shutdown = tokio::spawn(handle.shutdown());
     let mut answered = Vec::new();
     for _ in 0..limit {
-        let (code, text) = error_of(&recv(&mut client).await);
-        assert_eq!(code, -32603);
-        assert!(text.contains("shutting down"), "{text}");
-        answered.push(text);
+        let answer = recv(&mut client).await;
+        let id = json(&answer)["id"].as_u64().unwrap();
+        assert_eq!(
+            answer,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32031,"message":"`hang` was cancelled: the server is shutting down","data":{{"reason":"shutdown"}}}}}}"#
+            )
+        );
+        answered.push(id);
     }
     assert_eq!(close_code(&mut client).await, Some(CloseCode::Away));
     tokio::time::timeout(WAIT, shutdown).await.unwrap().unwrap();
@@ -327,9 +334,10 @@ async fn calls_still_running_when_stdio_input_ends_are_answered_within_a_bound()
     assert!(started.elapsed() < Duration::from_secs(8));
     assert_eq!(rest.len(), 2, "{rest:?}");
     assert_eq!(json(&rest[0])["id"], 2);
-    let (code, text) = error_of(&rest[1]);
-    assert_eq!((code, json(&rest[1])["id"].as_u64()), (-32603, Some(1)));
-    assert!(text.contains("did not finish in time"), "{text}");
+    assert_eq!(
+        rest[1],
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32031,"message":"`hang` was cancelled: the input ended and the call did not finish in time","data":{"reason":"inputEnded"}}}"#
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -676,8 +684,9 @@ async fn signal_with_calls_in_flight(signal: &str) {
     for _ in 0..2 {
         let answer = recv(&mut client).await;
         let (code, text) = error_of(&answer);
-        assert_eq!(code, -32603);
+        assert_eq!(code, -32031);
         assert!(text.contains("shutting down"), "{text}");
+        assert_eq!(json(&answer)["error"]["data"]["reason"], "shutdown");
         ids.push(json(&answer)["id"].as_u64().unwrap());
     }
     ids.sort_unstable();
