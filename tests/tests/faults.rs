@@ -579,30 +579,11 @@ async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
     }
 }
 
-/// The child side of the process tests: serves the fault tools from the
-/// config directory in `IDE_MCP_FAULTS_CHILD` until a signal.
-#[tokio::test]
-async fn child_server() {
-    let Some(dir) = std::env::var_os("IDE_MCP_FAULTS_CHILD") else {
-        return;
-    };
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
-    let handle = server
-        .serve_ws(WsOptions {
-            config_dir: Some(PathBuf::from(dir)),
-            workspace_folders: vec!["/ws".to_owned()],
-            ..WsOptions::default()
-        })
-        .await
-        .unwrap();
-    handle.run_until_signal().await.unwrap();
-}
-
-/// Starts [`child_server`] in a child process and waits for its lockfile.
+/// Starts `src/bin/signal_server.rs` (the five tools, `hang` and `slow`)
+/// in a child process and waits for its lockfile.
 async fn spawn_child(dir: &Path) -> (tokio::process::Child, PathBuf, u16, String) {
-    let child = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_server", "--test-threads=1", "--quiet"])
-        .env("IDE_MCP_FAULTS_CHILD", dir)
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_signal_server"))
+        .arg(dir)
         .stdout(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
@@ -715,4 +696,25 @@ async fn sigterm_answers_in_flight_calls_and_removes_the_lockfile() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_answers_in_flight_calls_and_removes_the_lockfile() {
     signal_with_calls_in_flight("INT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_nothing_running_exits_cleanly_and_removes_the_lockfile() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, lockfile, port, _token) = spawn_child(dir.path()).await;
+    let content: ide_mcp_runtime::lockfile::LockfileContent =
+        serde_json::from_slice(&std::fs::read(&lockfile).unwrap()).unwrap();
+    assert_eq!(content.pid, child.id().unwrap());
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &content.pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    assert!(!lockfile.exists());
+    assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err());
 }
