@@ -39,7 +39,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         tracing::info!(folders = ?headless.folders, "serving MCP on stdio");
         tokio::select! {
             result = server.serve_stdio() => result?,
-            result = shutdown_signal() => result?,
+            result = ide_mcp_runtime::shutdown_signal() => result?,
         }
         return Ok(());
     }
@@ -74,18 +74,6 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     // Not a log line: what a person starting the server needs to read.
     eprintln!("{banner}");
     handle.run_until_signal().await?;
-    Ok(())
-}
-
-/// Resolves at SIGINT or SIGTERM.
-async fn shutdown_signal() -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result?,
-        _ = term.recv() => {}
-    }
-    tracing::info!("signal received; shutting down");
     Ok(())
 }
 
