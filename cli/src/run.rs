@@ -29,7 +29,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     let headless = Headless::new(&args.state.options())?;
     let server = server(&headless)?;
     // The CLI learns the selection only from `selection_changed`: with
-    // `--select`, send it to every client that connects.
+    // `--select`, every client that connects receives it.
     let _selection = args
         .state
         .select
@@ -77,25 +77,16 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Sends `selection_changed` whenever a new client has subscribed, until the
-/// runtime shuts down.
-fn announce_selection(server: &Server, headless: &Headless) -> tokio::task::JoinHandle<()> {
+/// Publishes the selection given with `--select`: kept as the notifier's
+/// latest `selection_changed`, which every client that connects receives
+/// (see `SelectionPublisher`). The publisher lives as long as the server.
+fn announce_selection(server: &Server, headless: &Headless) -> ide_mcp_tools::SelectionPublisher {
     let publisher = ide_mcp_tools::SelectionPublisher::spawn(
         server.notifier().clone(),
         headless.context.clone(),
     );
-    let notifier = server.notifier().clone();
-    tokio::spawn(async move {
-        let mut clients = 0;
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            let now = notifier.client_count();
-            if now > clients {
-                publisher.selection_changed();
-            }
-            clients = now;
-        }
-    })
+    publisher.selection_changed();
+    publisher
 }
 
 /// `ide-mcp tools`: prints the `tools/list` result; with `--lint`, reports

@@ -11,15 +11,17 @@
 //! error saying it was cancelled: no request goes unanswered.
 
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Sleep;
 
 use crate::dispatch::CancelReason;
 #[cfg(doc)]
 use crate::dispatch::MAX_IN_FLIGHT;
-use crate::notify::NotificationBytes;
+use crate::notify::{NotificationBytes, REPLAY_DELAY};
 use crate::server::Server;
 use crate::session::Session;
 pub(crate) use crate::transport::wire::{Limits, Outbox, Recv, Wire};
@@ -37,6 +39,8 @@ enum Event {
     /// A finished call's response was appended to the buffer from this offset.
     Completed(usize),
     Notification(Option<NotificationBytes>),
+    /// Time to send the latest states once more.
+    Replay,
     Shutdown,
 }
 
@@ -52,6 +56,10 @@ pub(crate) async fn run<W: Wire>(
     let mut out = Outbox::new(W::TERMINATOR);
     let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
     let mut subscribed = false;
+    // The latest states (the selection) are replayed to this client at its
+    // `ide_connected` and once more `REPLAY_DELAY` after it subscribed.
+    let mut replay: Option<Pin<Box<Sleep>>> = None;
+    let mut replayed_when_ready = false;
     loop {
         let mark = out.buf.len();
         let event = tokio::select! {
@@ -59,6 +67,7 @@ pub(crate) async fn run<W: Wire>(
             () = stopped(&mut shutdown) => Event::Shutdown,
             () = session.complete(&mut out.buf) => Event::Completed(mark),
             note = next_note(&mut notes) => Event::Notification(note),
+            () = replay_due(&mut replay) => Event::Replay,
             recv = wire.recv() => Event::Recv(recv),
         };
         let mut taken = 1;
@@ -94,10 +103,19 @@ pub(crate) async fn run<W: Wire>(
                     true
                 }),
                 Event::Notification(None) => notes = None,
+                Event::Replay => {
+                    replay = None;
+                    push_latest(&server, &mut out);
+                }
             }
             if !subscribed && session.is_initialized() {
                 subscribed = true;
                 notes = Some(server.notifier().subscribe());
+                replay = Some(Box::pin(tokio::time::sleep(REPLAY_DELAY)));
+            }
+            if subscribed && !replayed_when_ready && session.is_ide_connected() {
+                replayed_when_ready = true;
+                push_latest(&server, &mut out);
             }
             // Take whatever else is ready without waiting, up to a batch.
             if taken < MAX_BATCH {
@@ -113,6 +131,23 @@ pub(crate) async fn run<W: Wire>(
             }
         }
         flush(&mut wire, &mut out, limits).await?;
+    }
+}
+
+/// Appends the notifier's latest states to `out`.
+fn push_latest(server: &Server, out: &mut Outbox) {
+    for bytes in server.notifier().latest() {
+        out.push(|buf| {
+            buf.extend_from_slice(&bytes);
+            true
+        });
+    }
+}
+
+async fn replay_due(replay: &mut Option<Pin<Box<Sleep>>>) {
+    match replay {
+        Some(sleep) => sleep.as_mut().await,
+        None => std::future::pending().await,
     }
 }
 
