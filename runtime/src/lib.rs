@@ -48,6 +48,7 @@ pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
 pub use session::{PROTOCOL_VERSIONS, Session};
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
+pub use transport::http::{HttpOptions, HttpServerHandle, HttpStats};
 pub use transport::memory::MemoryClient;
 pub use transport::ws::{WsOptions, WsServerHandle};
 
