@@ -28,6 +28,15 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Run one tool in-process and print its result.
     Call(CallArgs),
+    /// Sit between an editor and its language server (configure the editor
+    /// to run `ide-mcp lsp-proxy -- SERVER ARGS...` instead of the server)
+    /// and serve the editor's open files, dirty state, selection and
+    /// diagnostics to Claude Code as an IDE.
+    LspProxy(crate::proxy::LspProxyArgs),
+    /// A trivial language server that echoes requests (for the proxy's
+    /// tests and benchmarks).
+    #[command(hide = true)]
+    LspEcho(crate::lsp_echo::LspEchoArgs),
 }
 
 /// `ide-mcp serve`.
@@ -52,6 +61,19 @@ pub struct ServeArgs {
     /// take one of these places.
     #[arg(long, default_value_t = ide_mcp_runtime::transport::ws::MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
+    /// Also serve MCP's Streamable HTTP transport on 127.0.0.1 at `/mcp`
+    /// (default port: an ephemeral one), for `claude mcp add --transport
+    /// http` and other MCP clients: the same tools and state as the IDE
+    /// WebSocket. Prints the `claude mcp add` line to use.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "0", conflicts_with = "stdio")]
+    pub http: Option<u16>,
+    /// A file holding the HTTP bearer token (at least 32 printable characters;
+    /// default: a fresh random token per run).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub http_token_file: Option<PathBuf>,
+    /// Serve HTTP only: no IDE WebSocket and no lockfile.
+    #[arg(long, requires = "http")]
+    pub no_ide: bool,
 }
 
 /// `ide-mcp tools`.
@@ -165,5 +187,55 @@ mod tests {
         assert_eq!(options.diagnostics_wait, Duration::from_millis(300));
         assert_eq!(options.select.unwrap().end, (4, 5));
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
+    }
+
+    #[test]
+    fn http_flags_parse() {
+        let serve =
+            |args: &[&str]| match Cli::try_parse_from([&["ide-mcp", "serve"], args].concat()) {
+                Ok(Cli {
+                    command: Command::Serve(serve),
+                }) => Ok((serve.http, serve.no_ide, serve.http_token_file)),
+                Ok(_) => panic!("not serve"),
+                Err(err) => Err(err.kind()),
+            };
+        assert_eq!(serve(&[]), Ok((None, false, None)));
+        assert_eq!(serve(&["--http"]), Ok((Some(0), false, None)));
+        assert_eq!(
+            serve(&["--http", "8123", "--no-ide"]),
+            Ok((Some(8123), true, None))
+        );
+        assert_eq!(
+            serve(&["--http", "--http-token-file", "t"]),
+            Ok((Some(0), false, Some(PathBuf::from("t"))))
+        );
+        assert!(serve(&["--no-ide"]).is_err());
+        assert!(serve(&["--http-token-file", "t"]).is_err());
+        assert!(serve(&["--http", "--stdio"]).is_err());
+    }
+
+    #[test]
+    fn lsp_proxy_takes_the_server_after_two_dashes() {
+        let cli = Cli::try_parse_from([
+            "ide-mcp",
+            "lsp-proxy",
+            "--ide-name",
+            "Helix",
+            "--workspace",
+            "/w",
+            "--",
+            "clangd",
+            "--log=verbose",
+        ])
+        .unwrap();
+        let Command::LspProxy(proxy) = cli.command else {
+            panic!("not lsp-proxy")
+        };
+        let options = proxy.options();
+        assert_eq!(options.server, "clangd");
+        assert_eq!(options.args, ["--log=verbose"]);
+        assert_eq!(options.ide_name.as_deref(), Some("Helix"));
+        assert_eq!(options.workspaces, [std::path::PathBuf::from("/w")]);
+        assert!(Cli::try_parse_from(["ide-mcp", "lsp-proxy"]).is_err());
     }
 }

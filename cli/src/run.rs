@@ -4,7 +4,7 @@ use std::error::Error;
 use std::io::Write;
 
 use ide_mcp_runtime::lint::lint_registry;
-use ide_mcp_runtime::{Registry, Server, WsOptions};
+use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, WsOptions};
 use serde_json::{Value, json};
 
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
@@ -43,6 +43,17 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         }
         return Ok(());
     }
+    let http = match args.http {
+        Some(port) => Some(serve_http(&server, port, args).await?),
+        None => None,
+    };
+    if args.no_ide {
+        ide_mcp_runtime::shutdown_signal().await?;
+        if let Some(http) = http {
+            http.shutdown().await;
+        }
+        return Ok(());
+    }
     let options = WsOptions {
         port: args.port,
         workspace_folders: headless
@@ -74,7 +85,44 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     // Not a log line: what a person starting the server needs to read.
     eprintln!("{banner}");
     handle.run_until_signal().await?;
+    if let Some(http) = http {
+        http.shutdown().await;
+    }
     Ok(())
+}
+
+/// Starts Streamable HTTP and prints the `claude mcp add` line that uses it.
+async fn serve_http(
+    server: &Server,
+    port: u16,
+    args: &ServeArgs,
+) -> Result<HttpServerHandle, BoxError> {
+    let auth_token = match &args.http_token_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|err| {
+                    format!("cannot read the HTTP token file {}: {err}", path.display())
+                })?
+                .trim()
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let handle = server
+        .serve_http(HttpOptions {
+            port: (port != 0).then_some(port),
+            auth_token,
+            ..HttpOptions::default()
+        })
+        .await?;
+    // Not a log line: what a person starting the server needs to read.
+    eprintln!(
+        "ide-mcp: serving MCP over HTTP on {}\n\
+         ide-mcp: add it to Claude Code with:\n  {}",
+        handle.url(),
+        handle.claude_mcp_add("ide-mcp")
+    );
+    Ok(handle)
 }
 
 /// Publishes the selection given with `--select`: kept as the notifier's

@@ -69,6 +69,8 @@ struct Slot {
     id: String,
     generation: u32,
     busy: bool,
+    /// A 2026-07-28 call: its result carries `resultType`.
+    stateless: bool,
     tool: &'static str,
     started: Instant,
     abort: Option<AbortHandle>,
@@ -98,7 +100,7 @@ impl InFlight {
         self.busy
     }
 
-    fn claim(&mut self, id: RequestId<'_>, tool: &'static str) -> (u32, u32) {
+    fn claim(&mut self, id: RequestId<'_>, tool: &'static str, stateless: bool) -> (u32, u32) {
         let index = if let Some(i) = self.slots.iter().position(|s| !s.busy) {
             i
         } else {
@@ -106,6 +108,7 @@ impl InFlight {
                 id: String::new(),
                 generation: 0,
                 busy: false,
+                stateless,
                 tool,
                 started: Instant::now(),
                 abort: None,
@@ -116,6 +119,7 @@ impl InFlight {
         slot.id.clear();
         slot.id.push_str(id.as_json());
         slot.busy = true;
+        slot.stateless = stateless;
         slot.tool = tool;
         slot.started = Instant::now();
         slot.abort = None;
@@ -196,7 +200,7 @@ impl InFlight {
         }
         let id = RequestId::from_json(&slot.id);
         match done.outcome {
-            Ok(result) => write_tool_result(out, id, slot.tool, &result),
+            Ok(result) => write_tool_result(out, id, slot.tool, &result, slot.stateless),
             Err(panic) => write_panic(out, id, slot.tool, &panic),
         }
         tracing::debug!(id = %slot.id, tool = slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
@@ -223,6 +227,7 @@ pub(crate) fn call(
     id: RequestId<'_>,
     tool: &RegisteredTool,
     args: Option<&RawValue>,
+    stateless: bool,
     out: &mut Vec<u8>,
 ) -> bool {
     let def = tool.def;
@@ -241,7 +246,7 @@ pub(crate) fn call(
         return true;
     }
     if def.execution == Execution::Blocking {
-        let (slot, generation) = inflight.claim(id, def.name);
+        let (slot, generation) = inflight.claim(id, def.name, stateless);
         let server = server.clone();
         let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
         let tx = inflight.tx.clone();
@@ -277,7 +282,7 @@ pub(crate) fn call(
 
     let start = out.len();
     let write = |out: &mut Vec<u8>| (def.call)(server.context(), args, out);
-    match write_result_inline(out, id, def.name, write) {
+    match write_result_inline(out, id, def.name, stateless, write) {
         Some(future) => {
             out.truncate(start);
             // Fast path: a future that is ready at once is answered inline, with no task.
@@ -285,7 +290,7 @@ pub(crate) fn call(
             match (&mut future).now_or_never() {
                 Some(Ok(reply)) => {
                     // Written straight into the response: no buffer in between.
-                    write_result_inline(out, id, def.name, |out: &mut Vec<u8>| {
+                    write_result_inline(out, id, def.name, stateless, |out: &mut Vec<u8>| {
                         reply(out);
                         None
                     });
@@ -296,7 +301,7 @@ pub(crate) fn call(
                     true
                 }
                 None => {
-                    let (slot, generation) = inflight.claim(id, def.name);
+                    let (slot, generation) = inflight.claim(id, def.name, stateless);
                     let tx = inflight.tx.clone();
                     let task = tokio::spawn(
                         async move {
@@ -325,13 +330,19 @@ fn write_result_inline(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
     tool: &str,
+    stateless: bool,
     write: impl FnOnce(&mut Vec<u8>) -> Option<ToolFuture>,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
     match catch_unwind(AssertUnwindSafe(|| write(out))) {
-        Ok(None) if is_utf8(&out[body..]) => out.push(jsonrpc::RESULT_CLOSE),
+        Ok(None) if is_utf8(&out[body..]) => {
+            if stateless {
+                crate::era::stamp_complete(out, body);
+            }
+            out.push(jsonrpc::RESULT_CLOSE);
+        }
         Ok(None) => {
             out.truncate(start);
             write_internal(out, id, tool, "wrote a result that is not UTF-8");
@@ -389,9 +400,21 @@ fn is_utf8(result: &[u8]) -> bool {
     !cfg!(debug_assertions) || std::str::from_utf8(result).is_ok()
 }
 
-fn write_tool_result(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, result: &[u8]) {
+fn write_tool_result(
+    out: &mut Vec<u8>,
+    id: RequestId<'_>,
+    tool: &str,
+    result: &[u8],
+    stateless: bool,
+) {
     if is_utf8(result) {
-        jsonrpc::write_result(out, id, result);
+        jsonrpc::write_result_open(out, id);
+        let body = out.len();
+        out.extend_from_slice(result);
+        if stateless {
+            crate::era::stamp_complete(out, body);
+        }
+        out.push(jsonrpc::RESULT_CLOSE);
     } else {
         write_internal(out, id, tool, "wrote a result that is not UTF-8");
     }
