@@ -3,7 +3,6 @@
 
 pub mod child;
 mod coordinate;
-pub mod editor;
 pub mod host;
 mod process;
 pub mod pump;

@@ -13,33 +13,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::sink::Sink;
-use crate::framing::{Frame, SyncMessageReader};
-
-/// What the proxy does with a message from the editor.
-#[derive(Debug, PartialEq, Eq)]
-pub enum EditorVerdict {
-    /// Forward it to the server.
-    Forward,
-    /// Do not forward it; send these bytes (a whole message) to the editor.
-    Answer(Vec<u8>),
-    /// Do not forward it (an answer to the proxy's own request).
-    Keep,
-}
-
-/// What the proxy does with a message from the server.
-#[derive(Debug, PartialEq, Eq)]
-pub enum ServerVerdict {
-    /// Forward it to the editor.
-    Forward,
-    /// Send these bytes (a whole message) to the editor instead.
-    Replace(Vec<u8>),
-}
+use crate::framing::{Frame, Message, SyncMessageReader};
+use crate::observer::{ClientVerdict, ServerVerdict};
 
 /// What watches the traffic. Implementations must be quick: they run on the
 /// forwarding path.
 pub trait Watch: Send + Sync {
     /// A message body from the editor, before it is forwarded.
-    fn editor_message(&self, body: &[u8]) -> EditorVerdict;
+    fn editor_message(&self, body: &[u8]) -> ClientVerdict;
     /// A message body from the server, before it is forwarded.
     fn server_message(&self, body: &[u8]) -> ServerVerdict;
 }
@@ -49,8 +30,8 @@ pub trait Watch: Send + Sync {
 pub struct Blind;
 
 impl Watch for Blind {
-    fn editor_message(&self, _: &[u8]) -> EditorVerdict {
-        EditorVerdict::Forward
+    fn editor_message(&self, _: &[u8]) -> ClientVerdict {
+        ClientVerdict::Forward
     }
     fn server_message(&self, _: &[u8]) -> ServerVerdict {
         ServerVerdict::Forward
@@ -91,18 +72,18 @@ pub(crate) fn editor_to_server(
     loop {
         match reader.next_frame() {
             Ok(Some(Frame::Message(message))) => {
-                match guarded(EditorVerdict::Forward, || {
+                match guarded(ClientVerdict::Forward, || {
                     watch.editor_message(message.body())
                 }) {
-                    EditorVerdict::Forward => {
+                    ClientVerdict::Forward => {
                         server.send(message.as_bytes());
                     }
-                    EditorVerdict::Answer(answer) => {
-                        editor.send(&answer);
+                    ClientVerdict::Answer(body) => {
+                        editor.send(Message::from_body(body).as_bytes());
                     }
-                    EditorVerdict::Keep => {}
+                    ClientVerdict::Drop => {}
                 }
-                if super::editor::is_exit(message.body()) {
+                if is_exit(message.body()) {
                     let _ = events.send(PumpEvent::ExitSent);
                 }
             }
@@ -139,7 +120,9 @@ pub(crate) fn server_to_editor(
                     watch.server_message(message.body())
                 }) {
                     ServerVerdict::Forward => editor.send(message.as_bytes()),
-                    ServerVerdict::Replace(bytes) => editor.send(&bytes),
+                    ServerVerdict::Replace(body) => {
+                        editor.send(Message::from_body(body).as_bytes())
+                    }
                 };
             }
             Ok(Some(Frame::Unframed(bytes))) => {
@@ -159,6 +142,20 @@ pub(crate) fn server_to_editor(
     let _ = events.send(PumpEvent::ServerEnded);
 }
 
+/// Whether `body` is the `exit` notification (checked only on short bodies).
+pub(crate) fn is_exit(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    body.len() < 256
+        && memchr::memmem::find(body, b"\"exit\"").is_some()
+        && serde_json::from_slice::<Method<'_>>(body)
+            .is_ok_and(|message| message.method == Some("exit") && message.id.is_none())
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{self, Read as _};
@@ -169,7 +166,7 @@ mod tests {
     struct Panicking;
 
     impl Watch for Panicking {
-        fn editor_message(&self, _: &[u8]) -> EditorVerdict {
+        fn editor_message(&self, _: &[u8]) -> ClientVerdict {
             panic!("observer bug")
         }
         fn server_message(&self, _: &[u8]) -> ServerVerdict {
@@ -181,11 +178,11 @@ mod tests {
     struct Answering;
 
     impl Watch for Answering {
-        fn editor_message(&self, body: &[u8]) -> EditorVerdict {
+        fn editor_message(&self, body: &[u8]) -> ClientVerdict {
             if body.starts_with(b"{\"cmd") {
-                EditorVerdict::Answer(b"answer".to_vec())
+                ClientVerdict::Answer(b"answer".to_vec())
             } else {
-                EditorVerdict::Forward
+                ClientVerdict::Forward
             }
         }
         fn server_message(&self, _: &[u8]) -> ServerVerdict {
@@ -220,6 +217,16 @@ mod tests {
     const SESSION: &[u8] = b"Content-Length: 2\r\n\r\n{}garbage\r\n\r\ncontent-length:   14\nContent-Type: x\n\n{\"cmd\":\"run\"}\nContent-Length: 33\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}";
 
     #[test]
+    fn exit_is_the_notification_only() {
+        assert!(is_exit(br#"{"jsonrpc":"2.0","method":"exit"}"#));
+        assert!(is_exit(
+            br#"{"jsonrpc": "2.0", "method": "exit", "params": null}"#
+        ));
+        assert!(!is_exit(br#"{"jsonrpc":"2.0","id":3,"method":"exit"}"#));
+        assert!(!is_exit(br#"{"jsonrpc":"2.0","method":"shutdown","id":2}"#));
+    }
+
+    #[test]
     fn every_byte_is_forwarded_even_when_the_observer_panics() {
         let (to_server, to_editor, events) = run_editor_side(SESSION, &Panicking);
         assert_eq!(to_server, SESSION);
@@ -235,6 +242,6 @@ mod tests {
         let at = memchr::memmem::find(&expected, kept).unwrap();
         expected.drain(at..at + kept.len());
         assert_eq!(to_server, expected);
-        assert_eq!(to_editor, b"answer");
+        assert_eq!(to_editor, b"Content-Length: 6\r\n\r\nanswer");
     }
 }
