@@ -369,3 +369,29 @@ async fn proxies_of_one_editor_serve_the_union_and_one_takes_over() {
     }
     assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
 }
+
+#[test]
+fn log_file_takes_the_logs_and_stderr_stays_quiet() {
+    let place = Place::new();
+    let log = place.dir.path().join("proxy.log");
+    let (mut proxy, _) = serving(&place, &["--log", log.to_str().unwrap()]);
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    assert_eq!(proxy.running.stderr(), "");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("serving the IDE WebSocket"), "{logged}");
+    assert!(logged.contains("the language server ended"), "{logged}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_a_clear_error() {
+    let place = Place::new();
+    let mut proxy = place.proxy(&[], &["no-such-language-server"]);
+    assert_eq!(proxy.wait_exit(), Some(1));
+    let stderr = proxy.running.stderr();
+    assert!(
+        stderr.contains("cannot start the language server `no-such-language-server`"),
+        "{stderr}"
+    );
+    assert!(proxy.output().is_empty());
+}
