@@ -33,6 +33,10 @@ pub struct LspProxyArgs {
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Forward only, observe nothing and serve no IDE (the benchmarks'
+    /// baseline).
+    #[arg(long, hide = true)]
+    pub forward_only: bool,
     /// The language server and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "SERVER [ARGS]...")]
     pub server: Vec<OsString>,
@@ -56,6 +60,7 @@ impl LspProxyArgs {
                 .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
                 .collect(),
             config_dir: None,
+            forward_only: self.forward_only,
         }
     }
 

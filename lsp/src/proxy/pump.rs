@@ -49,6 +49,21 @@ pub(crate) enum PumpEvent {
     ServerEnded,
 }
 
+/// From this size on, an editor message that cannot be kept from the server
+/// is forwarded before it is observed.
+const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
+
+/// Whether the observer's verdict on an editor message could be other than
+/// `Forward`: only for `workspace/executeCommand` (our code action's) and
+/// the editor's responses (to the proxy's own requests, which carry no
+/// `"method"`). Small messages are always observed first: the check would
+/// cost more than it saves.
+fn verdict_may_differ(body: &[u8]) -> bool {
+    body.len() < OBSERVE_AFTER_FORWARDING
+        || memchr::memmem::find(body, b"workspace/executeCommand").is_some()
+        || memchr::memmem::find(body, b"\"method\"").is_none()
+}
+
 /// Runs `watch` so that a panic in it costs only its verdict: logged once,
 /// the message is forwarded.
 fn guarded<V>(fallback: V, watch: impl FnOnce() -> V) -> V {
@@ -72,9 +87,15 @@ pub(crate) fn editor_to_server(
     loop {
         match reader.next_frame() {
             Ok(Some(Frame::Message(message))) => {
-                match guarded(ClientVerdict::Forward, || {
-                    watch.editor_message(message.body())
-                }) {
+                let body = message.body();
+                if !verdict_may_differ(body) {
+                    // A large notification (a `didOpen` of a big file):
+                    // the server gets it before the observer reads it.
+                    server.send(message.as_bytes());
+                    guarded(ClientVerdict::Forward, || watch.editor_message(body));
+                    continue;
+                }
+                match guarded(ClientVerdict::Forward, || watch.editor_message(body)) {
                     ClientVerdict::Forward => {
                         server.send(message.as_bytes());
                     }
@@ -83,7 +104,7 @@ pub(crate) fn editor_to_server(
                     }
                     ClientVerdict::Drop => {}
                 }
-                if is_exit(message.body()) {
+                if is_exit(body) {
                     let _ = events.send(PumpEvent::ExitSent);
                 }
             }
@@ -224,6 +245,21 @@ mod tests {
         ));
         assert!(!is_exit(br#"{"jsonrpc":"2.0","id":3,"method":"exit"}"#));
         assert!(!is_exit(br#"{"jsonrpc":"2.0","method":"shutdown","id":2}"#));
+    }
+
+    #[test]
+    fn only_large_notifications_pass_before_they_are_observed() {
+        let large = |body: &str| format!("{body}{}", " ".repeat(OBSERVE_AFTER_FORWARDING));
+        assert!(verdict_may_differ(br#"{"method":"textDocument/didOpen"}"#));
+        assert!(!verdict_may_differ(
+            large(r#"{"method":"textDocument/didOpen"}"#).as_bytes()
+        ));
+        assert!(verdict_may_differ(
+            large(r#"{"method":"workspace/executeCommand"}"#).as_bytes()
+        ));
+        assert!(verdict_may_differ(
+            large(r#"{"id":"ide-mcp/1","result":{}}"#).as_bytes()
+        ));
     }
 
     #[test]
