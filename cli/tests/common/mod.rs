@@ -15,12 +15,14 @@ pub(crate) mod lsp;
 pub(crate) mod neovim;
 pub(crate) mod ws;
 
-pub(crate) const TOOL_NAMES: [&str; 5] = [
+pub(crate) const TOOL_NAMES: [&str; 7] = [
     "checkDocumentDirty",
+    "closeAllDiffTabs",
     "getCurrentSelection",
     "getDiagnostics",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "openFile",
 ];
 
 /// Generous: the fixture's first check runs on a machine shared with builds.

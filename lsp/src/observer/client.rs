@@ -11,9 +11,10 @@ use ropey::Rope;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::envelope::{DocumentId, Envelope, uri_path};
+use super::envelope::{DocumentId, Envelope};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
+use crate::uri::uri_path;
 use crate::workspace::{EditorInfo, WorkspaceEvent};
 
 /// The private notification [`Observer::replay`] uses to restore the
@@ -93,9 +94,7 @@ impl Observer {
             "textDocument/diagnostic" => self.diagnostic_request(&envelope),
             "workspace/executeCommand" => return self.execute_command(&envelope),
             REPLAY_SELECTION => {
-                if let Some(p) = envelope.params::<SelectionParams>() {
-                    self.select(&p.uri, p.range, PositionEncoding::Utf16);
-                }
+                self.replayed_selection(&envelope);
                 return ClientVerdict::Drop;
             }
             #[cfg(test)]
@@ -302,6 +301,21 @@ impl Observer {
         };
         let at = Range::new(params.position, params.position);
         self.select(&params.text_document.uri, at, self.server.encoding);
+    }
+
+    /// The workspace's selection, replayed: whichever stream opened the
+    /// document, in UTF-16 positions.
+    fn replayed_selection(&self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<SelectionParams>() else {
+            return;
+        };
+        let Some(path) = uri_path(&params.uri) else {
+            return;
+        };
+        let (start, end) = (params.range.start, params.range.end);
+        if self.ws.documents.select(&path, start, end) {
+            self.ws.emit(WorkspaceEvent::SelectionChanged);
+        }
     }
 
     /// The editor's selection (or cursor) is `range` in document `uri`.

@@ -9,9 +9,9 @@
 //! which the proxy pushes to Claude as `at_mentioned`.
 
 use lsp_types::Range;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use super::envelope::{Envelope, response};
 use super::{ClientVerdict, Observer};
@@ -23,6 +23,21 @@ pub const SEND_SELECTION_COMMAND: &str = "ide-mcp.sendSelection";
 /// The title of our code action, as editors list it.
 pub const SEND_SELECTION_TITLE: &str = "Send selection to Claude Code";
 
+/// An LSP `Command`, members in a fixed order.
+#[derive(Serialize)]
+struct CommandJson<'a> {
+    title: &'a str,
+    command: &'a str,
+    arguments: (&'a str, Range),
+}
+
+/// An LSP `CodeAction` that runs a command.
+#[derive(Serialize)]
+struct ActionJson<'a> {
+    title: &'a str,
+    command: CommandJson<'a>,
+}
+
 #[derive(Deserialize)]
 struct ExecuteCommandParams {
     command: String,
@@ -31,19 +46,23 @@ struct ExecuteCommandParams {
 }
 
 impl Observer {
-    /// Our action for a selection: a `CodeAction` literal when the editor
-    /// takes them, else a bare `Command` (LSP 3.x before literals).
-    fn send_selection_action(&self, uri: &str, range: Range) -> Value {
-        let command = json!({
-            "title": SEND_SELECTION_TITLE,
-            "command": SEND_SELECTION_COMMAND,
-            "arguments": [uri, range],
-        });
-        if self.editor_caps.literal_actions {
-            json!({ "title": SEND_SELECTION_TITLE, "command": command })
+    /// Our action for a selection, serialized: a `CodeAction` literal when
+    /// the editor takes them, else a bare `Command` (LSP before 3.8).
+    fn send_selection_action(&self, uri: &str, range: Range) -> Option<Vec<u8>> {
+        let command = CommandJson {
+            title: SEND_SELECTION_TITLE,
+            command: SEND_SELECTION_COMMAND,
+            arguments: (uri, range),
+        };
+        let json = if self.editor_caps.literal_actions {
+            serde_json::to_vec(&ActionJson {
+                title: SEND_SELECTION_TITLE,
+                command,
+            })
         } else {
-            command
-        }
+            serde_json::to_vec(&command)
+        };
+        json.ok()
     }
 
     /// The server's answer to a code action request, with our action
@@ -59,8 +78,7 @@ impl Observer {
             return None;
         }
         let id = envelope.id?;
-        let ours = self.send_selection_action(uri, range);
-        let ours = serde_json::to_vec(&ours).ok()?;
+        let ours = self.send_selection_action(uri, range)?;
         let result = match envelope.result.map(RawValue::get) {
             None | Some("null") => [b"[".as_slice(), &ours, b"]"].concat(),
             Some(list) => append_to_array(list, &ours)?,

@@ -6,16 +6,15 @@
 //! save support), a `didOpen` per document with its current text and
 //! version (in tab order), an empty `didChange` for each dirty one, the
 //! server's last diagnostics per file, and the active document's selection
-//! (a private `$/ide-mcp/selection` notification, which the observer swallows).
+//! (a private `$/ide-mcp/selection` notification, which the observer swallows;
+//! every stream's replay carries it, so the one replayed last restores it).
 
-use std::path::Path;
-
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
 
 use super::client::REPLAY_SELECTION;
 use super::{MirrorDoc, Observer};
 use crate::mirror::{PositionEncoding, from_utf16};
+use crate::uri::encoded_file_uri;
 use ide_mcp_tools::{BufferStore, EditorAccess};
 
 /// One replayed message body, and which side it comes from.
@@ -25,22 +24,6 @@ pub enum Replayed {
     FromClient(Vec<u8>),
     /// Feed to [`Observer::from_server`].
     FromServer(Vec<u8>),
-}
-
-/// What a path keeps unencoded in a `file://` URI.
-const PATH: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'/')
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// The percent-encoded `file://` URI of `path`.
-fn file_uri(path: &Path) -> String {
-    format!(
-        "file://{}",
-        utf8_percent_encode(&path.to_string_lossy(), PATH)
-    )
 }
 
 const REPLAY_ID: &str = "ide-mcp/replay";
@@ -80,15 +63,15 @@ impl Observer {
             }
         }
         self.replay_diagnostics(&mut out);
+        // The workspace's selection, whichever stream's document it is in:
+        // the stream replayed last restores it.
         if let Some(selection) = self.ws.active_selection()
-            && let Some((uri, _)) = ordered
-                .iter()
-                .find(|(_, d)| d.path.is_some() && d.path == selection.path)
+            && let Some(path) = &selection.path
         {
             out.push(Replayed::FromClient(body(&json!({
                 "jsonrpc": "2.0",
                 "method": REPLAY_SELECTION,
-                "params": {"uri": uri, "range": {"start": selection.start, "end": selection.end}},
+                "params": {"uri": encoded_file_uri(path), "range": {"start": selection.start, "end": selection.end}},
             }))));
         }
         out
@@ -110,7 +93,7 @@ impl Observer {
             .folders
             .iter()
             .map(
-                |f| json!({"uri": file_uri(f), "name": f.file_name().map(|n| n.to_string_lossy())}),
+                |f| json!({"uri": encoded_file_uri(f), "name": f.file_name().map(|n| n.to_string_lossy())}),
             )
             .collect();
         let mut capabilities =
@@ -179,7 +162,7 @@ impl Observer {
                     }
                     (uri.clone(), Some(doc.version))
                 }
-                None => (file_uri(&path), None),
+                None => (encoded_file_uri(&path), None),
             };
             let mut params = json!({"uri": uri, "diagnostics": diagnostics});
             if let Some(version) = version {
