@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::diagnostics::DIAGNOSTICS_WAIT;
-use crate::headless::{DiagnosticsSource, HeadlessOptions, SelectionSpec};
+use crate::diagnostics::sources::CargoMode;
+use crate::headless::{HeadlessOptions, SelectionSpec};
 
 /// Serves a workspace, its open files and its live cargo diagnostics to
 /// Claude Code and other MCP clients, with no editor.
@@ -95,6 +96,14 @@ pub struct StateArgs {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DIAGNOSTICS_WAIT.as_millis() as u64)]
     pub diagnostics_wait: u64,
+    /// The target directory of the diagnostics' `cargo check`, relative to
+    /// each workspace folder when relative (e.g. `target/ide-mcp`). Default:
+    /// cargo's own, as rust-analyzer does: no second build, but the check
+    /// waits while your own `cargo build` holds the directory's lock (the
+    /// log says so). A separate one never waits, at the cost of one full
+    /// build of its own.
+    #[arg(long, value_name = "DIR")]
+    pub cargo_target_dir: Option<PathBuf>,
     /// A file shown as an open editor (repeatable, in tab order).
     #[arg(long = "open", value_name = "FILE")]
     pub open: Vec<PathBuf>,
@@ -112,10 +121,11 @@ impl StateArgs {
             open: self.open.clone(),
             select: self.select.clone(),
             diagnostics: match self.diagnostics {
-                None => DiagnosticsSource::Auto,
-                Some(DiagnosticsArg::Cargo) => DiagnosticsSource::Cargo,
-                Some(DiagnosticsArg::None) => DiagnosticsSource::None,
+                None => CargoMode::Auto,
+                Some(DiagnosticsArg::Cargo) => CargoMode::Always,
+                Some(DiagnosticsArg::None) => CargoMode::Off,
             },
+            cargo_target_dir: self.cargo_target_dir.clone(),
             diagnostics_wait: Duration::from_millis(self.diagnostics_wait),
             ..HeadlessOptions::default()
         }
@@ -158,7 +168,7 @@ mod tests {
         assert_eq!(serve.port, Some(0));
         let options = serve.state.options();
         assert_eq!(options.workspaces.len(), 2);
-        assert_eq!(options.diagnostics, DiagnosticsSource::None);
+        assert_eq!(options.diagnostics, CargoMode::Off);
         assert_eq!(options.diagnostics_wait, Duration::from_millis(300));
         assert_eq!(options.select.unwrap().end, (4, 5));
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());

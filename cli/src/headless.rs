@@ -1,29 +1,21 @@
 //! The headless state: workspace folders, files "open" from disk, a
-//! selection, and cargo diagnostics, in the tools crate's ports.
+//! selection, and the diagnostics sources, in the tools crate's ports.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
-use ide_mcp_tools::{BufferId, BufferStore, DiagnosticsQuery, ReadContext};
+use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
 
-use crate::diagnostics::{CargoDiagnostics, CombinedDiagnostics, DIAGNOSTICS_WAIT, EngineConfig};
+use crate::diagnostics::sources::{CargoMode, SourceOptions, combine, start_sources};
+use crate::diagnostics::{DIAGNOSTICS_WAIT, ProgressBoard};
 
-/// Where diagnostics come from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DiagnosticsSource {
-    /// `cargo` for each workspace folder that has a `Cargo.toml`.
-    #[default]
-    Auto,
-    /// `cargo check` in every workspace folder.
-    Cargo,
-    /// No diagnostics port (`getDiagnostics` answers `[]`).
-    None,
-}
+/// How long a one-shot query waits for the diagnostics: as long as the
+/// first check takes, within reason.
+pub const ONE_SHOT_WAIT: Duration = Duration::from_hours(1);
 
 /// What the headless host serves.
 #[derive(Clone, Debug)]
@@ -34,12 +26,27 @@ pub struct HeadlessOptions {
     pub open: Vec<PathBuf>,
     /// The active editor's selection (its file is opened too).
     pub select: Option<SelectionSpec>,
-    /// Where diagnostics come from.
-    pub diagnostics: DiagnosticsSource,
+    /// Which folders get cargo diagnostics.
+    pub diagnostics: CargoMode,
+    /// `CARGO_TARGET_DIR` for the checks (relative: to each folder).
+    pub cargo_target_dir: Option<PathBuf>,
     /// How long `getDiagnostics {}` waits for a running check.
     pub diagnostics_wait: Duration,
     /// Whether to re-check when files change (off for a one-shot `call`).
     pub watch: bool,
+    /// Whether diagnostics work starts only when first asked for.
+    pub lazy: bool,
+}
+
+impl HeadlessOptions {
+    /// For one query and exit (`ide-mcp call`): no watching; diagnostics
+    /// computed only when a tool asks for them, and then waited for in full.
+    pub fn one_shot(mut self) -> Self {
+        self.watch = false;
+        self.lazy = true;
+        self.diagnostics_wait = ONE_SHOT_WAIT;
+        self
+    }
 }
 
 impl Default for HeadlessOptions {
@@ -48,9 +55,11 @@ impl Default for HeadlessOptions {
             workspaces: Vec::new(),
             open: Vec::new(),
             select: None,
-            diagnostics: DiagnosticsSource::Auto,
+            diagnostics: CargoMode::Auto,
+            cargo_target_dir: None,
             diagnostics_wait: DIAGNOSTICS_WAIT,
             watch: true,
+            lazy: false,
         }
     }
 }
@@ -128,8 +137,8 @@ pub struct Headless {
     pub workspace: MemoryWorkspace,
     /// The workspace folders, absolute.
     pub folders: Vec<PathBuf>,
-    /// The running cargo diagnostics engines (dropping them stops them).
-    pub engines: Vec<Arc<CargoDiagnostics>>,
+    /// Where the diagnostics sources report long work.
+    pub progress: ProgressBoard,
 }
 
 impl Headless {
@@ -204,25 +213,15 @@ impl Headless {
             workspace.editor.set_active(Some(id));
         }
 
-        let engines: Vec<Arc<CargoDiagnostics>> = folders
-            .iter()
-            .filter(|folder| match options.diagnostics {
-                DiagnosticsSource::Auto => folder.join("Cargo.toml").is_file(),
-                DiagnosticsSource::Cargo => true,
-                DiagnosticsSource::None => false,
-            })
-            .map(|folder| {
-                let mut config = EngineConfig::new(folder);
-                config.wait = options.diagnostics_wait;
-                config.watch = options.watch;
-                Arc::new(CargoDiagnostics::start(config))
-            })
-            .collect();
-        let port: Option<Arc<dyn DiagnosticsQuery>> = match engines.as_slice() {
-            [] => None,
-            [one] => Some(Arc::clone(one) as Arc<dyn DiagnosticsQuery>),
-            many => Some(Arc::new(CombinedDiagnostics::new(many.to_vec()))),
+        let progress = ProgressBoard::new();
+        let sources = SourceOptions {
+            cargo: options.diagnostics,
+            cargo_target_dir: options.cargo_target_dir.clone(),
+            wait: options.diagnostics_wait,
+            watch: options.watch,
+            lazy: options.lazy,
         };
+        let port = combine(start_sources(&folders, &sources, &progress));
         let mut builder = ReadContext::builder()
             .editor(workspace.editor.clone())
             .buffers(workspace.buffers.clone())
@@ -234,7 +233,7 @@ impl Headless {
             context: builder.build(),
             workspace,
             folders,
-            engines,
+            progress,
         })
     }
 }
