@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub(crate) mod lsp;
+pub(crate) mod ws;
+
 pub(crate) const TOOL_NAMES: [&str; 5] = [
     "checkDocumentDirty",
     "getCurrentSelection",
