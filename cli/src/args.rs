@@ -113,6 +113,16 @@ pub struct StateArgs {
     /// build of its own.
     #[arg(long, value_name = "DIR")]
     pub cargo_target_dir: Option<PathBuf>,
+    /// A language server whose diagnostics to serve, started by the host
+    /// over stdio: `'SERVER [ARGS...]'`, e.g. `'pyright-langserver --stdio'`
+    /// or `clangd` (repeatable: one per language; alongside cargo's).
+    #[arg(long = "lsp", value_name = "'SERVER [ARGS...]'", value_parser = parse_server)]
+    pub lsp: Vec<Vec<String>>,
+    /// Files to open in the language servers at start, as a glob relative to
+    /// each workspace folder (repeatable; gitignored files are left out):
+    /// servers such as clangd diagnose only open files.
+    #[arg(long = "lsp-open", value_name = "GLOB")]
+    pub lsp_open: Vec<String>,
     /// A file shown as an open editor (repeatable, in tab order).
     #[arg(long = "open", value_name = "FILE")]
     pub open: Vec<PathBuf>,
@@ -135,10 +145,16 @@ impl StateArgs {
                 Some(DiagnosticsArg::None) => CargoMode::Off,
             },
             cargo_target_dir: self.cargo_target_dir.clone(),
+            lsp: self.lsp.clone(),
+            lsp_open: self.lsp_open.clone(),
             diagnostics_wait: Duration::from_millis(self.diagnostics_wait),
             ..HeadlessOptions::default()
         }
     }
+}
+
+fn parse_server(text: &str) -> Result<Vec<String>, String> {
+    ide_mcp_lsp::client::LspServerOptions::parse_command(text)
 }
 
 #[cfg(test)]
@@ -169,6 +185,12 @@ mod tests {
             "a/x.rs",
             "--select",
             "a/x.rs:2:3-4:5",
+            "--lsp",
+            "pyright-langserver --stdio",
+            "--lsp",
+            "clangd",
+            "--lsp-open",
+            "src/**/*.c",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
@@ -180,6 +202,11 @@ mod tests {
         assert_eq!(options.diagnostics, CargoMode::Off);
         assert_eq!(options.diagnostics_wait, Duration::from_millis(300));
         assert_eq!(options.select.unwrap().end, (4, 5));
+        assert_eq!(
+            options.lsp,
+            [vec!["pyright-langserver", "--stdio"], vec!["clangd"]]
+        );
+        assert_eq!(options.lsp_open, ["src/**/*.c"]);
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
     }
 

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use ide_mcp_lsp::client::language_id;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
 use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
 
+use crate::diagnostics::lsp::{LspSources, glob_files};
 use crate::diagnostics::sources::{CargoMode, SourceOptions, combine, start_sources};
 use crate::diagnostics::{DIAGNOSTICS_WAIT, ProgressBoard};
 
@@ -36,6 +38,11 @@ pub struct HeadlessOptions {
     pub watch: bool,
     /// Whether diagnostics work starts only when first asked for.
     pub lazy: bool,
+    /// Language servers (`--lsp`): each a program and its arguments.
+    pub lsp: Vec<Vec<String>>,
+    /// Globs of files to open in the language servers at start, relative to
+    /// each folder (`--lsp-open`).
+    pub lsp_open: Vec<String>,
 }
 
 impl HeadlessOptions {
@@ -60,6 +67,8 @@ impl Default for HeadlessOptions {
             diagnostics_wait: DIAGNOSTICS_WAIT,
             watch: true,
             lazy: false,
+            lsp: Vec::new(),
+            lsp_open: Vec::new(),
         }
     }
 }
@@ -139,6 +148,8 @@ pub struct Headless {
     pub folders: Vec<PathBuf>,
     /// Where the diagnostics sources report long work.
     pub progress: ProgressBoard,
+    /// The language servers, shut down by [`shutdown`](Self::shutdown).
+    pub lsp: LspSources,
 }
 
 impl Headless {
@@ -220,8 +231,15 @@ impl Headless {
             wait: options.diagnostics_wait,
             watch: options.watch,
             lazy: options.lazy,
+            lsp: options.lsp.clone(),
+            lsp_open: [
+                opened,
+                glob_files(&folders, &options.lsp_open).map_err(SetupError)?,
+            ]
+            .concat(),
         };
-        let port = combine(start_sources(&folders, &sources, &progress));
+        let (sources, lsp) = start_sources(&folders, &sources, &progress);
+        let port = combine(sources);
         let mut builder = ReadContext::builder()
             .editor(workspace.editor.clone())
             .buffers(workspace.buffers.clone())
@@ -234,36 +252,14 @@ impl Headless {
             workspace,
             folders,
             progress,
+            lsp,
         })
     }
-}
 
-/// The LSP language identifier for a file, by its extension.
-pub fn language_id(path: &Path) -> &'static str {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    match extension.as_str() {
-        "rs" => "rust",
-        "toml" => "toml",
-        "md" => "markdown",
-        "json" => "json",
-        "yaml" | "yml" => "yaml",
-        "py" => "python",
-        "js" | "mjs" | "cjs" => "javascript",
-        "jsx" => "javascriptreact",
-        "ts" | "mts" | "cts" => "typescript",
-        "tsx" => "typescriptreact",
-        "go" => "go",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" => "cpp",
-        "java" => "java",
-        "sh" | "bash" => "shellscript",
-        "html" | "htm" => "html",
-        "css" => "css",
-        _ => "plaintext",
+    /// Stops what runs in the background: the language servers get
+    /// `shutdown` and `exit`, each bounded, and are killed if they hang.
+    pub async fn shutdown(&self) {
+        self.lsp.shutdown().await;
     }
 }
 
@@ -289,12 +285,5 @@ mod tests {
         ] {
             assert!(bad.parse::<SelectionSpec>().is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn language_ids_are_lsp_identifiers() {
-        assert_eq!(language_id(Path::new("/a/b.rs")), "rust");
-        assert_eq!(language_id(Path::new("/a/B.TSX")), "typescriptreact");
-        assert_eq!(language_id(Path::new("/a/Makefile")), "plaintext");
     }
 }

@@ -39,6 +39,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
             result = server.serve_stdio() => result?,
             result = shutdown_signal() => result?,
         }
+        headless.shutdown().await;
         return Ok(());
     }
     let options = WsOptions {
@@ -72,6 +73,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     // Not a log line: what a person starting the server needs to read.
     eprintln!("{banner}");
     handle.run_until_signal().await?;
+    headless.shutdown().await;
     Ok(())
 }
 
@@ -225,6 +227,7 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
         return Err(text.into());
     }
     let result = reply.get("result").cloned().unwrap_or(Value::Null);
+    headless.shutdown().await;
     serde_json::to_writer_pretty(&mut *out, &result)?;
     writeln!(out)?;
     Ok(result.get("isError") != Some(&Value::Bool(true)))

@@ -12,10 +12,13 @@
 //! - [`engine`]: [`CargoDiagnostics`], which re-checks when files change and
 //!   lets a query wait, within a bound, for the running check.
 //! - [`progress`]: long work, for the log and a terminal's progress line.
+//! - [`lsp`]: the `--lsp` language servers as sources.
+//! - [`sources`]: which sources the host starts.
 
 pub mod check;
 pub mod convert;
 pub mod engine;
+pub mod lsp;
 pub mod manifest;
 mod merge;
 mod port;

@@ -1,14 +1,17 @@
 //! The host's diagnostics sources, chosen from its options: a cargo engine
-//! for each folder that has (or is told to have) one; each is one
-//! `Arc<dyn DiagnosticsQuery>`, and [`CombinedDiagnostics`] merges them.
+//! for each folder that has (or is told to have) one, and a language server
+//! per `--lsp`; each is one `Arc<dyn DiagnosticsQuery>`, and
+//! [`CombinedDiagnostics`] merges them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ide_mcp_lsp::client::LspServerOptions;
 use ide_mcp_tools::DiagnosticsQuery;
 
 use super::engine::{CargoDiagnostics, EngineConfig};
+use super::lsp::LspSources;
 use super::merge::CombinedDiagnostics;
 use super::progress::ProgressBoard;
 
@@ -38,15 +41,21 @@ pub struct SourceOptions {
     pub watch: bool,
     /// Whether work starts only when diagnostics are first asked for.
     pub lazy: bool,
+    /// The language servers (`--lsp`), each a program and its arguments.
+    pub lsp: Vec<Vec<String>>,
+    /// Files opened in the language servers at start (`--open`, and the
+    /// matches of `--lsp-open`).
+    pub lsp_open: Vec<PathBuf>,
 }
 
 /// Starts the sources for `folders` (absolute), reporting long work to
-/// `progress`; logs each folder that gets none, and why.
+/// `progress`; logs each folder that gets none, and why. The language
+/// servers are also returned on their own, to be shut down on exit.
 pub fn start_sources(
     folders: &[PathBuf],
     options: &SourceOptions,
     progress: &ProgressBoard,
-) -> Vec<Arc<dyn DiagnosticsQuery>> {
+) -> (Vec<Arc<dyn DiagnosticsQuery>>, LspSources) {
     let mut sources: Vec<Arc<dyn DiagnosticsQuery>> = Vec::new();
     for folder in folders {
         let cargo = match options.cargo {
@@ -58,11 +67,28 @@ pub fn start_sources(
             sources.push(Arc::new(CargoDiagnostics::start(cargo_config(
                 folder, options, progress,
             ))));
-        } else {
+        } else if options.lsp.is_empty() {
             log_no_source(folder, options.cargo);
         }
     }
-    sources
+    let lsp = LspSources::start(
+        &options.lsp,
+        folders,
+        &options.lsp_open,
+        &LspServerOptions {
+            command: Vec::new(),
+            folders: Vec::new(),
+            open: Vec::new(),
+            wait: options.wait,
+            lazy: options.lazy,
+        },
+        options.watch,
+        progress,
+    );
+    for server in &lsp.servers {
+        sources.push(Arc::clone(server) as Arc<dyn DiagnosticsQuery>);
+    }
+    (sources, lsp)
 }
 
 /// The port over `sources`: `None` when there is none.

@@ -6,10 +6,11 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder};
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 /// Directory names that never hold sources a check reads.
 const IGNORED_DIRS: [&str; 4] = [".git", "node_modules", ".hg", ".svn"];
@@ -189,6 +190,83 @@ pub fn watch_dirs(watcher: &mut RecommendedWatcher, dirs: &[PathBuf]) {
         if let Err(error) = watcher.watch(dir, RecursiveMode::NonRecursive) {
             tracing::warn!(dir = %dir.display(), %error, "cannot watch a directory");
         }
+    }
+}
+
+/// A watcher of a whole tree that reports the changes [`WatchFilter`] lets
+/// through, and watches the directories created in it; dropping it stops.
+pub struct TreeWatcher {
+    _watcher: Arc<Mutex<RecommendedWatcher>>,
+}
+
+impl std::fmt::Debug for TreeWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeWatcher").finish_non_exhaustive()
+    }
+}
+
+impl TreeWatcher {
+    /// Watches `root`; `on_change` gets the changed paths of each event, on
+    /// the watcher's thread.
+    pub fn start(
+        root: &Path,
+        on_change: impl Fn(Vec<PathBuf>) + Send + 'static,
+    ) -> notify::Result<Self> {
+        let filter = Arc::new(Mutex::new(WatchFilter::new(root, [])));
+        let (new_dirs, mut queue) = tokio::sync::mpsc::unbounded_channel::<PathBuf>();
+        let callback_filter = Arc::clone(&filter);
+        let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            let Ok(event) = event else { return };
+            if !matches!(
+                event.kind,
+                EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+            ) {
+                return;
+            }
+            let mut filter = callback_filter
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if event.paths.iter().any(|p| WatchFilter::is_ignore_file(p)) {
+                filter.reload_ignore_files();
+            }
+            let changed: Vec<PathBuf> = event
+                .paths
+                .into_iter()
+                .filter(|p| !filter.is_ignored(p))
+                .collect();
+            drop(filter);
+            for dir in changed.iter().filter(|p| p.is_dir()) {
+                let _ = new_dirs.send(dir.clone());
+            }
+            let files: Vec<PathBuf> = changed.into_iter().filter(|p| !p.is_dir()).collect();
+            if !files.is_empty() {
+                on_change(files);
+            }
+        })?;
+        let watcher = Arc::new(Mutex::new(watcher));
+        let dirs = filter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .directories();
+        watch_dirs(
+            &mut watcher.lock().unwrap_or_else(PoisonError::into_inner),
+            &dirs,
+        );
+        let weak = Arc::downgrade(&watcher);
+        tokio::spawn(async move {
+            while let Some(dir) = queue.recv().await {
+                let Some(watcher) = weak.upgrade() else { break };
+                let dirs = filter
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .directories_under(&dir);
+                watch_dirs(
+                    &mut watcher.lock().unwrap_or_else(PoisonError::into_inner),
+                    &dirs,
+                );
+            }
+        });
+        Ok(Self { _watcher: watcher })
     }
 }
 
