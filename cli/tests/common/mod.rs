@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub(crate) mod lsp;
+pub(crate) mod stdio;
 pub(crate) mod ws;
 
 pub(crate) const TOOL_NAMES: [&str; 5] = [
