@@ -7,7 +7,10 @@
 # keeps a virtualenv in target/interop-venv (nothing installed globally;
 # reinstalled only when requirements.txt changes), then runs sdk_client.py,
 # whose default modes are `stdio`, `ws` and `fixture`; `--mode repo` checks
-# this repository's real cargo diagnostics (see RELIABILITY.md).
+# this repository's real cargo diagnostics (see RELIABILITY.md). Then, when
+# `fixture-server` (cargo build -p ide-mcp-tests --bin fixture-server) sits
+# beside BINARY, eras.py drives it over Streamable HTTP and stdio in both
+# protocol eras.
 #
 # Exit codes: 0 all checks passed; 1 a check failed; 3 the requirements could
 # not be installed (e.g. the package registry is unreachable), nothing checked.
@@ -44,4 +47,14 @@ if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$here/requirements.txt" "$stamp"; 
 fi
 "$venv/bin/python" -c 'import importlib.metadata as m; print("interop: python", __import__("sys").version.split()[0], "| mcp", m.version("mcp"), "| websockets", m.version("websockets"))'
 
-exec "$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@"
+status=0
+"$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@" || status=$?
+fixture_server="$(dirname "$binary")/fixture-server"
+if [[ -x "$fixture_server" ]]; then
+    echo "interop: both eras over Streamable HTTP and stdio (eras.py, fixture-server)"
+    "$venv/bin/python" "$here/eras.py" "$fixture_server" || status=1
+else
+    echo "interop: no fixture-server beside $binary: eras.py FAILED (build it: cargo build -p ide-mcp-tests --bin fixture-server)" >&2
+    status=1
+fi
+exit "$status"
