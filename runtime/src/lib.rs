@@ -18,6 +18,7 @@
 mod args;
 mod connection;
 pub mod context;
+pub mod discovery;
 mod dispatch;
 pub mod era;
 pub mod jsonrpc;
@@ -38,7 +39,7 @@ pub mod __private;
 
 pub use args::ArgsError;
 pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
-pub use dispatch::MAX_IN_FLIGHT;
+pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
 pub use era::{STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 pub use ide_mcp_macros::mcp_tool;
 pub use notify::Notifier;
@@ -50,6 +51,8 @@ pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::http::{HttpOptions, HttpServerHandle, HttpStats};
 pub use transport::memory::MemoryClient;
+pub use transport::websocket::{Upgrader, WsWire};
+pub use transport::wire::{Limits, Outbox, Recv, Wire};
 pub use transport::ws::{WsOptions, WsServerHandle};
 
 /// Keeps a tool crate linked into this binary.

@@ -208,7 +208,7 @@ impl Server {
                     "an HTTP bearer token must have at least 32 printable ASCII characters and no spaces",
                 ));
             }
-            None => super::ws::fresh_token()?,
+            None => crate::discovery::fresh_token()?,
         };
         let listener = TcpListener::bind((options.address, options.port.unwrap_or(0))).await?;
         let local_addr = listener.local_addr()?;

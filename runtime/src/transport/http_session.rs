@@ -21,7 +21,7 @@ use crate::connection::{self, Outbox, Recv, Wire};
 use crate::server::Server;
 
 /// How many messages may wait for one session's loop.
-const SESSION_QUEUE: usize = 64;
+pub(crate) const SESSION_QUEUE: usize = 64;
 
 /// One POST handed to a session: the message, and where its answer goes.
 pub(crate) struct Post {
@@ -84,7 +84,7 @@ impl Sessions {
 
     /// Opens a session; `None` when the most sessions are open.
     pub(crate) fn open(&self, server: &Server) -> io::Result<Option<String>> {
-        let id = super::ws::fresh_token()?;
+        let id = crate::discovery::fresh_token()?;
         let mut map = self.lock();
         if map.len() >= self.max {
             return Ok(None);

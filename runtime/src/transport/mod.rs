@@ -2,6 +2,7 @@
 //! newline-delimited stdio, and the in-memory twin used by tests and
 //! benchmarks.
 
+mod admission;
 pub mod http;
 mod http_check;
 mod http_route;
@@ -10,6 +11,8 @@ mod http_stateless;
 pub mod memory;
 pub mod stdio;
 pub mod upgrade;
+pub mod websocket;
+pub mod wire;
 pub mod ws;
 
 /// The largest message accepted: a WebSocket message or frame, or a stdio line.
