@@ -11,7 +11,12 @@ and a `tools/list` without `ttlMs`/`cacheScope`). A raw HTTP check then
 confirms the refusals an SDK user meets: 401 without the token, with a
 JSON-RPC error body.
 
-Usage: python eras.py FIXTURE_SERVER_BINARY
+With `--ts-client DIR` (a directory holding client.mjs and its installed
+node_modules, see run.sh), the official TypeScript SDK's
+`StreamableHTTPClientTransport` (1.x: 2025-11-25 sessions) runs its own checks
+(ts/client.mjs) against the same HTTP server.
+
+Usage: python eras.py FIXTURE_SERVER_BINARY [--ts-client DIR]
 Exits 1 with a message naming the failed check.
 """
 
@@ -77,7 +82,7 @@ async def exercise(client: Client, workspace: str, expected_version: str, what: 
     print(f"interop: {what}: ok ({client.protocol_version})")
 
 
-async def over_http(binary: str, workspace: str) -> None:
+async def over_http(binary: str, workspace: str, ts_client: str | None) -> None:
     server = subprocess.Popen([binary, "http", workspace], stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline().split()
@@ -95,6 +100,13 @@ async def over_http(binary: str, workspace: str) -> None:
             check(refused.status_code == 401, "HTTP without the token: 401", refused.status_code)
             check("Bearer" in refused.headers.get("www-authenticate", ""), "401 carries WWW-Authenticate")
             check(refused.json()["error"]["code"] == -32600, "401 carries a JSON-RPC error", refused.text)
+        if ts_client is not None:
+            node = subprocess.run(
+                ["node", os.path.join(ts_client, "client.mjs"), url, token, workspace],
+                timeout=SECONDS,
+                check=False,
+            )
+            check(node.returncode == 0, "the TypeScript SDK's checks (ts/client.mjs) passed", node.returncode)
     finally:
         server.terminate()
         server.wait(10)
@@ -110,10 +122,11 @@ async def over_stdio(binary: str, workspace: str) -> None:
 
 async def main() -> int:
     binary = sys.argv[1]
+    ts_client = sys.argv[3] if sys.argv[2:3] == ["--ts-client"] else None
     with tempfile.TemporaryDirectory() as workspace:
         workspace = os.path.realpath(workspace)
         try:
-            await over_http(binary, workspace)
+            await over_http(binary, workspace, ts_client)
             await over_stdio(binary, workspace)
         except CheckFailed as failure:
             print(f"interop: FAILED: {failure}", file=sys.stderr)

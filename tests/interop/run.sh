@@ -10,7 +10,8 @@
 # this repository's real cargo diagnostics (see RELIABILITY.md). Then, when
 # `fixture-server` (cargo build -p ide-mcp-tests --bin fixture-server) sits
 # beside BINARY, eras.py drives it over Streamable HTTP and stdio in both
-# protocol eras.
+# protocol eras, and, when node and npm are installed, the official TypeScript
+# SDK (ts/, installed with `npm ci` into target/interop-node) over HTTP.
 #
 # Exit codes: 0 all checks passed; 1 a check failed; 3 the requirements could
 # not be installed (e.g. the package registry is unreachable), nothing checked.
@@ -51,8 +52,26 @@ status=0
 "$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@" || status=$?
 fixture_server="$(dirname "$binary")/fixture-server"
 if [[ -x "$fixture_server" ]]; then
+    ts_args=()
+    node_dir="$root/target/interop-node"
+    if command -v node >/dev/null && command -v npm >/dev/null; then
+        if [[ ! -d "$node_dir/node_modules" ]] || ! cmp -s "$here/ts/package-lock.json" "$node_dir/package-lock.json"; then
+            echo "interop: installing the TypeScript SDK into target/interop-node"
+            rm -rf "$node_dir" && mkdir -p "$node_dir"
+            cp "$here/ts/package.json" "$here/ts/package-lock.json" "$node_dir/"
+            (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error) || rm -rf "$node_dir/node_modules"
+        fi
+        if [[ -d "$node_dir/node_modules" ]]; then
+            cp "$here/ts/client.mjs" "$node_dir/"
+            ts_args=(--ts-client "$node_dir")
+        else
+            echo "interop: the TypeScript SDK could not be installed (package registry?): its check SKIPPED" >&2
+        fi
+    else
+        echo "interop: no node/npm: the TypeScript SDK check SKIPPED" >&2
+    fi
     echo "interop: both eras over Streamable HTTP and stdio (eras.py, fixture-server)"
-    "$venv/bin/python" "$here/eras.py" "$fixture_server" || status=1
+    "$venv/bin/python" "$here/eras.py" "$fixture_server" "${ts_args[@]}" || status=1
 else
     echo "interop: no fixture-server beside $binary: eras.py FAILED (build it: cargo build -p ide-mcp-tests --bin fixture-server)" >&2
     status=1
