@@ -28,6 +28,15 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Run one tool in-process and print its result.
     Call(CallArgs),
+    /// Sit between an editor and its language server (configure the editor
+    /// to run `ide-mcp lsp-proxy -- SERVER ARGS...` instead of the server)
+    /// and serve the editor's open files, dirty state, selection and
+    /// diagnostics to Claude Code as an IDE.
+    LspProxy(crate::proxy::LspProxyArgs),
+    /// A trivial language server that echoes requests (for the proxy's
+    /// tests and benchmarks).
+    #[command(hide = true)]
+    LspEcho(crate::lsp_echo::LspEchoArgs),
 }
 
 /// `ide-mcp serve`.
@@ -203,5 +212,30 @@ mod tests {
         assert!(serve(&["--no-ide"]).is_err());
         assert!(serve(&["--http-token-file", "t"]).is_err());
         assert!(serve(&["--http", "--stdio"]).is_err());
+    }
+
+    #[test]
+    fn lsp_proxy_takes_the_server_after_two_dashes() {
+        let cli = Cli::try_parse_from([
+            "ide-mcp",
+            "lsp-proxy",
+            "--ide-name",
+            "Helix",
+            "--workspace",
+            "/w",
+            "--",
+            "clangd",
+            "--log=verbose",
+        ])
+        .unwrap();
+        let Command::LspProxy(proxy) = cli.command else {
+            panic!("not lsp-proxy")
+        };
+        let options = proxy.options();
+        assert_eq!(options.server, "clangd");
+        assert_eq!(options.args, ["--log=verbose"]);
+        assert_eq!(options.ide_name.as_deref(), Some("Helix"));
+        assert_eq!(options.workspaces, [std::path::PathBuf::from("/w")]);
+        assert!(Cli::try_parse_from(["ide-mcp", "lsp-proxy"]).is_err());
     }
 }

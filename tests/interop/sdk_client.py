@@ -64,6 +64,8 @@ TOOLS = {
     "getWorkspaceFolders",
     "getDiagnostics",
     "checkDocumentDirty",
+    "closeAllDiffTabs",
+    "openFile",
 }
 SEVERITIES = {"Error", "Warning", "Info", "Hint"}
 AUTH_HEADER = "x-claude-code-ide-authorization"
@@ -197,7 +199,7 @@ async def initialize_and_list(session: ClientSession, what: str) -> None:
 
     listed = await session.list_tools()
     names = [tool.name for tool in listed.tools]
-    check(set(names) == TOOLS and len(names) == len(TOOLS), f"{what}: tools/list has exactly the five tools", names)
+    check(set(names) == TOOLS and len(names) == len(TOOLS), f"{what}: tools/list has exactly the IDE tools", names)
     for tool in listed.tools:
         check(
             isinstance(tool.input_schema, dict) and tool.input_schema.get("type") == "object",
@@ -255,7 +257,7 @@ async def check_high_level_client(server: Any, root: str, what: str) -> None:
         version = client.session.protocol_version
         check(version == "2026-07-28", f"{what}: Client (mode auto) speaks 2026-07-28 after server/discover", version)
         listed = await client.list_tools()
-        check({tool.name for tool in listed.tools} == TOOLS, f"{what}: Client lists the five tools", [t.name for t in listed.tools])
+        check({tool.name for tool in listed.tools} == TOOLS, f"{what}: Client lists the IDE tools", [t.name for t in listed.tools])
         folders = tool_json(await client.call_tool("getWorkspaceFolders", {}), "getWorkspaceFolders")
         check(folders.get("rootPath") == root, f"{what}: Client calls getWorkspaceFolders", folders)
     print(f"  mcp.client.Client (mode auto): server/discover, then stateless requests ({version})")

@@ -11,12 +11,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-pub(crate) const TOOL_NAMES: [&str; 5] = [
+pub(crate) mod lsp;
+pub(crate) mod ws;
+
+pub(crate) const TOOL_NAMES: [&str; 7] = [
     "checkDocumentDirty",
+    "closeAllDiffTabs",
     "getCurrentSelection",
     "getDiagnostics",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "openFile",
 ];
 
 /// Generous: the fixture's first check runs on a machine shared with builds.
