@@ -1,7 +1,7 @@
 //! The server the interop tests drive with the official SDK clients: the
-//! five read tools over an empty editor in one workspace folder, and the
-//! downstream tools of `tests/fixture-tools`, which reach the registry by
-//! annotation alone.
+//! read tools over an empty editor in one workspace folder, the downstream
+//! tools of `tests/fixture-tools`, which reach the registry by annotation
+//! alone, and the tools the official conformance suite calls by name.
 //!
 //! ```text
 //! fixture-server stdio WORKSPACE   # MCP on stdin/stdout
@@ -11,10 +11,22 @@
 use std::io::Write as _;
 
 use fixture_tools::FixtureState;
-use ide_mcp_runtime::{HttpOptions, Server};
+use ide_mcp_runtime::{HttpOptions, Server, mcp_tool};
 use ide_mcp_tools::ReadContext;
 
 ide_mcp_runtime::link!(fixture_tools, ide_mcp_tools);
+
+/// Returns a fixed text (the conformance suite's `tools-call-simple-text`).
+#[mcp_tool(name = "test_simple_text", read_only)]
+fn simple_text() -> String {
+    "This is a simple text response for testing.".to_owned()
+}
+
+/// Always fails with a tool error (the conformance suite's `tools-call-error`).
+#[mcp_tool(name = "test_error_handling", read_only)]
+fn error_handling() -> Result<String, String> {
+    Err("This tool intentionally returns an error for testing".to_owned())
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
