@@ -135,7 +135,12 @@ pub(crate) fn write_unsupported(out: &mut Vec<u8>, id: RequestId<'_>, why: &Unsu
         ),
         Unsupported::Version(version) => {
             let requested = jsonrpc::clip(version);
-            jsonrpc::write_error(
+            let data = serde_json::to_string(&Data {
+                supported: &SUPPORTED_VERSIONS,
+                requested,
+            })
+            .expect("strings serialize");
+            jsonrpc::write_error_with_data(
                 out,
                 Some(id),
                 UNSUPPORTED_PROTOCOL_VERSION,
@@ -143,26 +148,10 @@ pub(crate) fn write_unsupported(out: &mut Vec<u8>, id: RequestId<'_>, why: &Unsu
                     "unsupported protocol version `{requested}`: this server speaks {}",
                     SUPPORTED_VERSIONS.join(", ")
                 ),
+                &data,
             );
-            let data = Data {
-                supported: &SUPPORTED_VERSIONS,
-                requested,
-            };
-            with_error_data(out, |out| {
-                serde_json::to_writer(out, &data).expect("strings serialize");
-            });
         }
     }
-}
-
-/// Adds `"data"` to the error response that ends `out` (as
-/// [`jsonrpc::write_error`] writes it: `…"message":"…"}}`).
-fn with_error_data(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
-    debug_assert!(out.ends_with(b"}}"));
-    out.truncate(out.len() - 2);
-    out.extend_from_slice(br#","data":"#);
-    write(out);
-    out.extend_from_slice(b"}}");
 }
 
 /// Marks the result object that ends `out` (from `start`) as complete:

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub(crate) mod lsp;
+pub(crate) mod neovim;
+pub(crate) mod stdio;
 pub(crate) mod ws;
 
 pub(crate) const TOOL_NAMES: [&str; 7] = [

@@ -29,6 +29,23 @@ pub(crate) fn refusal(
     json_response(status, body)
 }
 
+/// 503 with `Retry-After: 1` and -32030 (server overloaded): nothing was
+/// done; `data` says which bound was hit, `{"reason": …, "limit": …}`.
+pub(crate) fn overloaded(
+    reason: &str,
+    limit: usize,
+    message: &dyn std::fmt::Display,
+) -> HttpResponse {
+    let mut body = Vec::with_capacity(160);
+    let data = format!(r#"{{"reason":"{reason}","limit":{limit}}}"#);
+    jsonrpc::write_error_with_data(&mut body, None, jsonrpc::SERVER_OVERLOADED, message, &data);
+    let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// A JSON response.
 pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> HttpResponse {
     let mut response = Response::new(Full::new(Bytes::from(body)));

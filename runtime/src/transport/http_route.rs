@@ -11,10 +11,10 @@ use hyper::{Method, Request, StatusCode};
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
 use super::http_check::{
-    Gate, HttpResponse, is_error, json_response, method_not_allowed, refusal, refuse_accept,
-    refuse_content_type,
+    Gate, HttpResponse, is_error, json_response, method_not_allowed, overloaded, refusal,
+    refuse_accept, refuse_content_type,
 };
-use super::http_session::Missing;
+use super::http_session::{Missing, SESSION_QUEUE};
 use super::http_stateless::{exchange, header_mismatch};
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
 
@@ -69,18 +69,14 @@ pub(crate) async fn handle(shared: &Shared, request: Request<Incoming>) -> HttpR
     }
     let Ok(_permit) = shared.in_flight.try_acquire() else {
         tracing::warn!("HTTP request refused: too many requests in flight");
-        let mut response = refusal(
-            StatusCode::SERVICE_UNAVAILABLE,
-            INTERNAL_ERROR,
+        return overloaded(
+            "tooManyRequestsInFlight",
+            shared.options.max_in_flight,
             &format_args!(
                 "too many requests in flight ({}); retry when some are answered",
                 shared.options.max_in_flight
             ),
         );
-        response
-            .headers_mut()
-            .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
     };
     let (parts, body) = request.into_parts();
     let body = match read_body(body, shared.options.max_body_bytes).await {
@@ -160,9 +156,9 @@ async fn open_session(shared: &Shared, body: Bytes) -> HttpResponse {
         Ok(Some(session)) => session,
         Ok(None) => {
             tracing::warn!("HTTP session refused: too many sessions");
-            return refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                INTERNAL_ERROR,
+            return overloaded(
+                "tooManySessions",
+                shared.options.max_sessions,
                 &format_args!(
                     "too many open sessions ({}); end one with DELETE, or send 2026-07-28 requests, which need none",
                     shared.options.max_sessions
@@ -246,9 +242,9 @@ async fn answer_in_session(
             ));
         }
         Err(Missing::Busy) => {
-            return Err(refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                INTERNAL_ERROR,
+            return Err(overloaded(
+                "sessionQueueFull",
+                SESSION_QUEUE,
                 &"this session has too many messages waiting; retry shortly",
             ));
         }

@@ -21,7 +21,7 @@ use crate::connection::{self, Outbox, Recv, Wire};
 use crate::server::Server;
 
 /// How many messages may wait for one session's loop.
-const SESSION_QUEUE: usize = 64;
+pub(crate) const SESSION_QUEUE: usize = 64;
 
 /// One POST handed to a session: the message, and where its answer goes.
 pub(crate) struct Post {

@@ -331,10 +331,11 @@ async fn requests_beyond_the_in_flight_bound_get_503() {
     );
     assert_eq!(
         refused.json(),
-        error(
-            -32603,
-            "too many requests in flight (1); retry when some are answered"
-        )
+        json!({"jsonrpc": "2.0", "id": null, "error": {
+            "code": -32030,
+            "message": "too many requests in flight (1); retry when some are answered",
+            "data": {"reason": "tooManyRequestsInFlight", "limit": 1}
+        }})
     );
     drop(slow);
     settles(&handle, IDLE).await;

@@ -114,10 +114,13 @@ async fn sessions_are_bounded_in_number_and_idle_time() {
     let addr = handle.local_addr();
     let first = open(&handle).await;
     let refused = post(handle.auth_token(), INIT).send(addr).await;
-    assert_eq!(refused.status, 503);
+    assert_eq!(
+        (refused.status, refused.header("retry-after")),
+        (503, Some("1"))
+    );
     assert_eq!(
         refused.json(),
-        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32603, "message": "too many open sessions (1); end one with DELETE, or send 2026-07-28 requests, which need none"}})
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32030, "message": "too many open sessions (1); end one with DELETE, or send 2026-07-28 requests, which need none", "data": {"reason": "tooManySessions", "limit": 1}}})
     );
     // Stateless requests need no session slot.
     let discover = post(

@@ -10,6 +10,8 @@
 //! in BENCHMARKS.md) and nothing else: the limit, not a server that pays
 //! the multi-thread scheduler's wake-ups as ours does.
 
+mod http;
+
 use std::collections::HashMap;
 
 use clap::Parser;
@@ -112,10 +114,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 stream.set_nodelay(true)?;
                 tokio::spawn(serve_ws(stream, token.clone(), floor()));
             }
+        } else if let Some(port) = cli.server.http {
+            http::serve(
+                server.clone(),
+                port,
+                cli.server.token.clone().unwrap_or_default(),
+            )
+            .await?;
         } else if cli.server.stdio {
             serve_stdio(floor()).await?;
         } else {
-            return Err("give --stdio or --ws PORT --token T".into());
+            return Err("give --stdio, --ws PORT --token T or --http PORT --token T".into());
         }
         Ok(())
     })
