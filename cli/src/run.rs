@@ -24,6 +24,9 @@ pub fn server(headless: &Headless) -> Result<Server, BoxError> {
 
 /// `ide-mcp serve`: until stdin ends (`--stdio`), or SIGINT/SIGTERM.
 pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
+    // Installed first: a signal sent as soon as the lockfile appears must
+    // shut down cleanly, not kill the process with its lockfile left behind.
+    let stop = ide_mcp_runtime::shutdown_signal();
     let headless = Headless::new(&args.state.options())?;
     let server = server(&headless)?;
     // The CLI learns the selection only from `selection_changed`: with
@@ -37,7 +40,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         tracing::info!(folders = ?headless.folders, "serving MCP on stdio");
         tokio::select! {
             result = server.serve_stdio() => result?,
-            result = ide_mcp_runtime::shutdown_signal() => result?,
+            result = stop => result?,
         }
         return Ok(());
     }
@@ -46,7 +49,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         None => None,
     };
     if args.no_ide {
-        ide_mcp_runtime::shutdown_signal().await?;
+        stop.await?;
         if let Some(http) = http {
             http.shutdown().await;
         }
@@ -83,7 +86,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     );
     // Not a log line: what a person starting the server needs to read.
     eprintln!("{banner}");
-    handle.run_until_signal().await?;
+    handle.shutdown_after(stop).await?;
     if let Some(http) = http {
         http.shutdown().await;
     }

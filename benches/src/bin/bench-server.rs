@@ -17,13 +17,20 @@ use ide_mcp_runtime::{HttpOptions, WsOptions};
 struct Cli {
     #[command(flatten)]
     server: ServerArgs,
+    /// Serve on a current-thread runtime instead of the multi-thread one
+    /// (blocking tools still run on the blocking pool).
+    #[arg(long)]
+    current_thread: bool,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let mut runtime = if cli.current_thread {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = runtime.enable_all().build()?;
     runtime.block_on(async {
         let (_ws, cx) = synth::workspace(cli.server.size());
         let server = synth::server(cx)?;

@@ -51,6 +51,9 @@ struct Cli {
     /// Server sizes, passed on.
     #[arg(long, default_value_t = 10_000)]
     diagnostics: usize,
+    /// Serve ours on a current-thread runtime (`bench-server --current-thread`).
+    #[arg(long)]
+    ours_current_thread: bool,
 }
 
 const TOKEN: &str = "e2e-benchmark-token-0123456789abcdef";
@@ -67,13 +70,14 @@ struct Running {
     target: Target,
 }
 
-async fn start(bin: &Path, transport: &str, cli: &Cli) -> Result<Running, Error> {
-    let sizes = [
+async fn start(bin: &Path, transport: &str, cli: &Cli, extra: &[&str]) -> Result<Running, Error> {
+    let mut sizes = vec![
         "--editors".to_owned(),
         cli.editors.to_string(),
         "--diagnostics".to_owned(),
         cli.diagnostics.to_string(),
     ];
+    sizes.extend(extra.iter().map(|arg| (*arg).to_owned()));
     if transport == "stdio" {
         let mut command = vec![bin.display().to_string(), "--stdio".to_owned()];
         command.extend(sizes);
@@ -115,12 +119,13 @@ async fn start(bin: &Path, transport: &str, cli: &Cli) -> Result<Running, Error>
 
 async fn measure(
     bin: &Path,
+    extra: &[&str],
     transport: &str,
     tool: &str,
     concurrency: usize,
     cli: &Cli,
 ) -> Result<Report, Error> {
-    let mut running = start(bin, transport, cli).await?;
+    let mut running = start(bin, transport, cli, extra).await?;
     let params = format!(r#"{{"name":"{tool}","arguments":{}}}"#, arguments(tool));
     let report = if let Some(stateless) = match transport {
         "http" => Some(true),
@@ -181,6 +186,11 @@ async fn main() -> Result<(), Error> {
     };
     let ours = bin_dir.join("bench-server");
     let floor = bin_dir.join("floor-server");
+    let ours_extra: &[&str] = if cli.ours_current_thread {
+        &["--current-thread"]
+    } else {
+        &[]
+    };
     let tools: Vec<String> = if cli.tools.is_empty() {
         [
             "getCurrentSelection",
@@ -205,8 +215,8 @@ async fn main() -> Result<(), Error> {
                     (vec![], vec![], vec![], vec![], vec![], vec![]);
                 let mut bytes = 0;
                 for _ in 0..cli.rounds {
-                    let a = measure(&ours, transport, tool, c, &cli).await?;
-                    let b = measure(&floor, transport, tool, c, &cli).await?;
+                    let a = measure(&ours, ours_extra, transport, tool, c, &cli).await?;
+                    let b = measure(&floor, &[], transport, tool, c, &cli).await?;
                     if a.bytes != b.bytes {
                         return Err(format!(
                             "{tool}: ours sent {} bytes, the floor {}",

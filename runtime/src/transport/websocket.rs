@@ -253,6 +253,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire for WsWire<S> {
     const DRAIN_ON_EOF: bool = false;
 
     async fn recv(&mut self) -> Recv {
+        // Let go of the last message first: while its bytes are alive they
+        // share tungstenite's read buffer, which then cannot be reused and
+        // is regrown in small steps, costing extra `recv` calls per frame.
+        self.current = Utf8Bytes::default();
         match self.ws.next().await {
             None | Some(Err(WsError::ConnectionClosed | WsError::AlreadyClosed)) => Recv::Closed,
             Some(Ok(Message::Text(text))) => {

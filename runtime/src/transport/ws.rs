@@ -143,10 +143,25 @@ impl WsServerHandle {
     /// closing on Windows: [`shutdown_signal`](crate::shutdown_signal)),
     /// then shuts down and removes the lockfile. A host binary calls this
     /// last in `main`.
+    ///
+    /// The handlers are installed only now, after the lockfile was
+    /// published: a host that must not miss a signal sent the moment the
+    /// lockfile appears calls [`shutdown_signal`](crate::shutdown_signal)
+    /// before [`Server::serve_ws`], then [`shutdown_after`](Self::shutdown_after).
     pub async fn run_until_signal(self) -> io::Result<()> {
-        crate::signal::shutdown_signal().await?;
+        self.shutdown_after(crate::signal::shutdown_signal()).await
+    }
+
+    /// Serves until `signal` resolves (e.g. a
+    /// [`shutdown_signal`](crate::shutdown_signal) installed before the
+    /// server started), then shuts down and removes the lockfile.
+    pub async fn shutdown_after(
+        self,
+        signal: impl Future<Output = io::Result<()>>,
+    ) -> io::Result<()> {
+        let result = signal.await;
         self.shutdown().await;
-        Ok(())
+        result
     }
 }
 

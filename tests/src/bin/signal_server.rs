@@ -33,8 +33,11 @@ async fn main() -> ExitCode {
         workspace_folders: vec!["/ws".to_owned()],
         ..WsOptions::default()
     };
+    // Installed before the lockfile appears: the tests signal as soon as
+    // they see it.
+    let signal = ide_mcp_runtime::shutdown_signal();
     let handle = server.serve_ws(options).await.expect("serving");
-    match handle.run_until_signal().await {
+    match handle.shutdown_after(signal).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("signal_server: {err}");

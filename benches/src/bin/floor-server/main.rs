@@ -3,6 +3,12 @@
 //! synthetic state as `bench-server`, for the response to each call it will
 //! see; then it answers every request with those bytes, splicing in only the
 //! id. Same flags and transports as `bench-server`.
+//!
+//! It runs on a current-thread runtime: one thread reads, answers what is
+//! ready and writes, with no hand-off between threads, so that per request
+//! it makes one `read`, one `write` and at most one `epoll_wait` (counted
+//! in BENCHMARKS.md) and nothing else: the limit, not a server that pays
+//! the multi-thread scheduler's wake-ups as ours does.
 
 mod http;
 
@@ -90,7 +96,7 @@ impl Floor {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
