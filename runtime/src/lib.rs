@@ -19,10 +19,12 @@ mod args;
 mod connection;
 pub mod context;
 mod dispatch;
+pub mod extract;
 pub mod jsonrpc;
 pub mod lint;
 pub mod lockfile;
 pub mod notify;
+pub mod peer;
 pub mod registry;
 pub mod result;
 pub mod schema;
@@ -32,14 +34,17 @@ pub mod tool;
 pub mod transport;
 
 #[doc(hidden)]
-#[path = "private.rs"]
-pub mod __private;
+#[path = "private/mod.rs"]
+pub mod __private0_1;
 
 pub use args::ArgsError;
-pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
+pub use context::{MissingState, StateReq, ToolContext};
 pub use dispatch::MAX_IN_FLIGHT;
+pub use extract::{Call, CancellationToken, FromCall, OwnedCall, Rejection};
 pub use ide_mcp_macros::mcp_tool;
+pub use jsonrpc::RequestId;
 pub use notify::Notifier;
+pub use peer::{Peer, Progress};
 pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
 pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
 pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
