@@ -46,7 +46,10 @@ pub struct ServeArgs {
     /// The IDE name in the lockfile, shown by the CLI's `/ide`.
     #[arg(long, default_value = "ide-mcp", value_name = "NAME")]
     pub ide_name: String,
-    /// The most WebSocket connections served at once; more are refused with 503.
+    /// The most authenticated WebSocket connections served at once; a client
+    /// with the token beyond it gets 503. Connections that have not shown the
+    /// token wait apart (at most 1 024, the oldest dropped first) and never
+    /// take one of these places.
     #[arg(long, default_value_t = ide_mcp_runtime::transport::ws::MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
 }

@@ -19,10 +19,42 @@ use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
 /// still pending and blocking tools). A call of such a tool beyond it is
-/// answered at once with -32603 (too many requests in flight) instead of
-/// spawning another task. The connection keeps reading, so that the client
-/// can still cancel, ping and call inline tools.
+/// answered at once with [`SERVER_OVERLOADED`](jsonrpc::SERVER_OVERLOADED)
+/// (-32030, too many requests in flight) instead of spawning another task.
+/// The connection keeps reading, so that the client can still cancel, ping
+/// and call inline tools.
 pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Why a running call was stopped before it finished; answered with
+/// [`REQUEST_CANCELLED`](jsonrpc::REQUEST_CANCELLED) (-32031).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelReason {
+    /// The server is shutting down (`data`: `{"reason": "shutdown"}`).
+    Shutdown,
+    /// The client's input ended (a closed stdin) and the call did not finish
+    /// within the drain bound (`data`: `{"reason": "inputEnded"}`).
+    InputEnded,
+}
+
+impl CancelReason {
+    fn message(self) -> &'static str {
+        match self {
+            Self::Shutdown => "the server is shutting down",
+            Self::InputEnded => "the input ended and the call did not finish in time",
+        }
+    }
+
+    fn data(self) -> &'static str {
+        match self {
+            Self::Shutdown => r#"{"reason":"shutdown"}"#,
+            Self::InputEnded => r#"{"reason":"inputEnded"}"#,
+        }
+    }
+}
+
+/// The `data` of a [`SERVER_OVERLOADED`](jsonrpc::SERVER_OVERLOADED) refusal.
+const OVERLOADED_DATA: &str = r#"{"reason":"tooManyRequestsInFlight","limit":64}"#;
+const _: () = assert!(MAX_IN_FLIGHT == 64, "update OVERLOADED_DATA");
 
 /// What a finished async or blocking call sends back to its connection.
 pub(crate) struct Completion {
@@ -126,17 +158,18 @@ impl InFlight {
 
     /// Answers one running call with an error saying why it was cancelled
     /// (`reason`), aborting it; `false` when none is running.
-    pub(crate) fn cancel_next(&mut self, out: &mut Vec<u8>, reason: &str) -> bool {
+    pub(crate) fn cancel_next(&mut self, out: &mut Vec<u8>, reason: CancelReason) -> bool {
         let Some(index) = self.slots.iter().position(|s| s.busy) else {
             return false;
         };
         let slot = &self.slots[index];
-        tracing::debug!(id = %slot.id, tool = slot.tool, reason, "request cancelled");
-        jsonrpc::write_error(
+        tracing::debug!(id = %slot.id, tool = slot.tool, ?reason, "request cancelled");
+        jsonrpc::write_error_with_data(
             out,
             Some(RequestId::from_json(&slot.id)),
-            jsonrpc::INTERNAL_ERROR,
-            &format_args!("`{}` was cancelled: {reason}", slot.tool),
+            jsonrpc::REQUEST_CANCELLED,
+            &format_args!("`{}` was cancelled: {}", slot.tool, reason.message()),
+            reason.data(),
         );
         self.release(index);
         true
@@ -211,14 +244,15 @@ pub(crate) fn call(
     let def = tool.def;
     if def.execution != Execution::Inline && inflight.len() >= MAX_IN_FLIGHT {
         tracing::warn!(tool = def.name, "too many requests in flight; call refused");
-        jsonrpc::write_error(
+        jsonrpc::write_error_with_data(
             out,
             Some(id),
-            jsonrpc::INTERNAL_ERROR,
+            jsonrpc::SERVER_OVERLOADED,
             &format_args!(
                 "too many requests in flight on this connection ({MAX_IN_FLIGHT}); wait for answers or cancel some, then call `{}` again",
                 def.name
             ),
+            OVERLOADED_DATA,
         );
         return true;
     }

@@ -18,6 +18,7 @@
 mod args;
 mod connection;
 pub mod context;
+pub mod discovery;
 mod dispatch;
 pub mod extract;
 pub mod jsonrpc;
@@ -39,7 +40,7 @@ pub mod __private0_1;
 
 pub use args::ArgsError;
 pub use context::{MissingState, StateReq, ToolContext};
-pub use dispatch::MAX_IN_FLIGHT;
+pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
 pub use extract::{Call, CancellationToken, FromCall, OwnedCall, Rejection};
 pub use ide_mcp_macros::mcp_tool;
 pub use jsonrpc::RequestId;
@@ -52,6 +53,8 @@ pub use session::{PROTOCOL_VERSIONS, Session};
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::memory::MemoryClient;
+pub use transport::websocket::{Upgrader, WsWire};
+pub use transport::wire::{Limits, Outbox, Recv, Wire};
 pub use transport::ws::{WsOptions, WsServerHandle};
 
 /// Keeps a tool crate linked into this binary.

@@ -106,7 +106,7 @@ impl Session {
     /// of `reason`, and aborts it; `false` when none is running. Called until
     /// `false` when a connection ends with calls still running, so that every
     /// request is answered.
-    pub fn cancel_next(&mut self, out: &mut Vec<u8>, reason: &str) -> bool {
+    pub fn cancel_next(&mut self, out: &mut Vec<u8>, reason: crate::CancelReason) -> bool {
         self.inflight.cancel_next(out, reason)
     }
 

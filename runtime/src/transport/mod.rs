@@ -1,9 +1,12 @@
 //! Transports: the Claude Code IDE WebSocket server, newline-delimited stdio,
 //! and the in-memory twin used by tests and benchmarks.
 
+mod admission;
 pub mod memory;
 pub mod stdio;
 pub mod upgrade;
+pub mod websocket;
+pub mod wire;
 pub mod ws;
 
 /// The largest message accepted: a WebSocket message or frame, or a stdio line.
