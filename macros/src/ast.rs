@@ -72,7 +72,7 @@ impl Tool {
         if let Some(abi) = &sig.abi {
             errors.spanned(abi, "`#[mcp_tool]` functions cannot have an `extern` ABI");
         }
-        if let Some(unsafety) = &sig.unsafety {
+        if let syn::Safety::Unsafe(unsafety) = &sig.safety {
             errors.spanned(unsafety, "`#[mcp_tool]` functions cannot be `unsafe`");
         }
         if let Some(variadic) = &sig.variadic {

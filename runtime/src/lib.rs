@@ -22,6 +22,7 @@ pub mod discovery;
 mod dispatch;
 pub mod extract;
 pub mod jsonrpc;
+#[cfg(feature = "lint")]
 pub mod lint;
 pub mod lockfile;
 pub mod notify;
