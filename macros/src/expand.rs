@@ -51,26 +51,22 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     let output_schema = output_schema(tool, &p);
     let tool_def = tool_def(tool, item, &p, output_schema.is_some());
 
-    // Arguments are decoded into owned values, so the signature is the
-    // attribute's contract: clippy's advice to borrow them cannot be followed.
+    // Lints in the expansion are named one by one, so that the user's own
+    // lints keep seeing the user's code:
+    // - on the function, only `needless_pass_by_value`: arguments are decoded
+    //   into owned values (`DeserializeOwned`), so the signature is the
+    //   attribute's contract and clippy's advice to borrow them cannot be
+    //   followed;
+    // - on the hidden block, `unused_imports` (the probe imports both of
+    //   its traits, and one of them resolves) and `unused_qualifications`
+    //   (paths are absolute, whatever the user imported).
+    // Clippy does not lint the rest of the expansion: it comes from a macro.
     quote! {
         #[allow(clippy::needless_pass_by_value)]
         #item
 
         #[doc(hidden)]
-        #[allow(
-            non_camel_case_types,
-            non_snake_case,
-            non_upper_case_globals,
-            dead_code,
-            unused_qualifications,
-            unused_imports,
-            unreachable_pub,
-            missing_docs,
-            clippy::all,
-            clippy::pedantic,
-            clippy::nursery
-        )]
+        #[allow(unused_imports, unused_qualifications)]
         const _: () = {
             use #krate::__private0_1 as #p;
             #input_schema
