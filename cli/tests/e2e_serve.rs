@@ -15,83 +15,8 @@ use common::{
     ANSWER, DEADLINE, Running, Sandbox, TOOL_NAMES, children, diagnostics_of, initialize_params,
     is_dead, wait_for_lockfile,
 };
-use futures_util::{SinkExt as _, StreamExt as _};
-use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-use tokio_tungstenite::tungstenite::http::{HeaderValue, Request};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-fn ws_request(port: u16, token: &str) -> Request<()> {
-    let mut request = format!("ws://127.0.0.1:{port}/")
-        .into_client_request()
-        .unwrap();
-    request.headers_mut().insert(
-        "X-Claude-Code-IDE-Authorization",
-        HeaderValue::from_str(token).unwrap(),
-    );
-    request
-}
-
-/// A JSON-RPC client over the WebSocket that keeps the notifications it
-/// reads past.
-struct WsClient {
-    ws: Ws,
-    next_id: u64,
-    notifications: Vec<Value>,
-}
-
-impl WsClient {
-    async fn next_message(&mut self, limit: Duration) -> Option<Value> {
-        loop {
-            let message = tokio::time::timeout(limit, self.ws.next()).await.ok()??;
-            if let Message::Text(text) = message.unwrap() {
-                return Some(serde_json::from_str(&text).unwrap());
-            }
-        }
-    }
-
-    async fn notify(&mut self, method: &str) {
-        let message = json!({"jsonrpc": "2.0", "method": method});
-        self.ws
-            .send(Message::text(message.to_string()))
-            .await
-            .unwrap();
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.ws
-            .send(Message::text(message.to_string()))
-            .await
-            .unwrap();
-        loop {
-            let message = self
-                .next_message(ANSWER)
-                .await
-                .unwrap_or_else(|| panic!("no answer to {method}"));
-            if message["id"] == json!(id) {
-                assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
-            }
-            self.notifications.push(message);
-        }
-    }
-
-    /// Calls a tool and parses the JSON text of its result.
-    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        let result = self
-            .request("tools/call", json!({"name": tool, "arguments": arguments}))
-            .await;
-        assert_ne!(result["isError"], json!(true), "{result}");
-        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
-    }
-}
+use ide_mcp_test_support::{McpClient, connect, upgrade_request};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
@@ -118,19 +43,13 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
 
     // A wrong token is refused before the upgrade.
     assert!(
-        tokio_tungstenite::connect_async(ws_request(port, "wrong"))
+        tokio_tungstenite::connect_async(upgrade_request(port, "wrong"))
             .await
             .is_err()
     );
 
-    let (ws, _) = tokio_tungstenite::connect_async(ws_request(port, &token))
-        .await
-        .unwrap();
-    let mut client = WsClient {
-        ws,
-        next_id: 0,
-        notifications: Vec::new(),
-    };
+    let mut client = McpClient::new(connect(port, &token).await);
+    client.answer_within = ANSWER;
     let init = client.request("initialize", initialize_params()).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
     assert!(init["capabilities"]["tools"].is_object(), "{init}");
@@ -203,7 +122,7 @@ fn check_lockfile(sandbox: &Sandbox, server: &mut Running) -> (PathBuf, u16, Str
 }
 
 /// The four tools that read the headless editor state.
-async fn read_tools_answer(client: &mut WsClient, sandbox: &Sandbox) {
+async fn read_tools_answer(client: &mut McpClient, sandbox: &Sandbox) {
     let broken = sandbox.file("broken/src/lib.rs");
     let warns = sandbox.file("warns/src/lib.rs");
     let folders = client.call("getWorkspaceFolders", json!({})).await;
@@ -234,7 +153,7 @@ async fn read_tools_answer(client: &mut WsClient, sandbox: &Sandbox) {
 }
 
 /// Real cargo diagnostics in the CLI's shape, fresh after an edit on disk.
-async fn diagnostics_follow_the_disk(client: &mut WsClient, sandbox: &Sandbox) {
+async fn diagnostics_follow_the_disk(client: &mut McpClient, sandbox: &Sandbox) {
     let broken = sandbox.file("broken/src/lib.rs");
     let warns = sandbox.file("warns/src/lib.rs");
     let broken_uri = format!("file://{broken}");

@@ -46,7 +46,10 @@ fn wait_for_cancel(cancel: CancellationToken, seen: &Seen) -> bool {
 }
 
 async fn client(seen: Arc<Seen>) -> MemoryClient {
-    let registry = Registry::from_tools(tools()).expect("the tools are valid");
+    let ours = tools()
+        .iter()
+        .filter(|tool| tool.location.file.ends_with("extractors.rs"));
+    let registry = Registry::from_tools(ours).expect("the tools are valid");
     let server = Server::builder("t", "0")
         .registry(Arc::new(registry))
         .state_arc(seen)

@@ -90,6 +90,17 @@ pub mod selection;
 pub mod uri;
 pub mod workspace_folders;
 
+/// The wire names of the IDE tools this crate registers, sorted as
+/// `tools/list` lists them. The one list of them: tests, benchmarks and hosts
+/// compare against it, and `tests/registry.rs` checks it against the registry.
+pub const TOOL_NAMES: &[&str] = &[
+    "checkDocumentDirty",
+    "getCurrentSelection",
+    "getDiagnostics",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+];
+
 pub use context::{ReadContext, ReadContextBuilder};
 pub use current_selection::{SelectionState, current_selection_result, get_current_selection};
 pub use diagnostics::{

@@ -5,17 +5,9 @@ use std::path::Path;
 
 use ide_mcp_runtime::{Call, Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, ReadContext};
+use ide_mcp_tools::{BufferId, ReadContext, TOOL_NAMES};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use serde_json::{Value, json};
-
-const NAMES: [&str; 5] = [
-    "checkDocumentDirty",
-    "getCurrentSelection",
-    "getDiagnostics",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-];
 
 /// Calls tool `name` through its registered shim, as `tools/call` does.
 async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
@@ -74,7 +66,7 @@ fn workspace() -> ReadContext {
 #[test]
 fn exactly_the_five_tools_are_registered() {
     let registry = Registry::global().expect("the registry builds");
-    assert_eq!(registry.names().collect::<Vec<_>>(), NAMES);
+    assert_eq!(registry.names().collect::<Vec<_>>(), TOOL_NAMES);
     for tool in registry.tools() {
         assert_eq!(
             tool.def.annotations.read_only_hint,

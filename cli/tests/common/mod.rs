@@ -11,13 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-pub(crate) const TOOL_NAMES: [&str; 5] = [
-    "checkDocumentDirty",
-    "getCurrentSelection",
-    "getDiagnostics",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-];
+/// The tools the host serves: the tools crate's list.
+pub(crate) const TOOL_NAMES: &[&str] = ide_mcp_tools::TOOL_NAMES;
 
 /// Generous: the fixture's first check runs on a machine shared with builds.
 pub(crate) const DEADLINE: Duration = Duration::from_mins(3);
