@@ -59,14 +59,16 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     //   followed;
     // - on the hidden block, `unused_imports` (the probe imports both of
     //   its traits, and one of them resolves) and `unused_qualifications`
-    //   (paths are absolute, whatever the user imported).
+    //   (paths are absolute, whatever the user imported). The probes'
+    //   double borrows are what autoref specialization needs, so the
+    //   block also allows `clippy::needless_borrow`.
     // Clippy does not lint the rest of the expansion: it comes from a macro.
     quote! {
         #[allow(clippy::needless_pass_by_value)]
         #item
 
         #[doc(hidden)]
-        #[allow(unused_imports, unused_qualifications)]
+        #[allow(unused_imports, unused_qualifications, clippy::needless_borrow)]
         const _: () = {
             use #krate::__private0_1 as #p;
             #input_schema
@@ -179,11 +181,11 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
         Ident::new("write", ty.span())
     };
     let call = quote_spanned! {ty.span()=>
-        (&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
+        (&&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
     };
     quote! {
         {
-            use #p::{ResultTag as _, ValueTag as _};
+            use #p::{IntoTag as _, ResultTag as _, ValueTag as _};
             #call
         }
     }
@@ -267,7 +269,7 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
                 let #cx = #p::OwnedCall::as_call(&#owned);
                 #(#takes)*
                 let #ret = #func(#(#call_args),*).await;
-                #p::reply(move |#out: &mut #p::Vec<u8>| #write)
+                #p::reply(move |#out: &mut #p::ResultOut<'_>| #write)
             }))
         }
     } else {
@@ -288,7 +290,7 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
         fn #shim(
             #cx: &#p::Call<'_>,
             #args: ::core::option::Option<&#p::RawValue>,
-            #out: &mut #p::Vec<u8>,
+            #out: &mut #p::ResultOut<'_>,
         ) -> ::core::option::Option<#p::ToolFuture> {
             #body
         }
@@ -302,11 +304,11 @@ fn output_schema(tool: &Tool, p: &TokenStream) -> Option<TokenStream> {
     let name = ident("__output_schema");
     let method = Ident::new("output_schema", ty.span());
     let call = quote_spanned! {ty.span()=>
-        (&#p::Probe::<#ty>::NEW).__kind().#method()
+        (&&#p::Probe::<#ty>::NEW).__kind().#method()
     };
     Some(quote! {
         fn #name() -> #p::Schema {
-            use #p::{ResultTag as _, ValueTag as _};
+            use #p::{IntoTag as _, ResultTag as _, ValueTag as _};
             #call
         }
     })

@@ -15,6 +15,7 @@ use tracing::Instrument as _;
 use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
 use crate::registry::RegisteredTool;
+use crate::result::ResultOut;
 use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
@@ -270,7 +271,11 @@ pub(crate) fn call(
             let _span = span.enter();
             let mut result = Vec::new();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
-                (def.call)(&owned.as_call(), args.as_deref(), &mut result)
+                (def.call)(
+                    &owned.as_call(),
+                    args.as_deref(),
+                    &mut ResultOut::new(&mut result),
+                )
             }));
             match outcome {
                 Ok(None) => {
@@ -296,7 +301,7 @@ pub(crate) fn call(
     }
 
     let start = out.len();
-    let write = |out: &mut Vec<u8>| (def.call)(&call, args, out);
+    let write = |out: &mut ResultOut<'_>| (def.call)(&call, args, out);
     match write_result_inline(out, id, def.name, write) {
         Some(future) => {
             out.truncate(start);
@@ -305,7 +310,7 @@ pub(crate) fn call(
             match (&mut future).now_or_never() {
                 Some(Ok(reply)) => {
                     // Written straight into the response: no buffer in between.
-                    write_result_inline(out, id, def.name, |out: &mut Vec<u8>| {
+                    write_result_inline(out, id, def.name, |out: &mut ResultOut<'_>| {
                         reply(out);
                         None
                     });
@@ -346,16 +351,16 @@ fn write_result_inline(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
     tool: &str,
-    write: impl FnOnce(&mut Vec<u8>) -> Option<ToolFuture>,
+    write: impl FnOnce(&mut ResultOut<'_>) -> Option<ToolFuture>,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
-    match catch_unwind(AssertUnwindSafe(|| write(out))) {
-        Ok(None) if is_utf8(&out[body..]) => out.push(jsonrpc::RESULT_CLOSE),
+    match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
+        Ok(None) if out.len() > body => out.push(jsonrpc::RESULT_CLOSE),
         Ok(None) => {
             out.truncate(start);
-            write_internal(out, id, tool, "wrote a result that is not UTF-8");
+            write_internal(out, id, tool, "wrote no result");
         }
         Ok(Some(future)) => return Some(future),
         Err(panic) => {
@@ -395,26 +400,19 @@ fn spawn_future(
 fn finish(reply: Result<crate::tool::ToolReply, Box<dyn Any + Send>>) -> Result<Vec<u8>, String> {
     let reply = reply.map_err(|panic| panic_message(&*panic))?;
     let mut result = Vec::new();
-    catch_unwind(AssertUnwindSafe(|| reply(&mut result)))
+    catch_unwind(AssertUnwindSafe(|| reply(&mut ResultOut::new(&mut result))))
         .map_err(|panic| panic_message(&*panic))?;
     Ok(result)
 }
 
-/// Whether a tool's result is UTF-8. Results are UTF-8 by construction:
-/// every writer the runtime offers (`IntoToolResult` and its helpers) emits
-/// `serde_json` output or escaped `str`s, and the trait's contract asks the
-/// same of other implementations. Only debug builds check, and answer -32603
-/// for a result that is not: re-validating every result in release builds
-/// would cost a full pass over it, a tenth of the time of a large result.
-fn is_utf8(result: &[u8]) -> bool {
-    !cfg!(debug_assertions) || std::str::from_utf8(result).is_ok()
-}
-
+/// Results are valid JSON by construction: tools write them through
+/// [`ResultOut`], which appends nothing else. A shim that wrote nothing is
+/// answered with -32603.
 fn write_tool_result(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, result: &[u8]) {
-    if is_utf8(result) {
-        jsonrpc::write_result(out, id, result);
+    if result.is_empty() {
+        write_internal(out, id, tool, "wrote no result");
     } else {
-        write_internal(out, id, tool, "wrote a result that is not UTF-8");
+        jsonrpc::write_result(out, id, result);
     }
 }
 

@@ -48,7 +48,7 @@ pub use jsonrpc::RequestId;
 pub use notify::Notifier;
 pub use peer::{Peer, Progress};
 pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
-pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
+pub use result::{CallToolResult, Content, IntoToolResult, Json, PreparedResult, ResultOut};
 pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
 pub use session::{PROTOCOL_VERSIONS, Session};
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};

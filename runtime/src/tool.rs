@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::context::StateReq;
 use crate::extract::Call;
+use crate::result::ResultOut;
 use crate::schema::Schema;
 
 /// Every tool linked into the binary, collected by `#[mcp_tool]` through `linkme`.
@@ -30,7 +31,7 @@ pub fn tools() -> &'static [ToolDef] {
 ///
 /// A writer rather than bytes, so that a call that completes at once is
 /// written straight into the response, not into a buffer copied after.
-pub type ToolReply = Box<dyn FnOnce(&mut Vec<u8>) + Send + 'static>;
+pub type ToolReply = Box<dyn FnOnce(&mut ResultOut<'_>) + Send + 'static>;
 
 /// The future an `async` tool returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
@@ -44,7 +45,7 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
 /// produces that object, or `None` after writing an error result to `out`
 /// (for instance when the arguments do not decode).
 pub type CallFn =
-    fn(call: &Call<'_>, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture>;
+    fn(call: &Call<'_>, args: Option<&RawValue>, out: &mut ResultOut<'_>) -> Option<ToolFuture>;
 
 /// How the runtime runs a tool's shim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,14 +40,18 @@ fn call(name: &str, args: Option<&str>) -> String {
         .unwrap_or_else(|| panic!("`{name}` is registered"));
     let args = args.map(|a| RawValue::from_string(a.to_owned()).expect("valid JSON"));
     let mut out = Vec::new();
-    let future = (tool.def.call)(&Call::new(&context()), args.as_deref(), &mut out);
+    let future = (tool.def.call)(
+        &Call::new(&context()),
+        args.as_deref(),
+        &mut ide_mcp_runtime::ResultOut::new(&mut out),
+    );
     if let Some(future) = future {
         assert!(out.is_empty(), "an async tool writes through its future");
         let reply = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("a runtime")
             .block_on(future);
-        reply(&mut out);
+        reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
     }
     String::from_utf8(out).expect("UTF-8")
 }
@@ -177,12 +181,16 @@ fn a_missing_state_is_an_error_result_not_a_panic() {
         let mut out = Vec::new();
         let states = ToolContext::new();
         // An async tool takes its extractors when it runs: its future writes the error.
-        if let Some(future) = (tool.def.call)(&Call::new(&states), Some(&args), &mut out) {
+        if let Some(future) = (tool.def.call)(
+            &Call::new(&states),
+            Some(&args),
+            &mut ide_mcp_runtime::ResultOut::new(&mut out),
+        ) {
             let reply = tokio::runtime::Builder::new_current_thread()
                 .build()
                 .expect("a runtime")
                 .block_on(future);
-            reply(&mut out);
+            reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
         }
         assert_eq!(
             String::from_utf8(out).expect("UTF-8"),

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::ResultOut;
 use ide_mcp_runtime::{IntoToolResult, PreparedResult};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -148,12 +148,12 @@ pub enum DiagnosticsReply {
 }
 
 impl IntoToolResult for DiagnosticsReply {
-    fn write_tool_result(self, out: &mut Vec<u8>) {
+    fn write_tool_result(self, out: &mut ResultOut<'_>) {
         match self {
             Self::All(prepared) => prepared.write_tool_result(out),
             Self::File { uri, diagnostics } => {
                 let diagnostics = diagnostics.as_deref().unwrap_or(&[]);
-                write_json_text(out, &file_diagnostics_result(&uri, diagnostics));
+                out.json_text(&file_diagnostics_result(&uri, diagnostics));
             }
         }
     }

@@ -18,9 +18,13 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = args.map(|a| serde_json::value::RawValue::from_string(a.to_owned()).unwrap());
     let mut out = Vec::new();
-    let bytes = match (tool.def.call)(&Call::new(&tcx), args.as_deref(), &mut out) {
+    let bytes = match (tool.def.call)(
+        &Call::new(&tcx),
+        args.as_deref(),
+        &mut ide_mcp_runtime::ResultOut::new(&mut out),
+    ) {
         Some(future) => {
-            future.await(&mut out);
+            future.await(&mut ide_mcp_runtime::ResultOut::new(&mut out));
             out
         }
         None => out,

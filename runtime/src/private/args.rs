@@ -4,7 +4,7 @@ use serde_json::value::RawValue;
 
 use crate::context::StateReq;
 use crate::extract::{Call, Rejection};
-use crate::result::write_error_text;
+use crate::result::ResultOut;
 use crate::schema::{Schema, input_schema};
 
 /// A type a tool can take as a JSON argument (or as its `#[args]` object).
@@ -84,11 +84,10 @@ impl<'de> serde::Deserializer<'de> for Missing {
     }
 }
 
-fn write_invalid(out: &mut Vec<u8>, tool: &str, message: &dyn core::fmt::Display) {
-    write_error_text(
-        out,
-        &format_args!("invalid arguments for tool `{tool}`: {message}"),
-    );
+fn write_invalid(out: &mut ResultOut<'_>, tool: &str, message: &dyn core::fmt::Display) {
+    out.error_text(&format_args!(
+        "invalid arguments for tool `{tool}`: {message}"
+    ));
 }
 
 impl<T> Arg<T> {
@@ -100,7 +99,7 @@ impl<T> Arg<T> {
         tool: &str,
         fields: &ArgsObject<'_, N>,
         slot: usize,
-        out: &mut Vec<u8>,
+        out: &mut ResultOut<'_>,
     ) -> Option<T> {
         self.take_with(tool, fields.names[slot], fields.values[slot], None, out)
     }
@@ -111,7 +110,7 @@ impl<T> Arg<T> {
         tool: &str,
         fields: &ArgsObject<'_, N>,
         slot: usize,
-        out: &mut Vec<u8>,
+        out: &mut ResultOut<'_>,
     ) -> Option<T>
     where
         T: Default,
@@ -151,7 +150,7 @@ impl<T> Arg<T> {
         name: &str,
         raw: Option<&RawValue>,
         default: Option<fn() -> T>,
-        out: &mut Vec<u8>,
+        out: &mut ResultOut<'_>,
     ) -> Option<T> {
         let value = match raw {
             Some(raw) => (self.decode)(raw.get())
@@ -171,7 +170,7 @@ impl<T> Arg<T> {
         self,
         tool: &str,
         args: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut ResultOut<'_>,
     ) -> Option<T> {
         let json = args.map_or("{}", RawValue::get);
         let json = if json.trim() == "null" { "{}" } else { json };
@@ -226,7 +225,7 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
         tool: &str,
         args: Option<&'a RawValue>,
         names: [&'static str; N],
-        out: &mut Vec<u8>,
+        out: &mut ResultOut<'_>,
     ) -> Option<Self> {
         let mut fields = Self {
             names,

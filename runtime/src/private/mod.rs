@@ -10,6 +10,7 @@
 mod args;
 mod params;
 mod reply;
+mod returns;
 
 pub use linkme;
 
@@ -19,7 +20,9 @@ pub use reply::{boxed_future, rejected, reply, reply_rejected};
 
 pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
-pub use crate::result::{Probe, ResultTag, ValueTag};
+pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
+
+pub use crate::result::ResultOut;
 pub use crate::schema::Schema;
 pub use crate::tool::{
     CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations, ToolDef,

@@ -15,6 +15,7 @@ use core::marker::PhantomData;
 use super::args::{Arg, ArgsObject, Argument, ObjectSchema, argument};
 use crate::context::StateReq;
 use crate::extract::{Call, FromCall, Rejection};
+use crate::result::ResultOut;
 
 /// Marker naming the type `T` of a parameter.
 pub struct Param<T>(PhantomData<fn() -> T>);
@@ -86,7 +87,7 @@ impl<'a, T> Extractor<'a, T> {
         _: &str,
         _: &ArgsObject<'_, N>,
         _: usize,
-        _: &mut Vec<u8>,
+        _: &mut ResultOut<'_>,
     ) -> Option<Deferred> {
         Some(Deferred)
     }

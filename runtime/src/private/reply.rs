@@ -2,7 +2,7 @@
 //! the error result of a parameter that could not be extracted.
 
 use crate::extract::Rejection;
-use crate::result::write_error_text;
+use crate::result::ResultOut;
 use crate::tool::{ToolFuture, ToolReply};
 
 /// Boxes an async tool's future.
@@ -14,19 +14,19 @@ where
 }
 
 /// The reply of an async tool: `write` appends its result when the runtime asks.
-pub fn reply<F: FnOnce(&mut Vec<u8>) + Send + 'static>(write: F) -> ToolReply {
+pub fn reply<F: FnOnce(&mut ResultOut<'_>) + Send + 'static>(write: F) -> ToolReply {
     Box::new(write)
 }
 
 /// The extracted value, or `None` after writing the rejection as an error result.
-pub fn rejected<T>(extracted: Result<T, Rejection>, out: &mut Vec<u8>) -> Option<T> {
+pub fn rejected<T>(extracted: Result<T, Rejection>, out: &mut ResultOut<'_>) -> Option<T> {
     extracted
-        .map_err(|rejection| write_error_text(out, &rejection))
+        .map_err(|rejection| out.error_text(&rejection))
         .ok()
 }
 
 /// The extracted value, or the reply of an async tool that writes the
 /// rejection as an error result.
 pub fn reply_rejected<T>(extracted: Result<T, Rejection>) -> Result<T, ToolReply> {
-    extracted.map_err(|rejection| reply(move |out| write_error_text(out, &rejection)))
+    extracted.map_err(|rejection| reply(move |out| out.error_text(&rejection)))
 }

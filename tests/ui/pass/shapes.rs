@@ -37,11 +37,17 @@ fn manual(_ignored: Option<u8>) -> CallToolResult {
     CallToolResult::error("by hand")
 }
 
+/// A ready result inside a `Result`: `Ok` as it is, `Err` as an error.
+#[mcp_tool]
+fn ready(fail: bool) -> Result<CallToolResult, String> {
+    if fail { Err("failed".into()) } else { Ok(CallToolResult::text("ready")) }
+}
+
 fn call(cx: &ToolContext, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(&Call::new(cx), Some(&args), &mut out) {
+    if let Some(future) = (tool.def.call)(&Call::new(cx), Some(&args), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
         out = block_on(future);
     }
     String::from_utf8(out).unwrap()
@@ -54,7 +60,7 @@ fn block_on(future: ide_mcp_runtime::tool::ToolFuture) -> Vec<u8> {
     match future.as_mut().poll(&mut cx) {
         std::task::Poll::Ready(reply) => {
             let mut out = Vec::new();
-            reply(&mut out);
+            reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
             out
         }
         std::task::Poll::Pending => panic!("the future waited"),
@@ -72,6 +78,11 @@ fn main() {
     assert_eq!(
         call(&cx, "stats", r#"{"values": [1, 2]}"#),
         r#"{"content":[{"type":"text","text":"{\"sum\":3.0}"}],"structuredContent":{"sum":3.0}}"#
+    );
+    assert_eq!(call(&cx, "ready", r#"{"fail": false}"#), r#"{"content":[{"type":"text","text":"ready"}]}"#);
+    assert_eq!(
+        call(&cx, "ready", r#"{"fail": true}"#),
+        r#"{"content":[{"type":"text","text":"failed"}],"isError":true}"#
     );
     assert_eq!(call(&cx, "manual", "{}"), r#"{"content":[{"type":"text","text":"by hand"}],"isError":true}"#);
 
