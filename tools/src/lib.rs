@@ -78,6 +78,7 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+mod cache;
 mod context;
 pub mod current_selection;
 pub mod diagnostics;
