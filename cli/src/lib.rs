@@ -23,4 +23,6 @@
 pub mod args;
 pub mod diagnostics;
 pub mod headless;
+pub mod lsp_echo;
+pub mod proxy;
 pub mod run;

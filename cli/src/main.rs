@@ -19,6 +19,16 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Command::LspProxy(args) => return lsp_proxy(args),
+        Command::LspEcho(args) => {
+            return match ide_mcp::lsp_echo::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            };
+        }
+        _ => {}
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
@@ -43,6 +53,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => run::serve(args).await.map(|()| true),
             Command::Tools(args) => run::tools(args, &mut std::io::stdout().lock()),
             Command::Call(args) => run::call(args, &mut std::io::stdout().lock()).await,
+            Command::LspProxy(_) | Command::LspEcho(_) => unreachable!("handled above"),
         }
     });
     runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
@@ -51,6 +62,34 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::FAILURE,
         Err(error) => {
             eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `ide-mcp lsp-proxy`: stdout is the editor's wire and stderr may be a
+/// broken pipe, so nothing here prints; errors go to the log.
+fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
+    let Ok(_flush) = args.init_logging() else {
+        return ExitCode::FAILURE;
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(ide_mcp_lsp::proxy::run(args.options()));
+    runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            tracing::error!(%error, "lsp-proxy failed");
             ExitCode::FAILURE
         }
     }

@@ -11,11 +11,11 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::ws::{WsClient, ws_request};
 use common::{
     ANSWER, DEADLINE, Running, Sandbox, TOOL_NAMES, children, diagnostics_of, initialize_params,
     is_dead, wait_for_lockfile,
 };
-use ide_mcp_test_support::{McpClient, connect, upgrade_request};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -43,12 +43,12 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
 
     // A wrong token is refused before the upgrade.
     assert!(
-        tokio_tungstenite::connect_async(upgrade_request(port, "wrong"))
+        tokio_tungstenite::connect_async(ws_request(port, "wrong"))
             .await
             .is_err()
     );
 
-    let mut client = McpClient::new(connect(port, &token).await);
+    let mut client = WsClient::new(ide_mcp_test_support::connect(port, &token).await);
     client.answer_within = ANSWER;
     let init = client.request("initialize", initialize_params()).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
@@ -122,7 +122,7 @@ fn check_lockfile(sandbox: &Sandbox, server: &mut Running) -> (PathBuf, u16, Str
 }
 
 /// The four tools that read the headless editor state.
-async fn read_tools_answer(client: &mut McpClient, sandbox: &Sandbox) {
+async fn read_tools_answer(client: &mut WsClient, sandbox: &Sandbox) {
     let broken = sandbox.file("broken/src/lib.rs");
     let warns = sandbox.file("warns/src/lib.rs");
     let folders = client.call("getWorkspaceFolders", json!({})).await;
@@ -153,7 +153,7 @@ async fn read_tools_answer(client: &mut McpClient, sandbox: &Sandbox) {
 }
 
 /// Real cargo diagnostics in the CLI's shape, fresh after an edit on disk.
-async fn diagnostics_follow_the_disk(client: &mut McpClient, sandbox: &Sandbox) {
+async fn diagnostics_follow_the_disk(client: &mut WsClient, sandbox: &Sandbox) {
     let broken = sandbox.file("broken/src/lib.rs");
     let warns = sandbox.file("warns/src/lib.rs");
     let broken_uri = format!("file://{broken}");
@@ -287,4 +287,47 @@ fn sigterm_during_a_check_kills_cargo_too() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(sandbox.lockfiles().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_selection_reaches_a_client_that_listens_late() {
+    let sandbox = Sandbox::new();
+    let warns = sandbox.file("warns/src/lib.rs");
+    let select = format!("{warns}:5:9-5:15");
+    let mut server = Running::spawn(sandbox.command(&[
+        "serve",
+        "--workspace",
+        sandbox.ws.to_str().unwrap(),
+        "--select",
+        &select,
+        "--ide-name",
+        "e2e IDE",
+        "--diagnostics",
+        "none",
+    ]));
+    let (_lockfile, port, token) = check_lockfile(&sandbox, &mut server);
+    // As the `claude` CLI: connect, initialize, say `ide_connected`, and see
+    // nothing of what arrives in the next 300 ms (its UI takes the
+    // connection only then; what came before is dropped for good).
+    let mut client = WsClient::new(ide_mcp_test_support::connect(port, &token).await);
+    client.answer_within = ANSWER;
+    client.request("initialize", initialize_params()).await;
+    client.notify("notifications/initialized").await;
+    client.notify("ide_connected").await;
+    let deaf_until = Instant::now() + Duration::from_millis(300);
+    while let Some(left) = deaf_until.checked_duration_since(Instant::now()) {
+        if client.next_message(left).await.is_none() {
+            break;
+        }
+    }
+    // Listening now: the selection still arrives.
+    let selection = client
+        .next_message(Duration::from_secs(5))
+        .await
+        .expect("selection_changed to a client that listens late");
+    assert_eq!(selection["method"], "selection_changed");
+    assert_eq!(selection["params"]["text"], "ünused");
+    assert_eq!(selection["params"]["filePath"], warns.as_str());
+    // Once: nothing floods it afterwards.
+    assert_eq!(client.next_message(Duration::from_secs(2)).await, None);
 }

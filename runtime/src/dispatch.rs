@@ -70,6 +70,8 @@ struct Slot {
     id: String,
     generation: u32,
     busy: bool,
+    /// A 2026-07-28 call: its result carries `resultType`.
+    stateless: bool,
     tool: &'static str,
     started: Instant,
     abort: Option<AbortHandle>,
@@ -105,6 +107,7 @@ impl InFlight {
         &mut self,
         id: RequestId<'_>,
         tool: &'static str,
+        stateless: bool,
         cancel: CancellationToken,
     ) -> (u32, u32) {
         let index = if let Some(i) = self.slots.iter().position(|s| !s.busy) {
@@ -114,6 +117,7 @@ impl InFlight {
                 id: String::new(),
                 generation: 0,
                 busy: false,
+                stateless,
                 tool,
                 started: Instant::now(),
                 abort: None,
@@ -125,6 +129,7 @@ impl InFlight {
         slot.id.clear();
         slot.id.push_str(id.as_json());
         slot.busy = true;
+        slot.stateless = stateless;
         slot.tool = tool;
         slot.started = Instant::now();
         slot.abort = None;
@@ -209,7 +214,7 @@ impl InFlight {
         }
         let id = RequestId::from_json(&slot.id);
         match done.outcome {
-            Ok(result) => write_tool_result(out, id, slot.tool, &result),
+            Ok(result) => write_tool_result(out, id, slot.tool, &result, slot.stateless),
             Err(panic) => write_panic(out, id, slot.tool, &panic),
         }
         tracing::debug!(id = %slot.id, tool = slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
@@ -240,6 +245,7 @@ pub(crate) fn call(
     id: RequestId<'_>,
     tool: &RegisteredTool,
     args: Option<&RawValue>,
+    stateless: bool,
     out: &mut Vec<u8>,
 ) -> bool {
     let def = tool.def;
@@ -263,7 +269,8 @@ pub(crate) fn call(
     let call = call.with_id(id).with_cancellation(cancel.as_ref());
     if def.execution == Execution::Blocking {
         let owned = call.to_owned();
-        let (slot, generation) = inflight.claim(id, def.name, cancel.unwrap_or_default());
+        let (slot, generation) =
+            inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
         let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
         let tx = inflight.tx.clone();
         let span = tracing::Span::current();
@@ -302,7 +309,7 @@ pub(crate) fn call(
 
     let start = out.len();
     let write = |out: &mut ResultOut<'_>| (def.call)(&call, args, out);
-    match write_result_inline(out, id, def.name, write) {
+    match write_result_inline(out, id, def.name, stateless, write) {
         Some(future) => {
             out.truncate(start);
             // Fast path: a future that is ready at once is answered inline, with no task.
@@ -310,7 +317,7 @@ pub(crate) fn call(
             match (&mut future).now_or_never() {
                 Some(Ok(reply)) => {
                     // Written straight into the response: no buffer in between.
-                    write_result_inline(out, id, def.name, |out: &mut ResultOut<'_>| {
+                    write_result_inline(out, id, def.name, stateless, |out: &mut ResultOut<'_>| {
                         reply(out);
                         None
                     });
@@ -322,7 +329,7 @@ pub(crate) fn call(
                 }
                 None => {
                     let (slot, generation) =
-                        inflight.claim(id, def.name, cancel.unwrap_or_default());
+                        inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
                     let tx = inflight.tx.clone();
                     let task = tokio::spawn(
                         async move {
@@ -351,13 +358,19 @@ fn write_result_inline(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
     tool: &str,
+    stateless: bool,
     write: impl FnOnce(&mut ResultOut<'_>) -> Option<ToolFuture>,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
     match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
-        Ok(None) if out.len() > body => out.push(jsonrpc::RESULT_CLOSE),
+        Ok(None) if out.len() > body => {
+            if stateless {
+                crate::era::stamp_complete(out, body);
+            }
+            out.push(jsonrpc::RESULT_CLOSE);
+        }
         Ok(None) => {
             out.truncate(start);
             write_internal(out, id, tool, "wrote no result");
@@ -408,11 +421,23 @@ fn finish(reply: Result<crate::tool::ToolReply, Box<dyn Any + Send>>) -> Result<
 /// Results are valid JSON by construction: tools write them through
 /// [`ResultOut`], which appends nothing else. A shim that wrote nothing is
 /// answered with -32603.
-fn write_tool_result(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, result: &[u8]) {
+fn write_tool_result(
+    out: &mut Vec<u8>,
+    id: RequestId<'_>,
+    tool: &str,
+    result: &[u8],
+    stateless: bool,
+) {
     if result.is_empty() {
         write_internal(out, id, tool, "wrote no result");
     } else {
-        jsonrpc::write_result(out, id, result);
+        jsonrpc::write_result_open(out, id);
+        let body = out.len();
+        out.extend_from_slice(result);
+        if stateless {
+            crate::era::stamp_complete(out, body);
+        }
+        out.push(jsonrpc::RESULT_CLOSE);
     }
 }
 

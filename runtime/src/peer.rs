@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::notify::{NotificationBytes, notification};
+use crate::notify::{NotificationBytes, serialize};
 
 /// Sends notifications to one client. Cheap to clone.
 ///
@@ -41,7 +41,7 @@ impl Peer {
     /// Sends `{"jsonrpc":"2.0","method":<method>,"params":<params>}`; `false`
     /// when it was not queued (no client, queue full, params unserializable).
     pub fn notify<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> bool {
-        self.tx.is_some() && notification(method, params).is_some_and(|b| self.send_bytes(b))
+        self.tx.is_some() && serialize(method, params).is_some_and(|b| self.send_bytes(b))
     }
 
     /// Sends an already serialized notification.

@@ -169,10 +169,10 @@ impl McpClient {
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         send(&mut self.ws, &message.to_string()).await;
         loop {
-            let text = recv_within(&mut self.ws, self.answer_within)
+            let message = self
+                .next_message(self.answer_within)
                 .await
                 .unwrap_or_else(|| panic!("no answer to {method}"));
-            let message: Value = serde_json::from_str(&text).expect("JSON");
             if message["id"] == json!(id) {
                 assert!(message.get("error").is_none(), "{message}");
                 return message["result"].clone();
@@ -192,9 +192,15 @@ impl McpClient {
             .expect("JSON text")
     }
 
-    /// The next message within `limit`, parsed; `None` on a timeout or close.
+    /// The next text message within `limit`, parsed; `None` on a timeout,
+    /// a close or a failed connection. Other frames are skipped.
     pub async fn next_message(&mut self, limit: Duration) -> Option<Value> {
-        let text = recv_within(&mut self.ws, limit).await?;
-        Some(serde_json::from_str(&text).expect("JSON"))
+        loop {
+            match tokio::time::timeout(limit, self.ws.next()).await.ok()?? {
+                Ok(Message::Text(text)) => return Some(serde_json::from_str(&text).expect("JSON")),
+                Ok(Message::Close(_)) | Err(_) => return None,
+                Ok(_) => {}
+            }
+        }
     }
 }

@@ -82,9 +82,11 @@ mod cache;
 mod context;
 pub mod current_selection;
 pub mod diagnostics;
+pub mod diff_tabs;
 pub mod document_dirty;
 pub mod memory;
 pub mod open_editors;
+pub mod open_file;
 pub mod ports;
 pub mod position;
 pub mod selection;
@@ -96,10 +98,12 @@ pub mod workspace_folders;
 /// compare against it, and `tests/registry.rs` checks it against the registry.
 pub const TOOL_NAMES: &[&str] = &[
     "checkDocumentDirty",
+    "closeAllDiffTabs",
     "getCurrentSelection",
     "getDiagnostics",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "openFile",
 ];
 
 pub use context::{ReadContext, ReadContextBuilder};
@@ -107,8 +111,10 @@ pub use current_selection::{SelectionState, current_selection_result, get_curren
 pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
 };
+pub use diff_tabs::close_all_diff_tabs;
 pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
+pub use open_file::{FileOpener, OpenFileFuture, OpenFileRequest, open_file};
 pub use ports::{
     BufferId, BufferStore, DiagnosticsQuery, Document, DocumentHandle, EditorAccess,
     FileDiagnostics, OpenBuffer, Selection, SettleFuture,

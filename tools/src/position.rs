@@ -83,8 +83,10 @@ pub fn slice(text: &Rope, start: Position, end: Position) -> RopeSlice<'_> {
     text.slice(from..to)
 }
 
-/// The char offset where line `line`'s content ends (before its line break).
-fn line_content_end(text: &Rope, line: usize, start: usize) -> usize {
+/// The char offset where line `line`'s content ends (before its line
+/// break), given `start`, the char offset where the line starts. `line` must
+/// be a line of `text` (`line < text.len_lines()`).
+pub fn line_content_end(text: &Rope, line: usize, start: usize) -> usize {
     if line + 1 >= text.len_lines() {
         return text.len_chars();
     }

@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub(crate) mod lsp;
+pub(crate) mod neovim;
+pub(crate) mod stdio;
+pub(crate) mod ws;
+
 /// The tools the host serves: the tools crate's list.
 pub(crate) const TOOL_NAMES: &[&str] = ide_mcp_tools::TOOL_NAMES;
 

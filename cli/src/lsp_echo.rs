@@ -1,0 +1,69 @@
+//! `ide-mcp lsp-echo` (hidden): a trivial language server, the peer of the
+//! proxy's transparency tests and benchmarks. It answers every request with
+//! its own `params` as the result, ignores notifications, ends at `exit` or
+//! end of input, and can record every byte it receives and play bytes
+//! (a recorded server session) before answering anything.
+
+use std::fs::File;
+use std::io::{self, Read as _, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+use ide_mcp_lsp::framing::{Frame, Message, SyncMessageReader};
+use serde_json::value::RawValue;
+
+/// `ide-mcp lsp-echo`.
+#[derive(Debug, Args)]
+pub struct LspEchoArgs {
+    /// Append every byte received on stdin to this file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Write this file's bytes to stdout first, unchanged.
+    #[arg(long, value_name = "FILE")]
+    pub play: Option<PathBuf>,
+}
+
+#[derive(serde::Deserialize)]
+struct Request<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a str>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// Runs the echo server on stdin and stdout until `exit` or end of input.
+pub fn run(args: &LspEchoArgs) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    if let Some(play) = &args.play {
+        let mut bytes = Vec::new();
+        File::open(play)?.read_to_end(&mut bytes)?;
+        out.write_all(&bytes)?;
+        out.flush()?;
+    }
+    let mut record = args.record.as_ref().map(File::create).transpose()?;
+    let mut reader = SyncMessageReader::new(io::stdin().lock());
+    while let Some(frame) = reader.next_frame()? {
+        if let Some(record) = &mut record {
+            record.write_all(frame.as_bytes())?;
+        }
+        let Frame::Message(message) = frame else {
+            continue;
+        };
+        let Ok(request) = serde_json::from_slice::<Request<'_>>(message.body()) else {
+            continue;
+        };
+        match (request.id, request.method) {
+            (_, Some("exit")) => break,
+            (Some(id), Some(_)) => {
+                let result = request.params.map_or("null", RawValue::get);
+                let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get());
+                out.write_all(Message::from_body(body).as_bytes())?;
+                out.flush()?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

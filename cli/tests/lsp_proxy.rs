@@ -1,0 +1,397 @@
+//! `ide-mcp lsp-proxy` against the built binary, with the echo language
+//! server (`ide-mcp lsp-echo`) as its peer: transparency, lifecycle, bad
+//! input, and one IDE per editor.
+
+mod common;
+
+use std::io::Read as _;
+use std::process::{Command, Stdio};
+
+use common::lsp::{Place, Proxy, exit, initialize, message};
+use serde_json::json;
+
+/// A process id no editor has here: the proxies of one test pretend to be
+/// started by it.
+const FAKE_EDITOR: u32 = 4_000_001;
+
+/// What an editor may write, odd parts included: `Content-Type`, lower-case
+/// names, bare `\n` line ends, a body that is not JSON, bytes that are no
+/// message at all.
+fn editor_session() -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let open = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": "file:///w/a%20b.c", "languageId": "c", "version": 1, "text": "int main(void) { return 0; }\n"}}})
+    .to_string();
+    bytes.extend_from_slice(
+        format!(
+            "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{open}",
+            open.len()
+        )
+        .as_bytes(),
+    );
+    bytes.extend_from_slice(b"content-length: 9\r\n\r\n{not json");
+    bytes.extend_from_slice(b"hello, this is no message\r\n\r\n");
+    let change = r#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///w/a%20b.c","version":2},"contentChanges":[{"text":"é\r\n"}]}}"#;
+    bytes.extend_from_slice(format!("CONTENT-LENGTH:{}\n\n{change}", change.len()).as_bytes());
+    bytes.extend_from_slice(&exit());
+    bytes
+}
+
+/// What a server may write, odd parts included.
+fn server_session() -> Vec<u8> {
+    let mut bytes = message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+        "params": {"uri": "file:///w/a%20b.c", "diagnostics": []}}),
+    );
+    bytes.extend_from_slice(b"content-type: x\r\ncontent-length: 3\r\n\r\n[1]");
+    bytes.extend_from_slice(b"Content-Length: 4\r\n\r\n\xff\xfe\x00!");
+    bytes.extend_from_slice(b"log line a server should not print\n");
+    bytes
+}
+
+#[test]
+fn a_recorded_session_crosses_unchanged_both_ways() {
+    let place = Place::new();
+    let record = place.dir.path().join("record");
+    let play = place.dir.path().join("play");
+    std::fs::write(&play, server_session()).unwrap();
+    let server = Place::echo(&[
+        "--record",
+        record.to_str().unwrap(),
+        "--play",
+        play.to_str().unwrap(),
+    ]);
+    let mut proxy = place.proxy(&[], &server);
+    // Complete messages pass at once; trailing bytes that are no message
+    // could start one, so they pass when the stream ends.
+    let expected = server_session();
+    let tail = b"log line a server should not print\n".len();
+    let output = proxy.wait_output_len(expected.len() - tail);
+    assert_eq!(output, expected[..output.len()], "server → editor");
+    proxy.send(&editor_session());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    assert_eq!(
+        std::fs::read(&record).unwrap(),
+        editor_session(),
+        "editor → server"
+    );
+    assert_eq!(
+        proxy.output(),
+        expected,
+        "server → editor, and nothing else"
+    );
+}
+
+/// Starts a proxy of the fake editor over the echo server and waits for its
+/// IDE: returns the proxy and the lockfile's content.
+fn serving(place: &Place, extra: &[&str]) -> (Proxy, serde_json::Value) {
+    let mut proxy = place.proxy(extra, &Place::echo(&[]));
+    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
+    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    let content = lockfiles[0].1.clone();
+    (proxy, content)
+}
+
+#[test]
+fn exit_ends_the_proxy_with_the_server_s_status_and_removes_every_file() {
+    let place = Place::new();
+    let (mut proxy, lockfile) = serving(&place, &[]);
+    assert_eq!(lockfile["pid"], json!(proxy.pid()));
+    assert_eq!(lockfile["ideName"], "Test Editor");
+    assert_eq!(
+        lockfile["workspaceFolders"],
+        json!([place.workspace.to_str().unwrap()])
+    );
+    assert_eq!(lockfile["transport"], "ws");
+    proxy.send(&message(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    ));
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+    // The echo answered `initialize` and `shutdown` with their params.
+    let output = String::from_utf8(proxy.output()).unwrap();
+    assert!(output.contains(r#""id":1,"result":{"#), "{output}");
+    assert!(
+        output.ends_with(r#"{"jsonrpc":"2.0","id":2,"result":null}"#),
+        "{output}"
+    );
+}
+
+#[test]
+fn flags_name_the_ide_and_its_folders() {
+    let place = Place::new();
+    let other = place.dir.path().join("other");
+    let (mut proxy, lockfile) = serving(
+        &place,
+        &[
+            "--ide-name",
+            "Helix",
+            "--workspace",
+            other.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(lockfile["ideName"], "Helix");
+    assert_eq!(
+        lockfile["workspaceFolders"],
+        json!([other.to_str().unwrap()])
+    );
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+}
+
+#[test]
+fn the_editor_gone_without_exit_ends_the_server_too() {
+    let place = Place::new();
+    // A server that does not even read its input: killed after the grace.
+    let mut proxy = place.proxy(&[], &["sleep", "60"]);
+    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
+    place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    let server = common::children(proxy.pid());
+    proxy.close_stdin();
+    assert_eq!(proxy.wait_exit(), Some(128 + 9));
+    assert!(server.iter().all(|&pid| common::is_dead(pid)));
+    assert!(place.lockfiles().is_empty());
+}
+
+#[test]
+fn a_dying_server_ends_the_proxy_with_its_status() {
+    let place = Place::new();
+    let mut proxy = place.proxy(&[], &["sh", "-c", "sleep 2; exit 7"]);
+    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
+    place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    assert_eq!(proxy.wait_exit(), Some(7));
+    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+}
+
+#[test]
+fn sigterm_ends_the_server_and_the_ide() {
+    let place = Place::new();
+    let (mut proxy, _) = serving(&place, &[]);
+    let status = proxy.running.terminate(common::lsp::WAIT);
+    // The echo server ends at the end of its input, with success.
+    assert_eq!(status.code(), Some(0), "{}", proxy.running.stderr());
+    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+}
+
+#[test]
+fn bad_input_is_forwarded_and_never_ends_the_proxy() {
+    let place = Place::new();
+    let (mut proxy, _) = serving(&place, &[]);
+    proxy.send(b"Content-Length: 99999999999999999999999\r\n\r\n");
+    proxy.send(b"Content-Length: -4\r\n\r\n");
+    proxy.send(&message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+        "params": {"textDocument": {"uri": "file:///never/opened.c", "version": 9},
+                   "contentChanges": [{"range": {"start": {"line": 99, "character": 0},
+                   "end": {"line": 99, "character": 5}}, "text": "x"}]}}),
+    ));
+    proxy.send(b"Content-Length: 5\r\n\r\n[[[[[");
+    proxy.send(&message(
+        &json!({"jsonrpc": "2.0", "id": 77, "method": "test/echo", "params": [1]}),
+    ));
+    let answer = br#"{"jsonrpc":"2.0","id":77,"result":[1]}"#;
+    let start = std::time::Instant::now();
+    while !proxy.output().windows(answer.len()).any(|w| w == answer) {
+        proxy.running.assert_running();
+        assert!(
+            start.elapsed() < common::lsp::WAIT,
+            "{}",
+            proxy.running.stderr()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+}
+
+#[test]
+fn a_broken_stderr_neither_panics_nor_blocks_the_proxy() {
+    let place = Place::new();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(common::bin())
+        .args(["lsp-proxy", "--"])
+        .args(Place::echo(&[]))
+        .env("CLAUDE_CONFIG_DIR", place.config())
+        .env("RUST_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(writer))
+        .spawn()
+        .unwrap();
+    let mut input = initialize(FAKE_EDITOR, &place.workspace, "Test Editor");
+    // Unframed bytes are logged: writes to the broken stderr.
+    input.extend_from_slice(b"garbage\r\n\r\n".repeat(100).as_slice());
+    input.extend_from_slice(&exit());
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &input).unwrap();
+    drop(child.stdin.take());
+    let mut output = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut output)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&output).contains(r#""id":1,"result""#),
+        "the answer to initialize is missing"
+    );
+}
+
+/// `textDocument/didOpen` of `path`.
+fn did_open(path: &std::path::Path, language: &str, text: &str) -> Vec<u8> {
+    message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": format!("file://{}", path.display()), "languageId": language, "version": 1, "text": text}}}),
+    )
+}
+
+/// The labels of `getOpenEditors` and the files with diagnostics, from the
+/// IDE of `lockfile`.
+async fn ide_view(
+    lockfile: &(std::path::PathBuf, serde_json::Value),
+) -> (Vec<String>, Vec<String>) {
+    let port: u16 = lockfile
+        .0
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut client = common::ws::connect(port, lockfile.1["authToken"].as_str().unwrap()).await;
+    let editors = client.call("getOpenEditors", json!({})).await;
+    let mut labels: Vec<String> = editors["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tab| tab["label"].as_str().unwrap().to_owned())
+        .collect();
+    labels.sort();
+    let diagnostics = client.call("getDiagnostics", json!({})).await;
+    let mut files: Vec<String> = diagnostics
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|file| !file["diagnostics"].as_array().unwrap().is_empty())
+        .map(|file| {
+            file["uri"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    files.sort();
+    (labels, files)
+}
+
+/// Polls `ide_view` until it equals `expected`, within the deadline.
+async fn wait_view(place: &Place, pid: u32, expected: (Vec<&str>, Vec<&str>)) {
+    let start = std::time::Instant::now();
+    loop {
+        let lockfiles = place.lockfiles();
+        if let [lockfile] = &lockfiles[..]
+            && lockfile.1["pid"] == json!(pid)
+        {
+            let (labels, files) = ide_view(lockfile).await;
+            if labels == expected.0 && files == expected.1 {
+                return;
+            }
+            assert!(
+                start.elapsed() < common::lsp::WAIT,
+                "open {labels:?}, diagnostics {files:?}, expected {expected:?}"
+            );
+        }
+        assert!(
+            start.elapsed() < common::lsp::WAIT,
+            "lockfiles {lockfiles:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxies_of_one_editor_serve_the_union_and_one_takes_over() {
+    let place = Place::new();
+    let ws = place.workspace.clone();
+    // Each server says something of its own file as it starts.
+    let diagnostics_of = |name: &str| {
+        let play = place.dir.path().join(format!("{name}.play"));
+        std::fs::write(
+            &play,
+            message(
+                &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+            "params": {"uri": format!("file://{}", ws.join(name).display()), "diagnostics": [{
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                "severity": 1, "message": format!("bad {name}")}]}}),
+            ),
+        )
+        .unwrap();
+        play
+    };
+    let mut proxies = Vec::new();
+    for name in ["a.c", "b.py", "c.rs"] {
+        let play = diagnostics_of(name);
+        let mut proxy = place.proxy(&[], &Place::echo(&["--play", play.to_str().unwrap()]));
+        proxy.send(&initialize(FAKE_EDITOR, &ws, "Test Editor"));
+        proxy.send(&did_open(&ws.join(name), "x", "one\ntwo\n"));
+        proxies.push(proxy);
+    }
+    let first = proxies[0].pid();
+    let all = vec!["a.c", "b.py", "c.rs"];
+    wait_view(&place, first, (all.clone(), all)).await;
+    // Another editor of the same workspace gets an IDE of its own.
+    let mut other = place.proxy(&[], &Place::echo(&[]));
+    other.send(&initialize(FAKE_EDITOR + 1, &ws, "Other"));
+    place.wait_lockfiles(&other, |found| found.len() == 2);
+    other.send(&exit());
+    assert_eq!(other.wait_exit(), Some(0));
+    // The first ends: one of the others serves both remaining streams.
+    proxies[0].send(&exit());
+    assert_eq!(proxies[0].wait_exit(), Some(0));
+    let lockfiles = place.wait_lockfiles(&proxies[1], |found| {
+        found.len() == 1 && found[0].1["pid"] != json!(first)
+    });
+    let next = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
+    assert!(next == proxies[1].pid() || next == proxies[2].pid());
+    assert_eq!(lockfiles[0].1["ideName"], "Test Editor");
+    let rest = vec!["b.py", "c.rs"];
+    wait_view(&place, next, (rest.clone(), rest)).await;
+    for proxy in &mut proxies[1..] {
+        proxy.send(&exit());
+        assert_eq!(proxy.wait_exit(), Some(0));
+    }
+    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+}
+
+#[test]
+fn log_file_takes_the_logs_and_stderr_stays_quiet() {
+    let place = Place::new();
+    let log = place.dir.path().join("proxy.log");
+    let (mut proxy, _) = serving(&place, &["--log", log.to_str().unwrap()]);
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    assert_eq!(proxy.running.stderr(), "");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("serving the IDE WebSocket"), "{logged}");
+    assert!(logged.contains("the language server ended"), "{logged}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_a_clear_error() {
+    let place = Place::new();
+    let mut proxy = place.proxy(&[], &["no-such-language-server"]);
+    assert_eq!(proxy.wait_exit(), Some(1));
+    let stderr = proxy.running.stderr();
+    assert!(
+        stderr.contains("cannot start the language server `no-such-language-server`"),
+        "{stderr}"
+    );
+    assert!(proxy.output().is_empty());
+}

@@ -1,0 +1,142 @@
+//! The readers: [`MessageReader`] over `AsyncRead`, [`SyncMessageReader`]
+//! over `std::io::Read`, both driving the same [`Decoder`].
+
+use std::io::{self, Read};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::decoder::Decoder;
+use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame};
+
+/// Reads [`Frame`]s from an async byte stream (an editor's stdin, a language
+/// server's stdout).
+///
+/// [`next`](Self::next) is cancel-safe: dropping its future (in a
+/// `tokio::select!`) loses no bytes; the next call carries on.
+///
+/// ```
+/// use ide_mcp_lsp::framing::{Frame, MessageReader};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let wire: &[u8] = b"Content-Length: 2\r\n\r\n{}oops";
+/// let mut reader = MessageReader::new(wire);
+/// let Some(Frame::Message(message)) = reader.next().await? else { panic!() };
+/// assert_eq!(message.body(), b"{}");
+/// assert_eq!(reader.next().await?, Some(Frame::Unframed(b"oops".to_vec())));
+/// assert_eq!(reader.next().await?, None);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct MessageReader<R> {
+    inner: R,
+    decoder: Decoder,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> MessageReader<R> {
+    /// A reader with the [`DEFAULT_MAX_CONTENT_LENGTH`].
+    pub fn new(inner: R) -> Self {
+        Self::with_max_content_length(inner, DEFAULT_MAX_CONTENT_LENGTH)
+    }
+
+    /// A reader that passes bodies longer than `limit` through unframed.
+    pub fn with_max_content_length(inner: R, limit: u64) -> Self {
+        Self {
+            inner,
+            decoder: Decoder::new(limit),
+            eof: false,
+        }
+    }
+
+    /// The next frame; `None` at the end of the stream, once every byte has
+    /// been handed out.
+    pub async fn next(&mut self) -> io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.decoder.decode(self.eof) {
+                return Ok(Some(frame));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            let (target, limit) = self.decoder.read_target();
+            let read = (&mut self.inner)
+                .take(limit as u64)
+                .read_buf(target)
+                .await?;
+            self.eof = read == 0;
+        }
+    }
+
+    /// The underlying stream.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+}
+
+/// Reads [`Frame`]s from a blocking byte stream; the same framing as
+/// [`MessageReader`].
+///
+/// ```
+/// use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
+///
+/// let wire: &[u8] = b"content-length: 2\n\n[]";
+/// let mut reader = SyncMessageReader::new(wire);
+/// let Some(Frame::Message(message)) = reader.next_frame()? else { panic!() };
+/// assert_eq!(message.as_bytes(), wire);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SyncMessageReader<R> {
+    inner: R,
+    decoder: Decoder,
+    eof: bool,
+}
+
+impl<R: Read> SyncMessageReader<R> {
+    /// A reader with the [`DEFAULT_MAX_CONTENT_LENGTH`].
+    pub fn new(inner: R) -> Self {
+        Self::with_max_content_length(inner, DEFAULT_MAX_CONTENT_LENGTH)
+    }
+
+    /// A reader that passes bodies longer than `limit` through unframed.
+    pub fn with_max_content_length(inner: R, limit: u64) -> Self {
+        Self {
+            inner,
+            decoder: Decoder::new(limit),
+            eof: false,
+        }
+    }
+
+    /// The next frame; `None` at the end of the stream.
+    pub fn next_frame(&mut self) -> io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.decoder.decode(self.eof) {
+                return Ok(Some(frame));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            let (target, limit) = self.decoder.read_target();
+            let filled = target.len();
+            target.resize(filled + limit, 0);
+            let read = loop {
+                match self.inner.read(&mut target[filled..]) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    result => break result,
+                }
+            };
+            target.truncate(filled + *read.as_ref().unwrap_or(&0));
+            self.eof = read? == 0;
+        }
+    }
+}
+
+impl<R: Read> Iterator for SyncMessageReader<R> {
+    type Item = io::Result<Frame>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_frame().transpose()
+    }
+}

@@ -1,0 +1,249 @@
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use proptest::prelude::*;
+use tokio::io::{AsyncRead, ReadBuf};
+
+use super::*;
+
+/// An `AsyncRead` that hands out `data` in the given read sizes (cycled).
+struct Chunked {
+    data: Vec<u8>,
+    pos: usize,
+    sizes: Vec<usize>,
+    turn: usize,
+}
+
+impl Chunked {
+    fn new(data: Vec<u8>, sizes: Vec<usize>) -> Self {
+        Self {
+            data,
+            pos: 0,
+            sizes,
+            turn: 0,
+        }
+    }
+}
+
+impl AsyncRead for Chunked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let size = self.sizes[self.turn % self.sizes.len()].max(1);
+        self.turn += 1;
+        let n = size.min(buf.remaining()).min(self.data.len() - self.pos);
+        let pos = self.pos;
+        buf.put_slice(&self.data[pos..pos + n]);
+        self.pos += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl io::Read for Chunked {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let size = self.sizes[self.turn % self.sizes.len()].max(1);
+        self.turn += 1;
+        let n = size.min(buf.len()).min(self.data.len() - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+fn read_all(data: &[u8], sizes: Vec<usize>, limit: u64) -> Vec<Frame> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut reader =
+        MessageReader::with_max_content_length(Chunked::new(data.to_vec(), sizes.clone()), limit);
+    let frames = rt.block_on(async {
+        let mut frames = vec![];
+        while let Some(frame) = reader.next().await.unwrap() {
+            frames.push(frame);
+        }
+        frames
+    });
+    let sync: Vec<Frame> =
+        SyncMessageReader::with_max_content_length(Chunked::new(data.to_vec(), sizes), limit)
+            .collect::<io::Result<_>>()
+            .unwrap();
+    assert_eq!(frames, sync, "the two readers agree");
+    frames
+}
+
+fn bodies(frames: &[Frame]) -> Vec<&[u8]> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Message(m) => Some(m.body()),
+            Frame::Unframed(_) => None,
+        })
+        .collect()
+}
+
+fn concat(frames: &[Frame]) -> Vec<u8> {
+    frames.iter().flat_map(|f| f.as_bytes().to_vec()).collect()
+}
+
+#[test]
+fn messages_are_handed_out_byte_for_byte() {
+    let wire = b"Content-Length: 2\r\n\r\n{}content-length:3\nContent-Type: application/vscode-jsonrpc; charset=utf-8\n\n[1]";
+    let frames = read_all(wire, vec![usize::MAX], DEFAULT_MAX_CONTENT_LENGTH);
+    assert_eq!(bodies(&frames), [&b"{}"[..], b"[1]"]);
+    assert_eq!(concat(&frames), wire);
+    let Frame::Message(second) = &frames[1] else {
+        panic!()
+    };
+    assert!(second.headers().ends_with(b"utf-8\n\n"));
+}
+
+#[test]
+fn garbage_is_unframed_then_framing_resumes() {
+    let wire = b"server log line\nContent-Length: 2\r\n\r\n{}Content-Length: x\r\n\r\n{}\r\nCONTENT-LENGTH: 1\r\n\r\n1";
+    let frames = read_all(wire, vec![usize::MAX], DEFAULT_MAX_CONTENT_LENGTH);
+    assert_eq!(
+        frames,
+        [
+            Frame::Unframed(b"server log line\n".to_vec()),
+            Frame::Message(Message::from_body(b"{}")),
+            Frame::Unframed(b"Content-Length: x\r\n\r\n{}\r\n".to_vec()),
+            Frame::Message(Message::from_parts(
+                b"CONTENT-LENGTH: 1\r\n\r\n1".to_vec(),
+                21
+            )),
+        ]
+    );
+}
+
+#[test]
+fn an_over_limit_body_passes_through_in_chunks() {
+    let body = vec![b'x'; 3 * READ_CHUNK + 5];
+    let mut wire = Message::from_body(&body).into_bytes();
+    wire.extend_from_slice(&Message::from_body(b"{}").into_bytes());
+    let frames = read_all(&wire, vec![usize::MAX], 1000);
+    assert_eq!(concat(&frames), wire);
+    assert!(
+        frames[..frames.len() - 1]
+            .iter()
+            .all(|f| matches!(f, Frame::Unframed(b) if b.len() <= READ_CHUNK))
+    );
+    assert_eq!(bodies(&frames), [&b"{}"[..]]);
+}
+
+#[test]
+fn a_stream_ending_inside_a_message_unframes_it() {
+    let wire = b"Content-Length: 10\r\n\r\n{\"a\"";
+    let frames = read_all(wire, vec![3], DEFAULT_MAX_CONTENT_LENGTH);
+    assert_eq!(frames, [Frame::Unframed(wire.to_vec())]);
+    let frames = read_all(b"Content-Len", vec![4], DEFAULT_MAX_CONTENT_LENGTH);
+    assert_eq!(frames, [Frame::Unframed(b"Content-Len".to_vec())]);
+}
+
+#[test]
+fn a_large_message_is_read_into_its_own_buffer() {
+    let body = vec![b'a'; 5 * READ_CHUNK];
+    let wire = Message::from_body(&body);
+    let frames = read_all(
+        wire.as_bytes(),
+        vec![usize::MAX],
+        DEFAULT_MAX_CONTENT_LENGTH,
+    );
+    assert_eq!(frames, [Frame::Message(wire)]);
+}
+
+#[test]
+fn messages_built_from_bodies() {
+    let m = Message::from_body(br#"{"jsonrpc":"2.0"}"#);
+    assert_eq!(
+        m.as_bytes(),
+        b"Content-Length: 17\r\n\r\n{\"jsonrpc\":\"2.0\"}"
+    );
+    assert_eq!(m.headers(), b"Content-Length: 17\r\n\r\n");
+    assert!(format!("{m:?}").contains("body_len: 17"));
+}
+
+/// One piece of a generated stream: a message in some header style, or garbage.
+#[derive(Clone, Debug)]
+enum Piece {
+    Message {
+        body: Vec<u8>,
+        lower: bool,
+        crlf: bool,
+        content_type: bool,
+    },
+    Garbage(Vec<u8>),
+}
+
+fn piece() -> impl Strategy<Value = Piece> {
+    let body = proptest::collection::vec(any::<u8>(), 0..300);
+    prop_oneof![
+        4 => (body, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(body, lower, crlf, content_type)| Piece::Message { body, lower, crlf, content_type }),
+        // Garbage never contains the resynchronization needle's first letter,
+        // so where framing resumes is predictable.
+        1 => proptest::collection::vec(any::<u8>().prop_filter("no c", |b| !b"cC".contains(b)), 1..40).prop_map(Piece::Garbage),
+    ]
+}
+
+fn encode(piece: &Piece) -> Vec<u8> {
+    match piece {
+        Piece::Message {
+            body,
+            lower,
+            crlf,
+            content_type,
+        } => {
+            let eol = if *crlf { "\r\n" } else { "\n" };
+            let name = if *lower {
+                "content-length"
+            } else {
+                "Content-Length"
+            };
+            let mut out = String::new();
+            if *content_type {
+                out.push_str("Content-Type: application/vscode-jsonrpc; charset=utf-8");
+                out.push_str(eol);
+            }
+            out.push_str(name);
+            out.push_str(": ");
+            out.push_str(&body.len().to_string());
+            out.push_str(eol);
+            out.push_str(eol);
+            let mut bytes = out.into_bytes();
+            bytes.extend_from_slice(body);
+            bytes
+        }
+        Piece::Garbage(bytes) => bytes.clone(),
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_split_hands_out_every_byte_and_every_message(
+        pieces in proptest::collection::vec(piece(), 0..12),
+        sizes in proptest::collection::vec(1usize..200, 1..8),
+    ) {
+        let wire: Vec<u8> = pieces.iter().flat_map(encode).collect();
+        let frames = read_all(&wire, sizes, DEFAULT_MAX_CONTENT_LENGTH);
+        prop_assert_eq!(concat(&frames), wire);
+        // Garbage holds no `c`, so it can neither hide nor invent a
+        // `Content-Length`: every message is found, and nothing else.
+        let expected: Vec<&[u8]> = pieces.iter().filter_map(|p| match p {
+            Piece::Message { body, .. } => Some(&body[..]),
+            Piece::Garbage(_) => None,
+        }).collect();
+        prop_assert_eq!(bodies(&frames), expected);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_lose_a_byte(
+        wire in proptest::collection::vec(any::<u8>(), 0..600),
+        sizes in proptest::collection::vec(1usize..64, 1..4),
+        limit in 0u64..100,
+    ) {
+        let frames = read_all(&wire, sizes, limit);
+        prop_assert_eq!(concat(&frames), wire);
+    }
+}

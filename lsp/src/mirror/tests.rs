@@ -1,0 +1,270 @@
+use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
+use proptest::prelude::*;
+use ropey::Rope;
+
+use super::*;
+
+const ENCODINGS: [PositionEncoding; 3] = [
+    PositionEncoding::Utf8,
+    PositionEncoding::Utf16,
+    PositionEncoding::Utf32,
+];
+
+fn width(c: char, encoding: PositionEncoding) -> usize {
+    match encoding {
+        PositionEncoding::Utf8 => c.len_utf8(),
+        PositionEncoding::Utf16 => c.len_utf16(),
+        PositionEncoding::Utf32 => 1,
+    }
+}
+
+/// The reference: LSP lines of a char vector as (start, content length).
+fn naive_lines(chars: &[char]) -> Vec<(usize, usize)> {
+    let (mut lines, mut start, mut i) = (vec![], 0, 0);
+    while i < chars.len() {
+        let step = match chars[i] {
+            '\r' if chars.get(i + 1) == Some(&'\n') => 2,
+            '\n' | '\r' => 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        lines.push((start, i - start));
+        i += step;
+        start = i;
+    }
+    lines.push((start, chars.len() - start));
+    lines
+}
+
+/// The reference offset of `position`, by a linear walk.
+fn naive_offset(chars: &[char], position: Position, encoding: PositionEncoding) -> usize {
+    let lines = naive_lines(chars);
+    let Some(&(start, len)) = lines.get(position.line as usize) else {
+        return chars.len();
+    };
+    let mut units = 0;
+    let mut offset = start;
+    for &c in &chars[start..start + len] {
+        units += width(c, encoding);
+        if units > position.character as usize {
+            break;
+        }
+        offset += 1;
+    }
+    offset
+}
+
+fn naive_apply(
+    chars: &mut Vec<char>,
+    change: &TextDocumentContentChangeEvent,
+    encoding: PositionEncoding,
+) {
+    let Some(range) = change.range else {
+        *chars = change.text.chars().collect();
+        return;
+    };
+    let a = naive_offset(chars, range.start, encoding);
+    let b = naive_offset(chars, range.end, encoding);
+    let (a, b) = (a.min(b), a.max(b));
+    chars.splice(a..b, change.text.chars());
+}
+
+fn alphabet() -> impl Strategy<Value = char> {
+    prop_oneof![
+        Just('a'),
+        Just('é'),
+        Just('中'),
+        Just('😀'),
+        Just('𝄞'),
+        Just('\n'),
+        Just('\r'),
+        Just(' ')
+    ]
+}
+
+fn text(max: usize) -> impl Strategy<Value = String> {
+    proptest::collection::vec(alphabet(), 0..max).prop_map(|c| c.into_iter().collect())
+}
+
+fn position() -> impl Strategy<Value = Position> {
+    // Lines and characters past the end are as likely as valid ones.
+    (0u32..12, 0u32..20).prop_map(|(line, character)| Position::new(line, character))
+}
+
+fn change() -> impl Strategy<Value = TextDocumentContentChangeEvent> {
+    prop_oneof![
+        10 => (position(), position(), text(6)).prop_map(|(start, end, text)| TextDocumentContentChangeEvent {
+            range: Some(Range::new(start, end)),
+            range_length: None,
+            text,
+        }),
+        1 => text(30).prop_map(|text| TextDocumentContentChangeEvent { range: None, range_length: None, text }),
+    ]
+}
+
+fn encoding() -> impl Strategy<Value = PositionEncoding> {
+    prop_oneof![Just(ENCODINGS[0]), Just(ENCODINGS[1]), Just(ENCODINGS[2])]
+}
+
+proptest! {
+    #[test]
+    fn edits_match_the_reference(
+        start in text(40),
+        repeat in prop_oneof![Just(1usize), Just(300)],
+        changes in proptest::collection::vec(change(), 1..12),
+        encoding in encoding(),
+    ) {
+        // Repeated past one rope leaf, so that the tree paths are taken too.
+        let start = start.repeat(repeat);
+        let mut rope = Rope::from_str(&start);
+        let mut chars: Vec<char> = start.chars().collect();
+        for change in &changes {
+            apply_change(&mut rope, change, encoding);
+            naive_apply(&mut chars, change, encoding);
+        }
+        prop_assert_eq!(rope.to_string(), chars.iter().collect::<String>());
+    }
+
+    #[test]
+    fn positions_match_the_reference(text in text(60), position in position(), encoding in encoding()) {
+        let chars: Vec<char> = text.chars().collect();
+        let rope = Rope::from_str(&text);
+        let found = position_to_char(&rope, position, encoding).value;
+        prop_assert_eq!(found, naive_offset(&chars, position, encoding));
+        // A position read back from an offset names that offset, unclamped.
+        let back = char_to_position_in(&rope, found, encoding);
+        let inside_crlf = found > 0 && found < chars.len() && chars[found - 1] == '\r' && chars[found] == '\n';
+        if !inside_crlf {
+            prop_assert_eq!(position_to_char(&rope, back, encoding), Clamped { value: found, clamped: false });
+        }
+    }
+
+    #[test]
+    fn utf16_conversions_agree_with_offsets(text in text(60), position in position(), encoding in encoding()) {
+        let rope = Rope::from_str(&text);
+        let at = position_to_char(&rope, position, encoding).value;
+        let utf16 = to_utf16(&rope, position, encoding);
+        prop_assert_eq!(position_to_char(&rope, utf16, PositionEncoding::Utf16).value, at);
+        prop_assert_eq!(position_to_char(&rope, from_utf16(&rope, utf16, encoding), encoding).value, at);
+    }
+}
+
+fn edit(range: ((u32, u32), (u32, u32)), text: &str) -> TextDocumentContentChangeEvent {
+    TextDocumentContentChangeEvent {
+        range: Some(Range::new(
+            Position::new(range.0.0, range.0.1),
+            Position::new(range.1.0, range.1.1),
+        )),
+        range_length: None,
+        text: text.into(),
+    }
+}
+
+#[test]
+fn unclean_ranges_are_clamped_and_never_split_a_character() {
+    // Neovim 0.7's range ends one past the line, or inside the emoji.
+    let mut rope = Rope::from_str("ab😀\r\ncd\n");
+    let change = apply_change(
+        &mut rope,
+        &edit(((0, 3), (0, 9)), "X"),
+        PositionEncoding::Utf16,
+    );
+    assert!(change.clamped);
+    assert_eq!(
+        rope.to_string(),
+        "abX\r\ncd\n",
+        "from the emoji's start to the line's end"
+    );
+
+    let mut rope = Rope::from_str("é😀\n");
+    let at = position_to_char(&rope, Position::new(0, 1), PositionEncoding::Utf8);
+    assert_eq!(
+        at,
+        Clamped {
+            value: 0,
+            clamped: true
+        },
+        "inside é's two bytes"
+    );
+    let at = position_to_char(&rope, Position::new(0, 4), PositionEncoding::Utf8);
+    assert_eq!(
+        at,
+        Clamped {
+            value: 1,
+            clamped: true
+        },
+        "inside the emoji's four bytes"
+    );
+    let at = position_to_char(&rope, Position::new(0, 6), PositionEncoding::Utf8);
+    assert_eq!(
+        at,
+        Clamped {
+            value: 2,
+            clamped: false
+        }
+    );
+    let at = position_to_char(&rope, Position::new(0, 2), PositionEncoding::Utf32);
+    assert_eq!(
+        at,
+        Clamped {
+            value: 2,
+            clamped: false
+        }
+    );
+    assert!(
+        !apply_change(
+            &mut rope,
+            &edit(((0, 1), (0, 2)), ""),
+            PositionEncoding::Utf32
+        )
+        .clamped
+    );
+    assert_eq!(rope.to_string(), "é\n");
+}
+
+#[test]
+fn the_end_of_the_document_is_a_clean_position() {
+    let rope = Rope::from_str("a\nb");
+    let end = Clamped {
+        value: 3,
+        clamped: false,
+    };
+    assert_eq!(
+        position_to_char(&rope, Position::new(2, 0), PositionEncoding::Utf16),
+        end
+    );
+    assert!(position_to_char(&rope, Position::new(2, 1), PositionEncoding::Utf16).clamped);
+    assert!(position_to_char(&rope, Position::new(9, 0), PositionEncoding::Utf16).clamped);
+}
+
+#[test]
+fn reversed_ranges_are_put_in_order() {
+    let mut rope = Rope::from_str("hello");
+    assert!(
+        apply_change(
+            &mut rope,
+            &edit(((0, 4), (0, 1)), "-"),
+            PositionEncoding::Utf16
+        )
+        .clamped
+    );
+    assert_eq!(rope.to_string(), "h-o");
+}
+
+#[test]
+fn encodings_are_read_from_their_names() {
+    for encoding in ENCODINGS {
+        assert_eq!(PositionEncoding::from_name(Some(encoding.name())), encoding);
+    }
+    assert_eq!(
+        PositionEncoding::from_name(Some("utf-7")),
+        PositionEncoding::Utf16
+    );
+    assert_eq!(PositionEncoding::from_kind(None), PositionEncoding::Utf16);
+    assert_eq!(
+        PositionEncoding::from_kind(Some(&lsp_types::PositionEncodingKind::UTF8)),
+        PositionEncoding::Utf8
+    );
+}

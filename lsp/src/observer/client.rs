@@ -1,0 +1,333 @@
+//! Messages from the editor: documents opening, changing, saving and
+//! closing; the cursor and selection its requests carry; its `initialize`.
+
+use std::path::PathBuf;
+
+use lsp_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, Position, Range,
+};
+use ropey::Rope;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::envelope::{DocumentId, Envelope};
+use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
+use crate::mirror::{PositionEncoding, apply_change, to_utf16};
+use crate::uri::uri_path;
+use crate::workspace::{EditorInfo, WorkspaceEvent};
+
+/// The private notification [`Observer::replay`] uses to restore the
+/// active document and its selection (UTF-16 positions).
+pub(crate) const REPLAY_SELECTION: &str = "$/ide-mcp/selection";
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    #[serde(default)]
+    process_id: Option<u32>,
+    #[serde(default)]
+    client_info: Option<Named>,
+    #[serde(default)]
+    root_uri: Option<String>,
+    #[serde(default)]
+    root_path: Option<String>,
+    #[serde(default)]
+    workspace_folders: Option<Vec<Folder>>,
+    #[serde(default)]
+    capabilities: Value,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct Folder {
+    uri: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PositionParams {
+    text_document: DocumentId,
+    position: Position,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CodeActionParams {
+    text_document: DocumentId,
+    range: Range,
+    #[serde(default)]
+    context: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DocumentParams {
+    text_document: DocumentId,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct SelectionParams {
+    pub(crate) uri: String,
+    pub(crate) range: Range,
+}
+
+impl Observer {
+    pub(super) fn handle_client(&mut self, body: &[u8]) -> ClientVerdict {
+        let Some(envelope) = Envelope::parse(body) else {
+            return ClientVerdict::Forward;
+        };
+        let Some(method) = envelope.method.as_deref() else {
+            return self.client_response(&envelope);
+        };
+        match method {
+            "initialize" => self.initialize(&envelope),
+            "textDocument/didOpen" => self.did_open(&envelope),
+            "textDocument/didChange" => self.did_change(&envelope),
+            "textDocument/didSave" => self.did_save(&envelope),
+            "textDocument/didClose" => self.did_close(&envelope),
+            "textDocument/codeAction" => self.code_action_request(&envelope),
+            "textDocument/diagnostic" => self.diagnostic_request(&envelope),
+            "workspace/executeCommand" => return self.execute_command(&envelope),
+            REPLAY_SELECTION => {
+                self.replayed_selection(&envelope);
+                return ClientVerdict::Drop;
+            }
+            #[cfg(test)]
+            "$/ide-mcp/test/panic" => panic!("a test asked the observer to panic"),
+            _ if method.starts_with("textDocument/") && envelope.id.is_some() => {
+                self.position_request(&envelope);
+            }
+            _ => {}
+        }
+        ClientVerdict::Forward
+    }
+
+    /// The editor's answer to a request: ours are swallowed.
+    fn client_response(&self, envelope: &Envelope<'_>) -> ClientVerdict {
+        let Some(super::envelope::Id::String(id)) = envelope.request_id() else {
+            return ClientVerdict::Forward;
+        };
+        let answer = match envelope.error {
+            Some(error) => Err(error.get().to_owned()),
+            None => Ok(envelope
+                .result
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or(Value::Null)),
+        };
+        if self.ws.requests.resolve(&id, answer) {
+            ClientVerdict::Drop
+        } else {
+            ClientVerdict::Forward
+        }
+    }
+
+    fn initialize(&mut self, envelope: &Envelope<'_>) {
+        if let Some(id) = envelope.request_id() {
+            self.track(id, Tracked::Initialize);
+        }
+        let Some(params) = envelope.params::<InitializeParams>() else {
+            return;
+        };
+        let caps = &params.capabilities;
+        self.editor_caps.show_document = caps
+            .pointer("/window/showDocument/support")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        self.editor_caps.literal_actions = caps
+            .pointer("/textDocument/codeAction/codeActionLiteralSupport")
+            .is_some_and(Value::is_object);
+        self.ws
+            .requests
+            .set_show_document(self.stream, self.editor_caps.show_document);
+        let folders: Vec<PathBuf> = match (&params.workspace_folders, &params.root_uri) {
+            (Some(folders), _) if !folders.is_empty() => folders
+                .iter()
+                .filter_map(|f| uri_path(&f.uri))
+                .map(|p| p.to_path_buf())
+                .collect(),
+            (_, Some(root)) => uri_path(root)
+                .map(|p| p.to_path_buf())
+                .into_iter()
+                .collect(),
+            _ => params
+                .root_path
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .collect(),
+        };
+        self.ws.set_editor(EditorInfo {
+            name: params.client_info.map(|c| c.name),
+            pid: params.process_id,
+            folders,
+            show_document: self.editor_caps.show_document,
+        });
+    }
+
+    fn did_open(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<DidOpenTextDocumentParams>() else {
+            return;
+        };
+        let item = params.text_document;
+        let uri = item.uri.as_str().to_owned();
+        let text = Rope::from_str(&item.text);
+        let path = uri_path(&uri);
+        if let Some(path) = &path {
+            self.ws.documents.open(
+                self.stream,
+                self.server.saves,
+                path,
+                &item.language_id,
+                text.clone(),
+                item.version,
+            );
+            self.ws.emit(WorkspaceEvent::SelectionChanged);
+        }
+        let doc = MirrorDoc {
+            path,
+            language_id: item.language_id,
+            text,
+            version: item.version,
+        };
+        self.docs.insert(uri, doc);
+    }
+
+    fn did_change(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<DidChangeTextDocumentParams>() else {
+            return;
+        };
+        let uri = params.text_document.uri.as_str();
+        let Some(doc) = self.docs.get_mut(uri) else {
+            tracing::warn!(uri, "didChange of a document that is not open; ignored");
+            return;
+        };
+        for change in &params.content_changes {
+            if apply_change(&mut doc.text, change, self.server.encoding).clamped {
+                tracing::warn!(uri, range = ?change.range, "edit out of range; clamped");
+            }
+        }
+        doc.version = params.text_document.version;
+        if let Some(path) = &doc.path {
+            if self
+                .ws
+                .documents
+                .publish(path, &doc.text, doc.version, true)
+            {
+                self.ws.emit(WorkspaceEvent::SelectionChanged);
+            }
+            self.ws.diagnostics.edited(self.stream, path, doc.version);
+        }
+    }
+
+    fn did_save(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<DidSaveTextDocumentParams>() else {
+            return;
+        };
+        let uri = params.text_document.uri.as_str();
+        let Some(doc) = self.docs.get_mut(uri) else {
+            return;
+        };
+        if let Some(text) = &params.text {
+            doc.text = Rope::from_str(text);
+        }
+        let Some(path) = &doc.path else { return };
+        let activated = match &params.text {
+            Some(_) => self
+                .ws
+                .documents
+                .publish(path, &doc.text, doc.version, false),
+            None => self.ws.documents.saved(path),
+        };
+        if activated {
+            self.ws.emit(WorkspaceEvent::SelectionChanged);
+        }
+    }
+
+    fn did_close(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<DidCloseTextDocumentParams>() else {
+            return;
+        };
+        self.forget_document(params.text_document.uri.as_str());
+        self.ws.emit(WorkspaceEvent::SelectionChanged);
+    }
+
+    fn code_action_request(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<CodeActionParams>() else {
+            return;
+        };
+        let uri = params.text_document.uri;
+        self.select(&uri, params.range, self.server.encoding);
+        // A request for some kinds only (`source.organizeImports` on save)
+        // is not the user asking for actions: ours stays out.
+        let filtered = params
+            .context
+            .get("only")
+            .and_then(Value::as_array)
+            .is_some_and(|only| !only.is_empty());
+        if let Some(id) = envelope.request_id()
+            && self.options.code_action
+            && !filtered
+        {
+            self.track(
+                id,
+                Tracked::CodeAction {
+                    uri,
+                    range: params.range,
+                },
+            );
+        }
+    }
+
+    fn diagnostic_request(&mut self, envelope: &Envelope<'_>) {
+        let (Some(id), Some(params)) = (envelope.request_id(), envelope.params::<DocumentParams>())
+        else {
+            return;
+        };
+        let uri = params.text_document.uri;
+        let version = self.docs.get(&uri).map(|d| d.version);
+        self.track(id, Tracked::Diagnostic { uri, version });
+    }
+
+    /// A request with `textDocument` and `position`: the cursor.
+    fn position_request(&mut self, envelope: &Envelope<'_>) {
+        let Some(raw) = envelope.params else { return };
+        let Ok(params) = serde_json::from_str::<PositionParams>(raw.get()) else {
+            return;
+        };
+        let at = Range::new(params.position, params.position);
+        self.select(&params.text_document.uri, at, self.server.encoding);
+    }
+
+    /// The workspace's selection, replayed: whichever stream opened the
+    /// document, in UTF-16 positions.
+    fn replayed_selection(&self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<SelectionParams>() else {
+            return;
+        };
+        let Some(path) = uri_path(&params.uri) else {
+            return;
+        };
+        let (start, end) = (params.range.start, params.range.end);
+        if self.ws.documents.select(&path, start, end) {
+            self.ws.emit(WorkspaceEvent::SelectionChanged);
+        }
+    }
+
+    /// The editor's selection (or cursor) is `range` in document `uri`.
+    pub(super) fn select(&mut self, uri: &str, range: Range, encoding: PositionEncoding) {
+        let Some(doc) = self.docs.get(uri) else {
+            return;
+        };
+        let Some(path) = &doc.path else { return };
+        let start = to_utf16(&doc.text, range.start, encoding);
+        let end = to_utf16(&doc.text, range.end, encoding);
+        if self.ws.documents.select(path, start, end) {
+            self.ws.emit(WorkspaceEvent::SelectionChanged);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Messages from the server: its `initialize` answer (position encoding,
+//! save support), diagnostics pushed and pulled, code action answers.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use lsp_types::{Diagnostic, PublishDiagnosticsParams};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::code_action::SEND_SELECTION_COMMAND;
+use super::envelope::{Envelope, response};
+use super::{Observer, ServerVerdict, Tracked};
+use crate::mirror::{PositionEncoding, to_utf16};
+use crate::uri::uri_path;
+
+/// A pull-diagnostics report (`textDocument/diagnostic`'s result, and each
+/// of its `relatedDocuments`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    kind: String,
+    #[serde(default)]
+    items: Vec<Diagnostic>,
+    #[serde(default)]
+    related_documents: HashMap<String, Report>,
+}
+
+#[derive(Deserialize)]
+struct Registrations {
+    #[serde(default)]
+    registrations: Vec<Registration>,
+}
+
+#[derive(Deserialize)]
+struct Registration {
+    method: String,
+}
+
+impl Observer {
+    pub(super) fn handle_server(&mut self, body: &[u8]) -> ServerVerdict {
+        let Some(envelope) = Envelope::parse(body) else {
+            return ServerVerdict::Forward;
+        };
+        match envelope.method.as_deref() {
+            Some("textDocument/publishDiagnostics") => self.publish_diagnostics(&envelope),
+            Some("client/registerCapability") => self.register_capability(&envelope),
+            Some(_) => {}
+            None => return self.server_response(&envelope),
+        }
+        ServerVerdict::Forward
+    }
+
+    fn server_response(&mut self, envelope: &Envelope<'_>) -> ServerVerdict {
+        let Some(tracked) = envelope.request_id().and_then(|id| self.untrack(&id)) else {
+            return ServerVerdict::Forward;
+        };
+        match tracked {
+            Tracked::Initialize => return self.initialize_result(envelope),
+            Tracked::CodeAction { uri, range } => {
+                if let Some(body) = self.merge_code_actions(envelope, &uri, range) {
+                    return ServerVerdict::Replace(body);
+                }
+            }
+            Tracked::Diagnostic { uri, version } => {
+                if let Some(report) = envelope.result::<Report>("textDocument/diagnostic") {
+                    self.pulled(&uri, version, report);
+                }
+            }
+        }
+        ServerVerdict::Forward
+    }
+
+    fn initialize_result(&mut self, envelope: &Envelope<'_>) -> ServerVerdict {
+        let Some(mut result) = envelope.result::<Value>("initialize") else {
+            return ServerVerdict::Forward;
+        };
+        let caps = &result["capabilities"];
+        self.server.encoding = PositionEncoding::from_name(caps["positionEncoding"].as_str());
+        self.ws
+            .requests
+            .set_encoding(self.stream, self.server.encoding);
+        self.server.saves = match &caps["textDocumentSync"]["save"] {
+            Value::Bool(save) => *save,
+            Value::Object(_) => true,
+            _ => false,
+        };
+        self.server.name = result["serverInfo"]["name"].as_str().map(str::to_owned);
+        if !self.options.advertise_command || !self.options.code_action {
+            return ServerVerdict::Forward;
+        }
+        let provider = &mut result["capabilities"]["executeCommandProvider"];
+        if !provider.is_object() {
+            *provider = serde_json::json!({ "commands": [] });
+        }
+        let commands = &mut provider["commands"];
+        if !commands.is_array() {
+            *commands = Value::Array(vec![]);
+        }
+        if let Value::Array(list) = commands {
+            list.push(Value::from(SEND_SELECTION_COMMAND));
+        }
+        match (envelope.id, serde_json::to_vec(&result)) {
+            (Some(id), Ok(result)) => ServerVerdict::Replace(response(id, &result)),
+            _ => ServerVerdict::Forward,
+        }
+    }
+
+    fn register_capability(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<Registrations>() else {
+            return;
+        };
+        if params
+            .registrations
+            .iter()
+            .any(|r| r.method == "textDocument/didSave")
+        {
+            self.server.saves = true;
+            self.ws.documents.stream_saves(self.stream);
+        }
+    }
+
+    fn publish_diagnostics(&mut self, envelope: &Envelope<'_>) {
+        let Some(params) = envelope.params::<PublishDiagnosticsParams>() else {
+            return;
+        };
+        let uri = params.uri.as_str();
+        if let (Some(version), Some(doc)) = (params.version, self.docs.get(uri))
+            && version < doc.version
+        {
+            tracing::debug!(
+                uri,
+                version,
+                current = doc.version,
+                "diagnostics of an older version; dropped"
+            );
+            return;
+        }
+        self.store_diagnostics(uri, params.version, params.diagnostics);
+    }
+
+    fn pulled(&mut self, uri: &str, version: Option<i32>, report: Report) {
+        let current = self.docs.get(uri).map(|d| d.version);
+        if let (Some(asked), Some(current)) = (version, current)
+            && asked < current
+        {
+            tracing::debug!(
+                uri,
+                asked,
+                current,
+                "pulled diagnostics of an older version; dropped"
+            );
+            return;
+        }
+        match report.kind.as_str() {
+            "full" => self.store_diagnostics(uri, version, report.items),
+            "unchanged" => {
+                if let Some(path) = super::path_of(&self.docs, uri) {
+                    self.ws.diagnostics.unchanged(self.stream, &path, version);
+                }
+            }
+            kind => tracing::warn!(uri, kind, "unknown diagnostic report kind; ignored"),
+        }
+        for (uri, related) in report.related_documents {
+            let version = self.docs.get(&uri).map(|d| d.version);
+            self.pulled(
+                &uri,
+                version,
+                Report {
+                    related_documents: HashMap::new(),
+                    ..related
+                },
+            );
+        }
+    }
+
+    /// Stores `stream`'s diagnostics of `uri`: ranges in UTF-16 (converted
+    /// through the mirror when the session counts otherwise and the document
+    /// is open), `source` set to the server's name where missing.
+    fn store_diagnostics(
+        &mut self,
+        uri: &str,
+        version: Option<i32>,
+        mut diagnostics: Vec<Diagnostic>,
+    ) {
+        let Some(path) = super::path_of(&self.docs, uri).or_else(|| uri_path(uri)) else {
+            return;
+        };
+        if self.server.encoding != PositionEncoding::Utf16
+            && let Some(doc) = self.docs.get(uri)
+        {
+            for d in &mut diagnostics {
+                d.range.start = to_utf16(&doc.text, d.range.start, self.server.encoding);
+                d.range.end = to_utf16(&doc.text, d.range.end, self.server.encoding);
+            }
+        }
+        if let Some(name) = &self.server.name {
+            for d in diagnostics.iter_mut().filter(|d| d.source.is_none()) {
+                d.source = Some(name.clone());
+            }
+        }
+        let path: Arc<Path> = path;
+        self.ws
+            .diagnostics
+            .set(self.stream, &path, version, diagnostics.into());
+    }
+}

@@ -1,0 +1,70 @@
+//! What a leader serves: its workspace as the IDE's tools see it, with the
+//! selection and `at_mentioned` pushed to connected clients, and the
+//! followers' streams observed into the same workspace.
+
+use std::sync::Arc;
+
+use ide_mcp_runtime::Server;
+use ide_mcp_tools::SelectionPublisher;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+
+use super::relay::Direction;
+use crate::observer::Observer;
+use crate::workspace::{LspWorkspace, WorkspaceEvent};
+
+/// The MCP server over `ws`'s ports.
+pub fn server(ws: &Arc<LspWorkspace>) -> Result<Server, ide_mcp_runtime::BuildError> {
+    Server::builder("ide-mcp lsp-proxy", env!("CARGO_PKG_VERSION"))
+        .state(ws.read_context().build())
+        .build()
+}
+
+/// Pushes `ws`'s events to `server`'s clients: `selection_changed`
+/// (debounced) and `at_mentioned`; runs until the task is aborted.
+pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
+    let publisher = SelectionPublisher::spawn(server.notifier().clone(), ws.read_context().build());
+    let mut events = ws.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(WorkspaceEvent::SelectionChanged) | Err(RecvError::Lagged(_)) => {
+                    publisher.selection_changed();
+                }
+                Ok(WorkspaceEvent::AtMentioned {
+                    path,
+                    line_start,
+                    line_end,
+                }) => {
+                    publisher.at_mentioned(&path, Some(line_start), Some(line_end));
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    })
+}
+
+/// The leader's observer of one follower's stream; dropping it forgets the
+/// stream (its documents close unless another stream has them open).
+pub struct FollowerFeed {
+    observer: Observer,
+}
+
+impl FollowerFeed {
+    /// A feed into `ws`. Requests the observer would send to the editor
+    /// (`window/showDocument`) cannot reach the follower's editor from here
+    /// and are dropped; the workspace asks through the leader's own stream
+    /// when its editor supports them.
+    pub fn new(ws: &Arc<LspWorkspace>) -> Self {
+        let (observer, _requests) = Observer::new(ws.clone());
+        Self { observer }
+    }
+
+    /// One copied message; verdicts are the follower's business.
+    pub fn feed(&mut self, direction: Direction, body: &[u8]) {
+        match direction {
+            Direction::FromEditor => drop(self.observer.from_client(body)),
+            Direction::FromServer => drop(self.observer.from_server(body)),
+        }
+    }
+}

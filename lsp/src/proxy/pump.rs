@@ -1,0 +1,283 @@
+//! The two forwarding loops, each on its own thread with blocking I/O (the
+//! shortest path for a message): editor → server and server → editor.
+//!
+//! Each frame's bytes are forwarded exactly as read, unframed bytes
+//! included; the observer sees each message's body first and may keep an
+//! editor message for itself (answering it) or replace a server message
+//! (the one code action response it extends). Observation runs inline:
+//! BENCHMARKS.md ("LSP proxy") compares it with forwarding alone.
+
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::sink::Sink;
+use crate::framing::{Frame, Message, SyncMessageReader};
+use crate::observer::{ClientVerdict, ServerVerdict};
+
+/// What watches the traffic. Implementations must be quick: they run on the
+/// forwarding path.
+pub trait Watch: Send + Sync {
+    /// A message body from the editor, before it is forwarded.
+    fn editor_message(&self, body: &[u8]) -> ClientVerdict;
+    /// A message body from the server, before it is forwarded.
+    fn server_message(&self, body: &[u8]) -> ServerVerdict;
+}
+
+/// Forwards everything, watches nothing: the baseline of the benchmarks.
+#[derive(Debug, Default)]
+pub struct Blind;
+
+impl Watch for Blind {
+    fn editor_message(&self, _: &[u8]) -> ClientVerdict {
+        ClientVerdict::Forward
+    }
+    fn server_message(&self, _: &[u8]) -> ServerVerdict {
+        ServerVerdict::Forward
+    }
+}
+
+/// What the pumps tell the process loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PumpEvent {
+    /// The editor sent `exit` (forwarded to the server).
+    ExitSent,
+    /// The editor's stream ended (or failed).
+    EditorEnded,
+    /// The server's output ended (or failed).
+    ServerEnded,
+}
+
+/// From this size on, an editor message that cannot be kept from the server
+/// is forwarded before it is observed.
+const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
+
+/// Whether the observer's verdict on an editor message could be other than
+/// `Forward`: only for `workspace/executeCommand` (our code action's) and
+/// the editor's responses (to the proxy's own requests, which carry no
+/// `"method"`). Small messages are always observed first: the check would
+/// cost more than it saves.
+fn verdict_may_differ(body: &[u8]) -> bool {
+    body.len() < OBSERVE_AFTER_FORWARDING
+        || memchr::memmem::find(body, b"workspace/executeCommand").is_some()
+        || memchr::memmem::find(body, b"\"method\"").is_none()
+}
+
+/// Runs `watch` so that a panic in it costs only its verdict: logged once,
+/// the message is forwarded.
+fn guarded<V>(fallback: V, watch: impl FnOnce() -> V) -> V {
+    catch_unwind(AssertUnwindSafe(watch)).unwrap_or_else(|_| {
+        static LOGGED: std::sync::Once = std::sync::Once::new();
+        LOGGED.call_once(|| tracing::error!("the observer panicked; forwarding continues"));
+        fallback
+    })
+}
+
+/// Editor → server, until the editor's stream ends. Closes the server's
+/// input at the end so that the server sees the end too.
+pub(crate) fn editor_to_server(
+    input: impl Read,
+    server: &Sink,
+    editor: &Sink,
+    watch: &dyn Watch,
+    events: &UnboundedSender<PumpEvent>,
+) {
+    let mut reader = SyncMessageReader::new(input);
+    loop {
+        match reader.next_frame() {
+            Ok(Some(Frame::Message(message))) => {
+                let body = message.body();
+                if !verdict_may_differ(body) {
+                    // A large notification (a `didOpen` of a big file):
+                    // the server gets it before the observer reads it.
+                    server.send(message.as_bytes());
+                    guarded(ClientVerdict::Forward, || watch.editor_message(body));
+                    continue;
+                }
+                match guarded(ClientVerdict::Forward, || watch.editor_message(body)) {
+                    ClientVerdict::Forward => {
+                        server.send(message.as_bytes());
+                    }
+                    ClientVerdict::Answer(body) => {
+                        editor.send(Message::from_body(body).as_bytes());
+                    }
+                    ClientVerdict::Drop => {}
+                }
+                if is_exit(body) {
+                    let _ = events.send(PumpEvent::ExitSent);
+                }
+            }
+            Ok(Some(Frame::Unframed(bytes))) => {
+                tracing::debug!(
+                    bytes = bytes.len(),
+                    "unframed bytes from the editor, forwarded"
+                );
+                server.send(&bytes);
+            }
+            Ok(None) => break,
+            Err(error) => {
+                tracing::info!(%error, "cannot read from the editor");
+                break;
+            }
+        }
+    }
+    server.close();
+    let _ = events.send(PumpEvent::EditorEnded);
+}
+
+/// Server → editor, until the server's output ends.
+pub(crate) fn server_to_editor(
+    output: impl Read,
+    editor: &Sink,
+    watch: &dyn Watch,
+    events: &UnboundedSender<PumpEvent>,
+) {
+    let mut reader = SyncMessageReader::new(output);
+    loop {
+        match reader.next_frame() {
+            Ok(Some(Frame::Message(message))) => {
+                match guarded(ServerVerdict::Forward, || {
+                    watch.server_message(message.body())
+                }) {
+                    ServerVerdict::Forward => editor.send(message.as_bytes()),
+                    ServerVerdict::Replace(body) => {
+                        editor.send(Message::from_body(body).as_bytes())
+                    }
+                };
+            }
+            Ok(Some(Frame::Unframed(bytes))) => {
+                tracing::debug!(
+                    bytes = bytes.len(),
+                    "unframed bytes from the server, forwarded"
+                );
+                editor.send(&bytes);
+            }
+            Ok(None) => break,
+            Err(error) => {
+                tracing::info!(%error, "cannot read from the server");
+                break;
+            }
+        }
+    }
+    let _ = events.send(PumpEvent::ServerEnded);
+}
+
+/// Whether `body` is the `exit` notification (checked only on short bodies).
+pub(crate) fn is_exit(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    body.len() < 256
+        && memchr::memmem::find(body, b"\"exit\"").is_some()
+        && serde_json::from_slice::<Method<'_>>(body)
+            .is_ok_and(|message| message.method == Some("exit") && message.id.is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, Read as _};
+
+    use super::*;
+
+    /// Panics on every message: forwarding must not notice.
+    struct Panicking;
+
+    impl Watch for Panicking {
+        fn editor_message(&self, _: &[u8]) -> ClientVerdict {
+            panic!("observer bug")
+        }
+        fn server_message(&self, _: &[u8]) -> ServerVerdict {
+            panic!("observer bug")
+        }
+    }
+
+    /// Answers `workspace/executeCommand` itself.
+    struct Answering;
+
+    impl Watch for Answering {
+        fn editor_message(&self, body: &[u8]) -> ClientVerdict {
+            if body.starts_with(b"{\"cmd") {
+                ClientVerdict::Answer(b"answer".to_vec())
+            } else {
+                ClientVerdict::Forward
+            }
+        }
+        fn server_message(&self, _: &[u8]) -> ServerVerdict {
+            ServerVerdict::Replace(b"replaced".to_vec())
+        }
+    }
+
+    fn run_editor_side(input: &[u8], watch: &dyn Watch) -> (Vec<u8>, Vec<u8>, Vec<PumpEvent>) {
+        let (server_read, server_write) = io::pipe().unwrap();
+        let (editor_read, editor_write) = io::pipe().unwrap();
+        let server = Sink::new("server", server_write);
+        let editor = Sink::new("editor", editor_write);
+        let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+        let collect = |mut pipe: io::PipeReader| {
+            std::thread::spawn(move || {
+                let mut all = Vec::new();
+                pipe.read_to_end(&mut all).unwrap();
+                all
+            })
+        };
+        let (to_server, to_editor) = (collect(server_read), collect(editor_read));
+        editor_to_server(input, &server, &editor, watch, &events);
+        editor.close();
+        drop((server, editor));
+        let mut seen = Vec::new();
+        while let Ok(event) = received.try_recv() {
+            seen.push(event);
+        }
+        (to_server.join().unwrap(), to_editor.join().unwrap(), seen)
+    }
+
+    const SESSION: &[u8] = b"Content-Length: 2\r\n\r\n{}garbage\r\n\r\ncontent-length:   14\nContent-Type: x\n\n{\"cmd\":\"run\"}\nContent-Length: 33\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}";
+
+    #[test]
+    fn exit_is_the_notification_only() {
+        assert!(is_exit(br#"{"jsonrpc":"2.0","method":"exit"}"#));
+        assert!(is_exit(
+            br#"{"jsonrpc": "2.0", "method": "exit", "params": null}"#
+        ));
+        assert!(!is_exit(br#"{"jsonrpc":"2.0","id":3,"method":"exit"}"#));
+        assert!(!is_exit(br#"{"jsonrpc":"2.0","method":"shutdown","id":2}"#));
+    }
+
+    #[test]
+    fn only_large_notifications_pass_before_they_are_observed() {
+        let large = |body: &str| format!("{body}{}", " ".repeat(OBSERVE_AFTER_FORWARDING));
+        assert!(verdict_may_differ(br#"{"method":"textDocument/didOpen"}"#));
+        assert!(!verdict_may_differ(
+            large(r#"{"method":"textDocument/didOpen"}"#).as_bytes()
+        ));
+        assert!(verdict_may_differ(
+            large(r#"{"method":"workspace/executeCommand"}"#).as_bytes()
+        ));
+        assert!(verdict_may_differ(
+            large(r#"{"id":"ide-mcp/1","result":{}}"#).as_bytes()
+        ));
+    }
+
+    #[test]
+    fn every_byte_is_forwarded_even_when_the_observer_panics() {
+        let (to_server, to_editor, events) = run_editor_side(SESSION, &Panicking);
+        assert_eq!(to_server, SESSION);
+        assert!(to_editor.is_empty());
+        assert_eq!(events, [PumpEvent::ExitSent, PumpEvent::EditorEnded]);
+    }
+
+    #[test]
+    fn an_answered_message_goes_back_to_the_editor_only() {
+        let (to_server, to_editor, _) = run_editor_side(SESSION, &Answering);
+        let kept = b"content-length:   14\nContent-Type: x\n\n{\"cmd\":\"run\"}\n";
+        let mut expected = SESSION.to_vec();
+        let at = memchr::memmem::find(&expected, kept).unwrap();
+        expected.drain(at..at + kept.len());
+        assert_eq!(to_server, expected);
+        assert_eq!(to_editor, b"Content-Length: 6\r\n\r\nanswer");
+    }
+}

@@ -1,0 +1,167 @@
+//! Requests the proxy itself sends toward the editor (`window/showDocument`
+//! for `openFile`), and the routing of the editor's answers back to them.
+//!
+//! Each observer's stream gets a bounded queue of messages to write to the
+//! editor ([`Observer::new`](crate::Observer::new) returns its receiving
+//! end). A request gets the id `"ide-mcp/<n>"`, a string: language servers
+//! number their requests, so the editor's answers to ours cannot be taken
+//! for answers to the server's; the observer swallows them
+//! ([`ClientVerdict::Drop`](crate::ClientVerdict::Drop)) and resolves the
+//! waiting call.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::StreamId;
+use crate::framing::Message;
+use crate::mirror::PositionEncoding;
+
+/// The prefix of the ids of requests sent toward the editor.
+pub const EDITOR_REQUEST_PREFIX: &str = "ide-mcp/";
+
+/// How many messages toward the editor may wait in one stream's queue.
+pub const OUTGOING_CAPACITY: usize = 16;
+
+/// How long a request toward the editor waits for its answer.
+pub const EDITOR_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a request toward the editor failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditorRequestError {
+    /// No stream's editor supports the request (or none is connected).
+    Unsupported,
+    /// The stream's queue is full or closed.
+    NotSent,
+    /// No answer within [`EDITOR_REQUEST_TIMEOUT`].
+    TimedOut,
+    /// The editor answered with an error.
+    Failed(String),
+}
+
+impl fmt::Display for EditorRequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unsupported => f.write_str("the editor does not support this request"),
+            Self::NotSent => f.write_str("the request could not be sent to the editor"),
+            Self::TimedOut => f.write_str("the editor did not answer in time"),
+            Self::Failed(message) => write!(f, "the editor answered with an error: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for EditorRequestError {}
+
+#[derive(Debug)]
+struct Route {
+    stream: StreamId,
+    queue: mpsc::Sender<Message>,
+    show_document: bool,
+    encoding: PositionEncoding,
+}
+
+type Answer = Result<Value, String>;
+
+/// The streams requests can go out on, and the requests awaiting answers.
+#[derive(Debug, Default)]
+pub(crate) struct EditorRequests {
+    next: AtomicU64,
+    routes: Mutex<Vec<Route>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl EditorRequests {
+    /// A queue toward the editor for `stream`.
+    pub(crate) fn register(&self, stream: StreamId) -> mpsc::Receiver<Message> {
+        let (queue, rx) = mpsc::channel(OUTGOING_CAPACITY);
+        lock(&self.routes).push(Route {
+            stream,
+            queue,
+            show_document: false,
+            encoding: PositionEncoding::default(),
+        });
+        rx
+    }
+
+    pub(crate) fn unregister(&self, stream: StreamId) {
+        lock(&self.routes).retain(|r| r.stream != stream);
+    }
+
+    pub(crate) fn set_show_document(&self, stream: StreamId, supported: bool) {
+        for route in lock(&self.routes).iter_mut().filter(|r| r.stream == stream) {
+            route.show_document = supported;
+        }
+    }
+
+    pub(crate) fn set_encoding(&self, stream: StreamId, encoding: PositionEncoding) {
+        for route in lock(&self.routes).iter_mut().filter(|r| r.stream == stream) {
+            route.encoding = encoding;
+        }
+    }
+
+    /// The position encoding of the stream [`show_document`](Self::show_document)
+    /// would use; `None` when no stream's editor supports it.
+    pub(crate) fn show_document_encoding(&self) -> Option<PositionEncoding> {
+        lock(&self.routes)
+            .iter()
+            .find(|r| r.show_document && !r.queue.is_closed())
+            .map(|r| r.encoding)
+    }
+
+    /// Sends `window/showDocument` with `params` on a stream whose editor
+    /// supports it, and waits for the answer's `result`.
+    pub(crate) async fn show_document(&self, params: Value) -> Result<Value, EditorRequestError> {
+        let queue = lock(&self.routes)
+            .iter()
+            .find(|r| r.show_document && !r.queue.is_closed())
+            .map(|r| r.queue.clone())
+            .ok_or(EditorRequestError::Unsupported)?;
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(n, tx);
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": format!("{EDITOR_REQUEST_PREFIX}{n}"),
+            "method": "window/showDocument",
+            "params": params,
+        });
+        let message = Message::from_body(body.to_string());
+        if queue.try_send(message).is_err() {
+            lock(&self.pending).remove(&n);
+            return Err(EditorRequestError::NotSent);
+        }
+        let answer = tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, rx).await;
+        lock(&self.pending).remove(&n);
+        match answer {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(message))) => Err(EditorRequestError::Failed(message)),
+            Ok(Err(_dropped)) => Err(EditorRequestError::NotSent),
+            Err(_elapsed) => Err(EditorRequestError::TimedOut),
+        }
+    }
+
+    /// Routes the editor's answer to request `id`; `false` when `id` is
+    /// not one of ours (the answer is then the server's to have).
+    pub(crate) fn resolve(&self, id: &str, answer: Answer) -> bool {
+        let Some(n) = id
+            .strip_prefix(EDITOR_REQUEST_PREFIX)
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            return false;
+        };
+        if let Some(waiting) = lock(&self.pending).remove(&n) {
+            let _ = waiting.send(answer);
+        }
+        // Ours even when nobody waits any more (timed out): never forwarded.
+        true
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The real LSP components the editor tests drive, from the package registries:
+# Neovim and clangd (Debian), pyright (npm).
+#
+#   bash tests/lsp/install.sh
+#
+# Installs only what is missing (so a machine that has them needs no network),
+# with sudo when not root. Prints the versions found.
+#
+# Exit codes: 0 everything is installed; 3 something could not be installed
+# (a registry is unreachable, or no permission): the caller skips the tests
+# that need it and says so; 1 an unexpected error.
+set -euo pipefail
+
+need_apt=()
+command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
+command -v clangd >/dev/null 2>&1 || need_apt+=(clangd)
+command -v npm >/dev/null 2>&1 || command -v pyright-langserver >/dev/null 2>&1 || need_apt+=(npm)
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo=(sudo -n)
+    elif [[ ${#need_apt[@]} -gt 0 ]]; then
+        echo "lsp install: ${need_apt[*]} missing and no root or password-less sudo to install them" >&2
+        exit 3
+    fi
+fi
+
+if [[ ${#need_apt[@]} -gt 0 ]]; then
+    echo "lsp install: apt-get install ${need_apt[*]}"
+    if ! "${sudo[@]}" apt-get update -qq \
+        || ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need_apt[@]}"; then
+        echo "lsp install: apt-get could not install ${need_apt[*]} (is the Debian mirror reachable?)" >&2
+        exit 3
+    fi
+fi
+
+if ! command -v pyright-langserver >/dev/null 2>&1; then
+    echo "lsp install: npm install -g pyright"
+    if ! "${sudo[@]}" npm install -g --no-audit --no-fund pyright; then
+        echo "lsp install: npm could not install pyright (is the npm registry reachable?)" >&2
+        exit 3
+    fi
+fi
+
+echo "lsp install: $(nvim --version | head -n 1) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?')"
