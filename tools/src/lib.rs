@@ -106,6 +106,16 @@ pub const TOOL_NAMES: &[&str] = &[
     "openFile",
 ];
 
+/// The read tools among [`TOOL_NAMES`]: those that only read the editor's
+/// state (`readOnlyHint`); the others act on the editor.
+pub const READ_TOOL_NAMES: &[&str] = &[
+    "checkDocumentDirty",
+    "getCurrentSelection",
+    "getDiagnostics",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+];
+
 pub use context::{ReadContext, ReadContextBuilder};
 pub use current_selection::{SelectionState, current_selection_result, get_current_selection};
 pub use diagnostics::{

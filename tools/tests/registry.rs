@@ -5,12 +5,9 @@ use std::path::Path;
 
 use ide_mcp_runtime::{Call, Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, ReadContext, TOOL_NAMES};
+use ide_mcp_tools::{BufferId, READ_TOOL_NAMES, ReadContext, TOOL_NAMES};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use serde_json::{Value, json};
-
-/// The tools that act on the editor rather than read it.
-const ACTING: [&str; 2] = ["closeAllDiffTabs", "openFile"];
 
 /// Calls tool `name` through its registered shim, as `tools/call` does.
 async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
@@ -75,7 +72,7 @@ fn exactly_the_ide_tools_are_registered() {
     let registry = Registry::global().expect("the registry builds");
     assert_eq!(registry.names().collect::<Vec<_>>(), TOOL_NAMES);
     for tool in registry.tools() {
-        let read_only = !ACTING.contains(&tool.def.name);
+        let read_only = READ_TOOL_NAMES.contains(&tool.def.name);
         assert_eq!(
             tool.def.annotations.read_only_hint,
             read_only.then_some(true),

@@ -22,7 +22,7 @@ pub use ide_mcp_test_support::{
 };
 
 /// The read tools, as registered by `ide-mcp-tools`.
-pub use ide_mcp_tools::TOOL_NAMES as READ_TOOLS;
+pub use ide_mcp_tools::READ_TOOL_NAMES as READ_TOOLS;
 
 /// `tools/call` of `tool` with `args` (JSON text), as the CLI sends it.
 pub fn call(id: u64, tool: &str, args: &str) -> String {
