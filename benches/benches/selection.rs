@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::ResultOut;
 use ide_mcp_tools::BufferId;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use lsp_types::Position;
@@ -39,15 +39,13 @@ fn bench(c: &mut Criterion) {
         ws.select(BufferId(1), Position::new(line, 4), Position::new(line, 14));
         let cx = ws.read_context().workspace_folder("/ws").build();
         let mut out = Vec::with_capacity(1024);
-        write_json_text(&mut out, &ide_mcp_tools::get_current_selection(&cx));
+        ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_current_selection(&cx));
         assert!(String::from_utf8_lossy(&out).contains(r#"\"text\":\"let value \""#));
         group.bench_function(label, |b| {
             b.iter(|| {
                 out.clear();
-                write_json_text(
-                    &mut out,
-                    &ide_mcp_tools::get_current_selection(black_box(&cx)),
-                );
+                ResultOut::new(&mut out)
+                    .json_text(&ide_mcp_tools::get_current_selection(black_box(&cx)));
                 black_box(out.len())
             });
         });

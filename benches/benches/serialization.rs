@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::ResultOut;
 use ide_mcp_tools::{DiagnosticsQuery as _, all_diagnostics_result};
 use lsp_types::{NumberOrString, Range};
 use serde::Serialize;
@@ -66,7 +66,7 @@ fn bench_diagnostics(c: &mut Criterion, count: usize) {
     group.bench_function("tool (JSON text of a result)", |b| {
         b.iter(|| {
             out.clear();
-            write_json_text(&mut out, &all_diagnostics_result(black_box(&files)));
+            ResultOut::new(&mut out).json_text(&all_diagnostics_result(black_box(&files)));
             black_box(out.len())
         });
     });
@@ -113,7 +113,7 @@ fn bench_open_editors(c: &mut Criterion) {
     group.bench_function("tool (JSON text of a result, ports already read)", |b| {
         b.iter(|| {
             out.clear();
-            write_json_text(&mut out, black_box(&state));
+            ResultOut::new(&mut out).json_text(black_box(&state));
             black_box(out.len())
         });
     });

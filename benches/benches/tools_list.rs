@@ -12,20 +12,13 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ide_mcp_benches::synth::{self, Size};
 use ide_mcp_runtime::session::Session;
 use ide_mcp_runtime::{Registry, Server, ToolDef};
-
-const TOOLS: [&str; 5] = [
-    "checkDocumentDirty",
-    "getCurrentSelection",
-    "getDiagnostics",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-];
+use ide_mcp_tools::TOOL_NAMES;
 
 /// The five read tools, plus `extra` copies of `getWorkspaceFolders` under other names.
 fn registry(extra: usize) -> Arc<Registry> {
     let mut defs: Vec<&'static ToolDef> = ide_mcp_runtime::tools()
         .iter()
-        .filter(|d| TOOLS.contains(&d.name))
+        .filter(|d| TOOL_NAMES.contains(&d.name))
         .collect();
     let template = *defs
         .iter()

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::ResultOut;
 
 fn main() {
     let variant = std::env::args().nth(1).expect("variant");
@@ -33,7 +33,7 @@ fn main() {
     for _ in 0..n {
         out.clear();
         match variant.as_str() {
-            "tool" => write_json_text(&mut out, black_box(&state)),
+            "tool" => ResultOut::new(&mut out).json_text(black_box(&state)),
             "plain" => serde_json::to_writer(&mut out, black_box(&plain)).expect("plain"),
             "folders" => {
                 session.handle(black_box(folders), &mut out);
@@ -43,16 +43,15 @@ fn main() {
             }
             "dirty-match" => ide_mcp_benches::baseline::dispatch(&cx, black_box(dirty), &mut out),
             "selection-direct" => {
-                write_json_text(&mut out, &ide_mcp_tools::get_current_selection(&cx));
+                ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_current_selection(&cx));
             }
             "folders-direct" => {
-                write_json_text(&mut out, &ide_mcp_tools::get_workspace_folders(&cx));
+                ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_workspace_folders(&cx));
             }
             "dirty" => {
                 session.handle(black_box(dirty), &mut out);
             }
-            "dirty-direct" => write_json_text(
-                &mut out,
+            "dirty-direct" => ResultOut::new(&mut out).json_text(
                 &ide_mcp_tools::check_document_dirty(&cx, "/ws/src/file3.rs".to_owned()),
             ),
             _ => {}

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt as _;
 use ide_mcp_runtime::IntoToolResult as _;
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::ResultOut;
 use ide_mcp_tools::{OpenEditorsState, ReadContext};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -49,22 +49,25 @@ pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(request.id.get().as_bytes());
     out.extend_from_slice(br#","result":"#);
     match &*call.name {
-        "getCurrentSelection" => write_json_text(out, &ide_mcp_tools::get_current_selection(cx)),
-        "getOpenEditors" => ide_mcp_tools::get_open_editors(cx).write_tool_result(out),
-        "getWorkspaceFolders" => write_json_text(out, &ide_mcp_tools::get_workspace_folders(cx)),
+        "getCurrentSelection" => {
+            ResultOut::new(out).json_text(&ide_mcp_tools::get_current_selection(cx));
+        }
+        "getOpenEditors" => {
+            ide_mcp_tools::get_open_editors(cx).write_tool_result(&mut ResultOut::new(out));
+        }
+        "getWorkspaceFolders" => {
+            ResultOut::new(out).json_text(&ide_mcp_tools::get_workspace_folders(cx));
+        }
         "getDiagnostics" => {
             let args: UriArgs = serde_json::from_str(args).expect("args");
             ide_mcp_tools::get_diagnostics(cx, args.uri)
                 .now_or_never()
                 .expect("no check running")
-                .write_tool_result(out);
+                .write_tool_result(&mut ResultOut::new(out));
         }
         "checkDocumentDirty" => {
             let args: PathArgs = serde_json::from_str(args).expect("args");
-            write_json_text(
-                out,
-                &ide_mcp_tools::check_document_dirty(cx, args.file_path),
-            );
+            ResultOut::new(out).json_text(&ide_mcp_tools::check_document_dirty(cx, args.file_path));
         }
         other => panic!("unknown tool {other}"),
     }

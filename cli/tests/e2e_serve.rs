@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::ws::{WsClient, ws_request};
 use common::{
-    DEADLINE, Running, Sandbox, TOOL_NAMES, children, diagnostics_of, initialize_params, is_dead,
-    wait_for_lockfile,
+    ANSWER, DEADLINE, Running, Sandbox, TOOL_NAMES, children, diagnostics_of, initialize_params,
+    is_dead, wait_for_lockfile,
 };
 use serde_json::json;
 
@@ -48,14 +48,8 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
             .is_err()
     );
 
-    let (ws, _) = tokio_tungstenite::connect_async(ws_request(port, &token))
-        .await
-        .unwrap();
-    let mut client = WsClient {
-        ws,
-        next_id: 0,
-        notifications: Vec::new(),
-    };
+    let mut client = WsClient::new(ide_mcp_test_support::connect(port, &token).await);
+    client.answer_within = ANSWER;
     let init = client.request("initialize", initialize_params()).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
     assert!(init["capabilities"]["tools"].is_object(), "{init}");
@@ -315,14 +309,8 @@ async fn the_selection_reaches_a_client_that_listens_late() {
     // As the `claude` CLI: connect, initialize, say `ide_connected`, and see
     // nothing of what arrives in the next 300 ms (its UI takes the
     // connection only then; what came before is dropped for good).
-    let (ws, _) = tokio_tungstenite::connect_async(ws_request(port, &token))
-        .await
-        .unwrap();
-    let mut client = WsClient {
-        ws,
-        next_id: 0,
-        notifications: Vec::new(),
-    };
+    let mut client = WsClient::new(ide_mcp_test_support::connect(port, &token).await);
+    client.answer_within = ANSWER;
     client.request("initialize", initialize_params()).await;
     client.notify("notifications/initialized").await;
     client.notify("ide_connected").await;

@@ -12,9 +12,10 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tracing::Instrument as _;
 
+use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
 use crate::registry::RegisteredTool;
-use crate::server::Server;
+use crate::result::ResultOut;
 use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
@@ -74,6 +75,8 @@ struct Slot {
     tool: &'static str,
     started: Instant,
     abort: Option<AbortHandle>,
+    /// Cancelled when the slot is released before the call answered.
+    cancel: Option<CancellationToken>,
 }
 
 /// The calls of one connection that have not been answered yet.
@@ -100,7 +103,13 @@ impl InFlight {
         self.busy
     }
 
-    fn claim(&mut self, id: RequestId<'_>, tool: &'static str, stateless: bool) -> (u32, u32) {
+    fn claim(
+        &mut self,
+        id: RequestId<'_>,
+        tool: &'static str,
+        stateless: bool,
+        cancel: CancellationToken,
+    ) -> (u32, u32) {
         let index = if let Some(i) = self.slots.iter().position(|s| !s.busy) {
             i
         } else {
@@ -112,6 +121,7 @@ impl InFlight {
                 tool,
                 started: Instant::now(),
                 abort: None,
+                cancel: None,
             });
             self.slots.len() - 1
         };
@@ -123,6 +133,7 @@ impl InFlight {
         slot.tool = tool;
         slot.started = Instant::now();
         slot.abort = None;
+        slot.cancel = Some(cancel);
         self.busy += 1;
         (index as u32, slot.generation)
     }
@@ -133,6 +144,9 @@ impl InFlight {
         slot.generation = slot.generation.wrapping_add(1);
         if let Some(abort) = slot.abort.take() {
             abort.abort();
+        }
+        if let Some(cancel) = slot.cancel.take() {
+            cancel.cancel();
         }
         self.busy -= 1;
     }
@@ -215,14 +229,18 @@ impl Drop for InFlight {
             if let Some(abort) = slot.abort.take() {
                 abort.abort();
             }
+            if let Some(cancel) = slot.cancel.take() {
+                cancel.cancel();
+            }
         }
     }
 }
 
-/// Calls `tool` for request `id`. Returns `true` when the response was
-/// appended to `out` now, `false` when it will come from [`InFlight::complete`].
+/// Calls `tool` for request `id` with what the request carries in `call`.
+/// Returns `true` when the response was appended to `out` now, `false` when
+/// it will come from [`InFlight::complete`].
 pub(crate) fn call(
-    server: &Server,
+    call: Call<'_>,
     inflight: &mut InFlight,
     id: RequestId<'_>,
     tool: &RegisteredTool,
@@ -245,9 +263,14 @@ pub(crate) fn call(
         );
         return true;
     }
+    // Inline calls run to their end before the next message is read: only
+    // the others can be cancelled.
+    let cancel = (def.execution != Execution::Inline).then(CancellationToken::new);
+    let call = call.with_id(id).with_cancellation(cancel.as_ref());
     if def.execution == Execution::Blocking {
-        let (slot, generation) = inflight.claim(id, def.name, stateless);
-        let server = server.clone();
+        let owned = call.to_owned();
+        let (slot, generation) =
+            inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
         let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
         let tx = inflight.tx.clone();
         let span = tracing::Span::current();
@@ -255,7 +278,11 @@ pub(crate) fn call(
             let _span = span.enter();
             let mut result = Vec::new();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
-                (def.call)(server.context(), args.as_deref(), &mut result)
+                (def.call)(
+                    &owned.as_call(),
+                    args.as_deref(),
+                    &mut ResultOut::new(&mut result),
+                )
             }));
             match outcome {
                 Ok(None) => {
@@ -281,7 +308,7 @@ pub(crate) fn call(
     }
 
     let start = out.len();
-    let write = |out: &mut Vec<u8>| (def.call)(server.context(), args, out);
+    let write = |out: &mut ResultOut<'_>| (def.call)(&call, args, out);
     match write_result_inline(out, id, def.name, stateless, write) {
         Some(future) => {
             out.truncate(start);
@@ -290,7 +317,7 @@ pub(crate) fn call(
             match (&mut future).now_or_never() {
                 Some(Ok(reply)) => {
                     // Written straight into the response: no buffer in between.
-                    write_result_inline(out, id, def.name, stateless, |out: &mut Vec<u8>| {
+                    write_result_inline(out, id, def.name, stateless, |out: &mut ResultOut<'_>| {
                         reply(out);
                         None
                     });
@@ -301,7 +328,8 @@ pub(crate) fn call(
                     true
                 }
                 None => {
-                    let (slot, generation) = inflight.claim(id, def.name, stateless);
+                    let (slot, generation) =
+                        inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
                     let tx = inflight.tx.clone();
                     let task = tokio::spawn(
                         async move {
@@ -331,13 +359,13 @@ fn write_result_inline(
     id: RequestId<'_>,
     tool: &str,
     stateless: bool,
-    write: impl FnOnce(&mut Vec<u8>) -> Option<ToolFuture>,
+    write: impl FnOnce(&mut ResultOut<'_>) -> Option<ToolFuture>,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
-    match catch_unwind(AssertUnwindSafe(|| write(out))) {
-        Ok(None) if is_utf8(&out[body..]) => {
+    match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
+        Ok(None) if out.len() > body => {
             if stateless {
                 crate::era::stamp_complete(out, body);
             }
@@ -345,7 +373,7 @@ fn write_result_inline(
         }
         Ok(None) => {
             out.truncate(start);
-            write_internal(out, id, tool, "wrote a result that is not UTF-8");
+            write_internal(out, id, tool, "wrote no result");
         }
         Ok(Some(future)) => return Some(future),
         Err(panic) => {
@@ -385,21 +413,14 @@ fn spawn_future(
 fn finish(reply: Result<crate::tool::ToolReply, Box<dyn Any + Send>>) -> Result<Vec<u8>, String> {
     let reply = reply.map_err(|panic| panic_message(&*panic))?;
     let mut result = Vec::new();
-    catch_unwind(AssertUnwindSafe(|| reply(&mut result)))
+    catch_unwind(AssertUnwindSafe(|| reply(&mut ResultOut::new(&mut result))))
         .map_err(|panic| panic_message(&*panic))?;
     Ok(result)
 }
 
-/// Whether a tool's result is UTF-8. Results are UTF-8 by construction:
-/// every writer the runtime offers (`IntoToolResult` and its helpers) emits
-/// `serde_json` output or escaped `str`s, and the trait's contract asks the
-/// same of other implementations. Only debug builds check, and answer -32603
-/// for a result that is not: re-validating every result in release builds
-/// would cost a full pass over it, a tenth of the time of a large result.
-fn is_utf8(result: &[u8]) -> bool {
-    !cfg!(debug_assertions) || std::str::from_utf8(result).is_ok()
-}
-
+/// Results are valid JSON by construction: tools write them through
+/// [`ResultOut`], which appends nothing else. A shim that wrote nothing is
+/// answered with -32603.
 fn write_tool_result(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
@@ -407,7 +428,9 @@ fn write_tool_result(
     result: &[u8],
     stateless: bool,
 ) {
-    if is_utf8(result) {
+    if result.is_empty() {
+        write_internal(out, id, tool, "wrote no result");
+    } else {
         jsonrpc::write_result_open(out, id);
         let body = out.len();
         out.extend_from_slice(result);
@@ -415,8 +438,6 @@ fn write_tool_result(
             crate::era::stamp_complete(out, body);
         }
         out.push(jsonrpc::RESULT_CLOSE);
-    } else {
-        write_internal(out, id, tool, "wrote a result that is not UTF-8");
     }
 }
 

@@ -125,7 +125,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// `{"jsonrpc":"2.0","method":<method>,"params":<params>}`, or `None` (logged)
 /// when the params fail to serialize.
-fn serialize<P: Serialize + ?Sized>(method: &str, params: &P) -> Option<NotificationBytes> {
+pub(crate) fn serialize<P: Serialize + ?Sized>(
+    method: &str,
+    params: &P,
+) -> Option<NotificationBytes> {
     #[derive(Serialize)]
     struct Notification<'a, P: ?Sized> {
         jsonrpc: &'static str,

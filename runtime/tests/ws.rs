@@ -7,14 +7,11 @@ use std::time::Duration;
 use common::{INIT, INIT_RESULT, INITIALIZED, call, server, text_result};
 use futures_util::{SinkExt as _, StreamExt as _};
 use ide_mcp_runtime::{Server, WsOptions, WsServerHandle};
-use tokio::net::TcpStream;
+use ide_mcp_test_support::{Client, ask, close_code, connect_with, recv, send, upgrade_request};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, Request, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 async fn serve(options: WsOptions) -> (WsServerHandle, tempfile::TempDir) {
     serve_server(&server(), options).await
@@ -35,21 +32,11 @@ async fn serve_server(server: &Server, options: WsOptions) -> (WsServerHandle, t
 }
 
 fn request(handle: &WsServerHandle) -> Request<()> {
-    let mut request = format!("ws://127.0.0.1:{}/", handle.port())
-        .into_client_request()
-        .unwrap();
-    request.headers_mut().insert(
-        "X-Claude-Code-IDE-Authorization",
-        HeaderValue::from_str(handle.auth_token()).unwrap(),
-    );
-    request
+    upgrade_request(handle.port(), handle.auth_token())
 }
 
 async fn connect(handle: &WsServerHandle) -> Client {
-    tokio_tungstenite::connect_async(request(handle))
-        .await
-        .unwrap()
-        .0
+    connect_with(request(handle)).await
 }
 
 async fn refused(request: Request<()>) -> StatusCode {
@@ -59,49 +46,11 @@ async fn refused(request: Request<()>) -> StatusCode {
     }
 }
 
-async fn send(client: &mut Client, text: &str) {
-    client.send(Message::text(text)).await.unwrap();
-}
-
-async fn recv(client: &mut Client) -> String {
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(10), client.next())
-            .await
-            .expect("an answer within 10 s")
-            .expect("the connection is open")
-            .expect("a message");
-        match message {
-            Message::Text(text) => return text.as_str().to_owned(),
-            Message::Ping(_) | Message::Pong(_) => {}
-            other => panic!("unexpected message {other:?}"),
-        }
-    }
-}
-
-async fn ask(client: &mut Client, text: &str) -> String {
-    send(client, text).await;
-    recv(client).await
-}
-
 async fn initialized(handle: &WsServerHandle) -> Client {
     let mut client = connect(handle).await;
     assert_eq!(ask(&mut client, INIT).await, INIT_RESULT);
     send(&mut client, INITIALIZED).await;
     client
-}
-
-async fn close_code(client: &mut Client) -> Option<CloseCode> {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(10), client.next())
-            .await
-            .unwrap()
-        {
-            Some(Ok(Message::Close(frame))) => return frame.map(|f| f.code),
-            Some(Ok(_)) => {}
-            Some(Err(err)) => panic!("no close frame: {err}"),
-            None => return None,
-        }
-    }
 }
 
 #[tokio::test]

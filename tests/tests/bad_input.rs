@@ -552,7 +552,7 @@ async fn wrong_argument_types_are_tool_errors_naming_the_argument() {
     assert!(!is_error);
     assert_eq!(json(&text).as_array().unwrap().len(), 40);
     // Extra fields are ignored, for every tool.
-    for tool in support::READ_TOOLS {
+    for &tool in support::READ_TOOLS {
         let args = r#"{"filePath":"/ws/src/module_0.rs","extra":{"deep":[1,2,3]},"uri":"/ws/x"}"#;
         let (is_error, text) = ask_tool(tool, args).await.unwrap();
         assert!(!is_error, "{tool}: {text}");
@@ -560,7 +560,7 @@ async fn wrong_argument_types_are_tool_errors_naming_the_argument() {
     }
     // `arguments` that are not an object: a tool error or -32602, never a crash.
     for args in ["3", r#""str""#, "[]", "[1,2]", "true"] {
-        for tool in support::READ_TOOLS {
+        for &tool in support::READ_TOOLS {
             match ask_tool(tool, args).await {
                 Ok((true, text)) => assert!(text.contains("argument"), "{tool} {args}: {text}"),
                 Ok((false, text)) => {
@@ -571,7 +571,7 @@ async fn wrong_argument_types_are_tool_errors_naming_the_argument() {
         }
     }
     // `arguments` absent or null: the tools without required arguments answer.
-    for tool in support::READ_TOOLS {
+    for &tool in support::READ_TOOLS {
         for args in ["null"] {
             match ask_tool(tool, args).await {
                 Ok((is_error, text)) => {

@@ -4,9 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arc_swap::ArcSwapOption;
-use ide_mcp_runtime::PreparedResult;
-
+use crate::cache::Caches;
 use crate::open_file::FileOpener;
 use crate::ports::{BufferStore, DiagnosticsQuery, EditorAccess};
 
@@ -16,7 +14,7 @@ use crate::ports::{BufferStore, DiagnosticsQuery, EditorAccess};
 /// result of the protocol (`{"tabs": []}`, `[]`, …), never an error. Built once
 /// with [`ReadContext::builder`] and handed to the server with
 /// `Server::builder(..).state(read_context)`; the tools take it as `&ReadContext`.
-/// Cloning is cheap and clones share the ports and the diagnostics cache.
+/// Cloning is cheap and clones share the ports and the tools' caches.
 #[derive(Clone, Default)]
 pub struct ReadContext {
     editor: Option<Arc<dyn EditorAccess>>,
@@ -24,22 +22,8 @@ pub struct ReadContext {
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
     opener: Option<Arc<dyn FileOpener>>,
     workspace_folders: Arc<[PathBuf]>,
-    pub(crate) diagnostics_cache: Arc<DiagnosticsCache>,
-    pub(crate) open_editors_cache: Arc<OpenEditorsCache>,
-}
-
-/// The `getOpenEditors` result last serialized, and the generations of the
-/// editor and the buffer store it was built from.
-#[derive(Default)]
-pub(crate) struct OpenEditorsCache {
-    pub(crate) last: ArcSwapOption<((u64, u64), PreparedResult)>,
-}
-
-/// The `getDiagnostics` (no `uri`) result last serialized, and the generation
-/// of the data it was built from.
-#[derive(Default)]
-pub(crate) struct DiagnosticsCache {
-    pub(crate) last: ArcSwapOption<(u64, PreparedResult)>,
+    /// Each tool's cache, by the tool's own type.
+    pub(crate) caches: Arc<Caches>,
 }
 
 impl ReadContext {
@@ -181,8 +165,7 @@ impl ReadContextBuilder {
             diagnostics: self.diagnostics,
             opener: self.opener,
             workspace_folders: self.workspace_folders.into(),
-            diagnostics_cache: Arc::default(),
-            open_editors_cache: Arc::default(),
+            caches: Arc::default(),
         }
     }
 }

@@ -180,7 +180,7 @@ mod tests {
     use super::*;
     use crate::memory::MemoryWorkspace;
     use crate::ports::BufferId;
-    use crate::test_util::text_of;
+    use crate::test_util::text_of_value;
 
     fn selection(path: Option<&str>, start: (u32, u32), end: (u32, u32)) -> Selection {
         Selection {
@@ -271,7 +271,7 @@ mod tests {
     #[test]
     fn the_tool_reads_the_ports() {
         assert_eq!(
-            text_of(get_current_selection(&ReadContext::empty())),
+            text_of_value(get_current_selection(&ReadContext::empty())),
             NO_EDITOR
         );
         let ws = MemoryWorkspace::new();
@@ -283,14 +283,16 @@ mod tests {
         );
         // Open but never focused: no active editor.
         let cx = ws.read_context().build();
-        assert_eq!(text_of(get_current_selection(&cx)), NO_EDITOR);
+        assert_eq!(text_of_value(get_current_selection(&cx)), NO_EDITOR);
         ws.select(BufferId(7), Position::new(0, 6), Position::new(0, 11));
         assert_eq!(
-            text_of(get_current_selection(&cx)),
+            text_of_value(get_current_selection(&cx)),
             r#"{"success":true,"text":"world","filePath":"/ws/a.rs","fileUrl":"file:///ws/a.rs","selection":{"start":{"line":0,"character":6},"end":{"line":0,"character":11},"isEmpty":false}}"#
         );
         // An editor port without a buffer store: no text.
         let cx = ReadContext::builder().editor(ws.editor.clone()).build();
-        assert!(text_of(get_current_selection(&cx)).starts_with(r#"{"success":true,"text":"","#));
+        assert!(
+            text_of_value(get_current_selection(&cx)).starts_with(r#"{"success":true,"text":"","#)
+        );
     }
 }

@@ -7,12 +7,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ide_mcp_runtime::result::write_json_text;
-use ide_mcp_runtime::{IntoToolResult, PreparedResult};
+use ide_mcp_runtime::{IntoToolResult, PreparedResult, ResultOut};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{DiagnosticsQuery, FileDiagnostics};
 use crate::uri::{FileUri, PathInput};
@@ -148,12 +148,12 @@ pub enum DiagnosticsReply {
 }
 
 impl IntoToolResult for DiagnosticsReply {
-    fn write_tool_result(self, out: &mut Vec<u8>) {
+    fn write_tool_result(self, out: &mut ResultOut<'_>) {
         match self {
             Self::All(prepared) => prepared.write_tool_result(out),
             Self::File { uri, diagnostics } => {
                 let diagnostics = diagnostics.as_deref().unwrap_or(&[]);
-                write_json_text(out, &file_diagnostics_result(&uri, diagnostics));
+                out.json_text(&file_diagnostics_result(&uri, diagnostics));
             }
         }
     }
@@ -198,18 +198,18 @@ pub(crate) fn all_diagnostics_prepared(
     // The generation is read before the data (see `DiagnosticsQuery`), so the
     // cache never files new data under an old generation's key.
     let generation = port.generation();
-    if let Some(cached) = &*cx.diagnostics_cache.last.load()
-        && cached.0 == generation
-    {
-        return cached.1.clone();
-    }
-    let files = port.all();
-    let prepared = PreparedResult::json_text(&all_diagnostics_result(&files));
-    cx.diagnostics_cache
-        .last
-        .store(Some(Arc::new((generation, prepared.clone()))));
-    prepared
+    cx.caches
+        .get::<AllDiagnosticsCache>()
+        .0
+        .get_or_build(generation, || {
+            PreparedResult::json_text(&all_diagnostics_result(&port.all()))
+        })
 }
+
+/// The `getDiagnostics` (no `uri`) result last serialized, and the generation
+/// of the data it was built from.
+#[derive(Default)]
+struct AllDiagnosticsCache(ResultCache<u64>);
 
 #[cfg(test)]
 #[path = "diagnostics_tests.rs"]

@@ -67,7 +67,7 @@ mod tests {
     use super::*;
     use crate::memory::MemoryWorkspace;
     use crate::ports::BufferId;
-    use crate::test_util::text_of;
+    use crate::test_util::text_of_value;
 
     fn json(file_path: &str, document: Option<&Document>) -> String {
         serde_json::to_string(&document_dirty_result(file_path, document)).unwrap()
@@ -117,7 +117,7 @@ mod tests {
             "/ws/./a b.rs",
         ] {
             assert_eq!(
-                text_of(check_document_dirty(&cx, input.into())),
+                text_of_value(check_document_dirty(&cx, input.into())),
                 format!(
                     r#"{{"success":true,"filePath":"{input}","isDirty":true,"isUntitled":false}}"#
                 )
@@ -125,14 +125,14 @@ mod tests {
         }
         for input in ["/ws/other.rs", "a b.rs", "", "file://host/ws/a b.rs"] {
             assert_eq!(
-                text_of(check_document_dirty(&cx, input.into())),
+                text_of_value(check_document_dirty(&cx, input.into())),
                 format!(
                     r#"{{"success":true,"filePath":"{input}","isDirty":false,"isUntitled":false}}"#
                 )
             );
         }
         assert_eq!(
-            text_of(check_document_dirty(
+            text_of_value(check_document_dirty(
                 &ReadContext::empty(),
                 "/ws/a b.rs".into()
             )),

@@ -78,6 +78,7 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+mod cache;
 mod context;
 pub mod current_selection;
 pub mod diagnostics;
@@ -91,6 +92,29 @@ pub mod position;
 pub mod selection;
 pub mod uri;
 pub mod workspace_folders;
+
+/// The wire names of the IDE tools this crate registers, sorted as
+/// `tools/list` lists them. The one list of them: tests, benchmarks and hosts
+/// compare against it, and `tests/registry.rs` checks it against the registry.
+pub const TOOL_NAMES: &[&str] = &[
+    "checkDocumentDirty",
+    "closeAllDiffTabs",
+    "getCurrentSelection",
+    "getDiagnostics",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+    "openFile",
+];
+
+/// The read tools among [`TOOL_NAMES`]: those that only read the editor's
+/// state (`readOnlyHint`); the others act on the editor.
+pub const READ_TOOL_NAMES: &[&str] = &[
+    "checkDocumentDirty",
+    "getCurrentSelection",
+    "getDiagnostics",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+];
 
 pub use context::{ReadContext, ReadContextBuilder};
 pub use current_selection::{SelectionState, current_selection_result, get_current_selection};

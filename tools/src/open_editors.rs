@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 
 use ide_mcp_runtime::PreparedResult;
 
+use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{BufferId, EditorAccess, OpenBuffer};
 use crate::uri::FileUri;
@@ -140,20 +141,21 @@ pub fn get_open_editors(cx: &ReadContext) -> PreparedResult {
         (Some(Some(editor)), None) => Some((editor, 0)),
         _ => None,
     };
-    if let Some(key) = key
-        && let Some(cached) = &*cx.open_editors_cache.last.load()
-        && cached.0 == key
-    {
-        return cached.1.clone();
+    let build = || PreparedResult::json_text(&OpenEditorsState::read(cx));
+    match key {
+        Some(key) => cx
+            .caches
+            .get::<OpenEditorsCache>()
+            .0
+            .get_or_build(key, build),
+        None => build(),
     }
-    let prepared = PreparedResult::json_text(&OpenEditorsState::read(cx));
-    if let Some(key) = key {
-        cx.open_editors_cache
-            .last
-            .store(Some(std::sync::Arc::new((key, prepared.clone()))));
-    }
-    prepared
 }
+
+/// The `getOpenEditors` result last serialized, and the generations of the
+/// editor and the buffer store it was built from.
+#[derive(Default)]
+struct OpenEditorsCache(ResultCache<(u64, u64)>);
 
 #[cfg(test)]
 mod tests {

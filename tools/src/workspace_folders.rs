@@ -69,7 +69,7 @@ pub fn get_workspace_folders(cx: &ReadContext) -> WorkspaceFoldersState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::text_of;
+    use crate::test_util::text_of_value;
 
     #[test]
     fn folders_and_the_root() {
@@ -94,7 +94,7 @@ mod tests {
             expected
         );
         assert_eq!(
-            text_of(get_workspace_folders(&ReadContext::empty())),
+            text_of_value(get_workspace_folders(&ReadContext::empty())),
             expected
         );
     }
@@ -105,7 +105,7 @@ mod tests {
             .workspace_folders(["/ws", "/lib"])
             .build();
         assert_eq!(
-            text_of(get_workspace_folders(&cx)),
+            text_of_value(get_workspace_folders(&cx)),
             r#"{"success":true,"folders":[{"name":"ws","uri":"file:///ws","path":"/ws"},{"name":"lib","uri":"file:///lib","path":"/lib"}],"rootPath":"/ws"}"#
         );
     }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use ide_mcp_runtime::{Registry, ToolContext};
+use ide_mcp_runtime::{Call, Registry, ResultOut, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, FileOpener, OpenFileFuture, OpenFileRequest, ReadContext};
 use lsp_types::Position;
@@ -15,8 +15,10 @@ async fn call(cx: &ReadContext, name: &str, args: &str) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(&tcx, Some(&args), &mut out) {
-        future.await(&mut out);
+    if let Some(future) =
+        (tool.def.call)(&Call::new(&tcx), Some(&args), &mut ResultOut::new(&mut out))
+    {
+        future.await(&mut ResultOut::new(&mut out));
     }
     serde_json::from_slice(&out).unwrap()
 }

@@ -3,24 +3,11 @@
 
 use std::path::Path;
 
-use ide_mcp_runtime::{Registry, Server, ToolContext};
+use ide_mcp_runtime::{Call, Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, ReadContext};
+use ide_mcp_tools::{BufferId, READ_TOOL_NAMES, ReadContext, TOOL_NAMES};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use serde_json::{Value, json};
-
-const NAMES: [&str; 7] = [
-    "checkDocumentDirty",
-    "closeAllDiffTabs",
-    "getCurrentSelection",
-    "getDiagnostics",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-    "openFile",
-];
-
-/// The tools that act on the editor rather than read it.
-const ACTING: [&str; 2] = ["closeAllDiffTabs", "openFile"];
 
 /// Calls tool `name` through its registered shim, as `tools/call` does.
 async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
@@ -31,9 +18,13 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = args.map(|a| serde_json::value::RawValue::from_string(a.to_owned()).unwrap());
     let mut out = Vec::new();
-    let bytes = match (tool.def.call)(&tcx, args.as_deref(), &mut out) {
+    let bytes = match (tool.def.call)(
+        &Call::new(&tcx),
+        args.as_deref(),
+        &mut ide_mcp_runtime::ResultOut::new(&mut out),
+    ) {
         Some(future) => {
-            future.await(&mut out);
+            future.await(&mut ide_mcp_runtime::ResultOut::new(&mut out));
             out
         }
         None => out,
@@ -79,9 +70,9 @@ fn workspace() -> ReadContext {
 #[test]
 fn exactly_the_ide_tools_are_registered() {
     let registry = Registry::global().expect("the registry builds");
-    assert_eq!(registry.names().collect::<Vec<_>>(), NAMES);
+    assert_eq!(registry.names().collect::<Vec<_>>(), TOOL_NAMES);
     for tool in registry.tools() {
-        let read_only = !ACTING.contains(&tool.def.name);
+        let read_only = READ_TOOL_NAMES.contains(&tool.def.name);
         assert_eq!(
             tool.def.annotations.read_only_hint,
             read_only.then_some(true),

@@ -19,7 +19,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::ResultOut;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, DocumentHandle, ReadContext};
 use lsp_types::Position;
@@ -70,12 +70,11 @@ fn read(cx: &ReadContext, readers: usize, duration: Duration) -> Vec<Duration> {
                     let begun = Instant::now();
                     out.clear();
                     if r == 0 {
-                        write_json_text(&mut out, &ide_mcp_tools::get_current_selection(&cx));
+                        ResultOut::new(&mut out)
+                            .json_text(&ide_mcp_tools::get_current_selection(&cx));
                     } else {
-                        write_json_text(
-                            &mut out,
-                            &ide_mcp_tools::check_document_dirty(&cx, PATH.to_owned()),
-                        );
+                        ResultOut::new(&mut out)
+                            .json_text(&ide_mcp_tools::check_document_dirty(&cx, PATH.to_owned()));
                     }
                     black_box(out.len());
                     latencies.push(begun.elapsed());

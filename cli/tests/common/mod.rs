@@ -16,15 +16,8 @@ pub(crate) mod neovim;
 pub(crate) mod stdio;
 pub(crate) mod ws;
 
-pub(crate) const TOOL_NAMES: [&str; 7] = [
-    "checkDocumentDirty",
-    "closeAllDiffTabs",
-    "getCurrentSelection",
-    "getDiagnostics",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-    "openFile",
-];
+/// The tools the host serves: the tools crate's list.
+pub(crate) const TOOL_NAMES: &[&str] = ide_mcp_tools::TOOL_NAMES;
 
 /// Generous: the fixture's first check runs on a machine shared with builds.
 pub(crate) const DEADLINE: Duration = Duration::from_mins(3);

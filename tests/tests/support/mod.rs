@@ -1,44 +1,28 @@
 //! Shared by the reliability suites (`attack`, `bad_input`, `faults`, `load`):
 //! a workspace of realistic in-memory editor data, servers over the five read
-//! tools (plus a test binary's own tools), and a small WebSocket client.
-#![allow(dead_code, unreachable_pub)]
+//! tools (plus a test binary's own tools), and the shared WebSocket client
+//! of `ide-mcp-test-support`.
+// Each suite uses a part of it, re-exports included.
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
 use ide_mcp_runtime::{Registry, Server, ToolDef, WsOptions, WsServerHandle, tools};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, ReadContext};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-use tokio_tungstenite::tungstenite::error::ProtocolError;
-use tokio_tungstenite::tungstenite::http::{HeaderValue, Request};
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-/// A WebSocket client connection.
-pub type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub use ide_mcp_test_support::{
+    Client, INIT, INITIALIZED, WAIT, ask, close_code, connect as connect_to, recv, send,
+    upgrade_request,
+};
 
-/// How long any single wait of these suites may take before the test fails.
-pub const WAIT: Duration = Duration::from_secs(10);
-
-/// The five read tools, as registered by `ide-mcp-tools`.
-pub const READ_TOOLS: [&str; 5] = [
-    "checkDocumentDirty",
-    "getCurrentSelection",
-    "getDiagnostics",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-];
-
-pub const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"claude-code","version":"2.1.0"}}}"#;
-pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+/// The read tools, as registered by `ide-mcp-tools`.
+pub use ide_mcp_tools::READ_TOOL_NAMES as READ_TOOLS;
 
 /// `tools/call` of `tool` with `args` (JSON text), as the CLI sends it.
 pub fn call(id: u64, tool: &str, args: &str) -> String {
@@ -159,33 +143,9 @@ pub async fn serve(server: &Server, options: WsOptions) -> (WsServerHandle, temp
     (handle, dir)
 }
 
-/// The upgrade request the CLI makes to `port` with `token`.
-pub fn upgrade_request(port: u16, token: &str) -> Request<()> {
-    let mut request = format!("ws://127.0.0.1:{port}/")
-        .into_client_request()
-        .unwrap();
-    request.headers_mut().insert(
-        "X-Claude-Code-Ide-Authorization",
-        HeaderValue::from_str(token).unwrap(),
-    );
-    request
-}
-
 /// Connects as the CLI does.
 pub async fn connect(handle: &WsServerHandle) -> Client {
     connect_to(handle.port(), handle.auth_token()).await
-}
-
-/// Connects as the CLI does, to `port` with `token`.
-pub async fn connect_to(port: u16, token: &str) -> Client {
-    tokio::time::timeout(
-        WAIT,
-        tokio_tungstenite::connect_async(upgrade_request(port, token)),
-    )
-    .await
-    .expect("the upgrade within the bound")
-    .expect("the upgrade succeeds")
-    .0
 }
 
 /// Connects, initializes, and sends `notifications/initialized`.
@@ -204,60 +164,12 @@ pub async fn initialized_client(mut client: Client) -> Client {
     client
 }
 
-pub async fn send(client: &mut Client, text: &str) {
-    client.send(Message::text(text)).await.unwrap();
-}
-
-/// The next text message; panics on a close, an error or a timeout.
-pub async fn recv(client: &mut Client) -> String {
-    loop {
-        let message = tokio::time::timeout(WAIT, client.next())
-            .await
-            .expect("an answer within the bound")
-            .expect("the connection is open")
-            .expect("a message");
-        match message {
-            Message::Text(text) => return text.as_str().to_owned(),
-            Message::Ping(_) | Message::Pong(_) => {}
-            other => panic!("unexpected message {other:?}"),
-        }
-    }
-}
-
-/// Sends `text` and returns the next text message.
-pub async fn ask(client: &mut Client, text: &str) -> String {
-    send(client, text).await;
-    recv(client).await
-}
-
 /// Asserts that the connection still answers a `ping`.
 pub async fn assert_alive(client: &mut Client, id: u64) {
     assert_eq!(
         ask(client, &ping(id)).await,
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
     );
-}
-
-/// The close code the server closes with; `None` for a close without a frame.
-pub async fn close_code(client: &mut Client) -> Option<CloseCode> {
-    loop {
-        match tokio::time::timeout(WAIT, client.next())
-            .await
-            .expect("the close within the bound")
-        {
-            Some(Ok(Message::Close(frame))) => return frame.map(|f| f.code),
-            Some(Ok(_)) => {}
-            // Closed without a close frame: the peer process is gone.
-            Some(Err(
-                WsError::ConnectionClosed
-                | WsError::AlreadyClosed
-                | WsError::Io(_)
-                | WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake),
-            ))
-            | None => return None,
-            Some(Err(err)) => panic!("no close frame: {err}"),
-        }
-    }
 }
 
 /// Sends raw bytes to `port` and reads until the server closes: the exact

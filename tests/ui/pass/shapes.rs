@@ -1,6 +1,6 @@
 //! Every signature shape the attribute accepts, called through the registry.
 
-use ide_mcp_runtime::{CallToolResult, Execution, Registry, ToolContext, mcp_tool};
+use ide_mcp_runtime::{Call, CallToolResult, Execution, Registry, ToolContext, mcp_tool};
 use serde_json::value::RawValue;
 
 struct Prefix(String);
@@ -37,24 +37,30 @@ fn manual(_ignored: Option<u8>) -> CallToolResult {
     CallToolResult::error("by hand")
 }
 
+/// A ready result inside a `Result`: `Ok` as it is, `Err` as an error.
+#[mcp_tool]
+fn ready(fail: bool) -> Result<CallToolResult, String> {
+    if fail { Err("failed".into()) } else { Ok(CallToolResult::text("ready")) }
+}
+
 fn call(cx: &ToolContext, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(cx, Some(&args), &mut out) {
+    if let Some(future) = (tool.def.call)(&Call::new(cx), Some(&args), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
         out = block_on(future);
     }
     String::from_utf8(out).unwrap()
 }
 
 /// The futures here never wait: poll once.
-fn block_on(future: ide_mcp_runtime::__private::ToolFuture) -> Vec<u8> {
+fn block_on(future: ide_mcp_runtime::tool::ToolFuture) -> Vec<u8> {
     let mut future = future;
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut cx) {
         std::task::Poll::Ready(reply) => {
             let mut out = Vec::new();
-            reply(&mut out);
+            reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
             out
         }
         std::task::Poll::Pending => panic!("the future waited"),
@@ -73,12 +79,19 @@ fn main() {
         call(&cx, "stats", r#"{"values": [1, 2]}"#),
         r#"{"content":[{"type":"text","text":"{\"sum\":3.0}"}],"structuredContent":{"sum":3.0}}"#
     );
+    assert_eq!(call(&cx, "ready", r#"{"fail": false}"#), r#"{"content":[{"type":"text","text":"ready"}]}"#);
+    assert_eq!(
+        call(&cx, "ready", r#"{"fail": true}"#),
+        r#"{"content":[{"type":"text","text":"failed"}],"isError":true}"#
+    );
     assert_eq!(call(&cx, "manual", "{}"), r#"{"content":[{"type":"text","text":"by hand"}],"isError":true}"#);
 
     let registry = Registry::global().unwrap();
     let def = |name| registry.get(name).unwrap().def;
     assert_eq!(def("wrap").execution, Execution::Blocking);
-    assert_eq!(def("wrap").states.len(), 2);
+    let mut states = Vec::new();
+    (def("wrap").states)(&mut states);
+    assert_eq!(states.len(), 2);
     assert_eq!(def("async-fail").execution, Execution::Async);
     assert_eq!(def("async-fail").annotations.title, Some("Async failure"));
     assert_eq!(def("manual").description, "Hand-made result.\n\nWith a second paragraph.");
