@@ -28,8 +28,20 @@ pub struct HandOff {
     inner: Arc<dyn Watch>,
     queue: SyncSender<Vec<u8>>,
     sent: AtomicU64,
+    /// The queue position of the last request whose answer the observer
+    /// reads specially (see [`ANSWERED_SPECIALLY`]).
+    tracked: AtomicU64,
     done: Arc<(Mutex<u64>, Condvar)>,
 }
+
+/// Requests whose answers the observer matches to them: a server response
+/// waits until the last of these queued has been observed (and no longer:
+/// not for a large `didOpen` queued after it).
+const ANSWERED_SPECIALLY: [&[u8]; 3] = [
+    b"\"textDocument/codeAction\"",
+    b"\"textDocument/diagnostic\"",
+    b"\"initialize\"",
+];
 
 impl HandOff {
     /// Starts the observer thread over `inner`.
@@ -52,16 +64,16 @@ impl HandOff {
             inner,
             queue,
             sent: AtomicU64::new(0),
+            tracked: AtomicU64::new(0),
             done,
         })
     }
 
-    /// Waits until every queued message has been observed.
-    fn drain(&self) {
-        let sent = self.sent.load(Ordering::Acquire);
+    /// Waits until the first `count` queued messages have been observed.
+    fn drain(&self, count: u64) {
         let (done, signal) = &*self.done;
         let done = done.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = signal.wait_timeout_while(done, DRAIN_LIMIT, |done| *done < sent);
+        let _ = signal.wait_timeout_while(done, DRAIN_LIMIT, |done| *done < count);
     }
 }
 
@@ -78,10 +90,18 @@ fn is_response(body: &[u8]) -> bool {
 impl Watch for HandOff {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
         if needs_verdict(body) {
-            self.drain();
+            self.drain(self.sent.load(Ordering::Acquire));
             return self.inner.editor_message(body);
         }
-        self.sent.fetch_add(1, Ordering::Release);
+        let position = self.sent.fetch_add(1, Ordering::AcqRel) + 1;
+        // Small bodies only: a request is never large.
+        if body.len() < 64 * 1024
+            && ANSWERED_SPECIALLY
+                .iter()
+                .any(|needle| memchr::memmem::find(body, needle).is_some())
+        {
+            self.tracked.store(position, Ordering::Release);
+        }
         if self.queue.send(body.to_vec()).is_err() {
             // The thread is gone: observe here.
             return self.inner.editor_message(body);
@@ -91,7 +111,7 @@ impl Watch for HandOff {
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
         if is_response(body) {
-            self.drain();
+            self.drain(self.tracked.load(Ordering::Acquire));
         }
         self.inner.server_message(body)
     }
