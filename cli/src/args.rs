@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::diagnostics::DIAGNOSTICS_WAIT;
-use crate::headless::{DiagnosticsSource, HeadlessOptions, SelectionSpec};
+use crate::diagnostics::sources::CargoMode;
+use crate::headless::{HeadlessOptions, SelectionSpec};
 
 /// Serves a workspace, its open files and its live cargo diagnostics to
 /// Claude Code and other MCP clients, with no editor.
@@ -55,9 +56,25 @@ pub struct ServeArgs {
     /// The IDE name in the lockfile, shown by the CLI's `/ide`.
     #[arg(long, default_value = "ide-mcp", value_name = "NAME")]
     pub ide_name: String,
-    /// The most WebSocket connections served at once; more are refused with 503.
+    /// The most authenticated WebSocket connections served at once; a client
+    /// with the token beyond it gets 503. Connections that have not shown the
+    /// token wait apart (at most 1 024, the oldest dropped first) and never
+    /// take one of these places.
     #[arg(long, default_value_t = ide_mcp_runtime::transport::ws::MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
+    /// Also serve MCP's Streamable HTTP transport on 127.0.0.1 at `/mcp`
+    /// (default port: an ephemeral one), for `claude mcp add --transport
+    /// http` and other MCP clients: the same tools and state as the IDE
+    /// WebSocket. Prints the `claude mcp add` line to use.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "0", conflicts_with = "stdio")]
+    pub http: Option<u16>,
+    /// A file holding the HTTP bearer token (at least 32 printable characters;
+    /// default: a fresh random token per run).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub http_token_file: Option<PathBuf>,
+    /// Serve HTTP only: no IDE WebSocket and no lockfile.
+    #[arg(long, requires = "http")]
+    pub no_ide: bool,
 }
 
 /// `ide-mcp tools`.
@@ -104,6 +121,24 @@ pub struct StateArgs {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DIAGNOSTICS_WAIT.as_millis() as u64)]
     pub diagnostics_wait: u64,
+    /// The target directory of the diagnostics' `cargo check`, relative to
+    /// each workspace folder when relative (e.g. `target/ide-mcp`). Default:
+    /// cargo's own, as rust-analyzer does: no second build, but the check
+    /// waits while your own `cargo build` holds the directory's lock (the
+    /// log says so). A separate one never waits, at the cost of one full
+    /// build of its own.
+    #[arg(long, value_name = "DIR")]
+    pub cargo_target_dir: Option<PathBuf>,
+    /// A language server whose diagnostics to serve, started by the host
+    /// over stdio: `'SERVER [ARGS...]'`, e.g. `'pyright-langserver --stdio'`
+    /// or `clangd` (repeatable: one per language; alongside cargo's).
+    #[arg(long = "lsp", value_name = "'SERVER [ARGS...]'", value_parser = parse_server)]
+    pub lsp: Vec<Vec<String>>,
+    /// Files to open in the language servers at start, as a glob relative to
+    /// each workspace folder (repeatable; gitignored files are left out):
+    /// servers such as clangd diagnose only open files.
+    #[arg(long = "lsp-open", value_name = "GLOB")]
+    pub lsp_open: Vec<String>,
     /// A file shown as an open editor (repeatable, in tab order).
     #[arg(long = "open", value_name = "FILE")]
     pub open: Vec<PathBuf>,
@@ -121,14 +156,21 @@ impl StateArgs {
             open: self.open.clone(),
             select: self.select.clone(),
             diagnostics: match self.diagnostics {
-                None => DiagnosticsSource::Auto,
-                Some(DiagnosticsArg::Cargo) => DiagnosticsSource::Cargo,
-                Some(DiagnosticsArg::None) => DiagnosticsSource::None,
+                None => CargoMode::Auto,
+                Some(DiagnosticsArg::Cargo) => CargoMode::Always,
+                Some(DiagnosticsArg::None) => CargoMode::Off,
             },
+            cargo_target_dir: self.cargo_target_dir.clone(),
+            lsp: self.lsp.clone(),
+            lsp_open: self.lsp_open.clone(),
             diagnostics_wait: Duration::from_millis(self.diagnostics_wait),
             ..HeadlessOptions::default()
         }
     }
+}
+
+fn parse_server(text: &str) -> Result<Vec<String>, String> {
+    ide_mcp_lsp::client::LspServerOptions::parse_command(text)
 }
 
 #[cfg(test)]
@@ -159,6 +201,12 @@ mod tests {
             "a/x.rs",
             "--select",
             "a/x.rs:2:3-4:5",
+            "--lsp",
+            "pyright-langserver --stdio",
+            "--lsp",
+            "clangd",
+            "--lsp-open",
+            "src/**/*.c",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
@@ -167,10 +215,40 @@ mod tests {
         assert_eq!(serve.port, Some(0));
         let options = serve.state.options();
         assert_eq!(options.workspaces.len(), 2);
-        assert_eq!(options.diagnostics, DiagnosticsSource::None);
+        assert_eq!(options.diagnostics, CargoMode::Off);
         assert_eq!(options.diagnostics_wait, Duration::from_millis(300));
         assert_eq!(options.select.unwrap().end, (4, 5));
+        assert_eq!(
+            options.lsp,
+            [vec!["pyright-langserver", "--stdio"], vec!["clangd"]]
+        );
+        assert_eq!(options.lsp_open, ["src/**/*.c"]);
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
+    }
+
+    #[test]
+    fn http_flags_parse() {
+        let serve =
+            |args: &[&str]| match Cli::try_parse_from([&["ide-mcp", "serve"], args].concat()) {
+                Ok(Cli {
+                    command: Command::Serve(serve),
+                }) => Ok((serve.http, serve.no_ide, serve.http_token_file)),
+                Ok(_) => panic!("not serve"),
+                Err(err) => Err(err.kind()),
+            };
+        assert_eq!(serve(&[]), Ok((None, false, None)));
+        assert_eq!(serve(&["--http"]), Ok((Some(0), false, None)));
+        assert_eq!(
+            serve(&["--http", "8123", "--no-ide"]),
+            Ok((Some(8123), true, None))
+        );
+        assert_eq!(
+            serve(&["--http", "--http-token-file", "t"]),
+            Ok((Some(0), false, Some(PathBuf::from("t"))))
+        );
+        assert!(serve(&["--no-ide"]).is_err());
+        assert!(serve(&["--http-token-file", "t"]).is_err());
+        assert!(serve(&["--http", "--stdio"]).is_err());
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+pub mod client;
 pub mod framing;
 pub mod mirror;
 pub mod observer;

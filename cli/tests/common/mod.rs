@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 pub(crate) mod lsp;
 pub(crate) mod neovim;
+pub(crate) mod stdio;
 pub(crate) mod ws;
 
 pub(crate) const TOOL_NAMES: [&str; 7] = [
