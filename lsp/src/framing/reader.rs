@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::decoder::Decoder;
-use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame, READ_CHUNK};
+use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame, Message, READ_CHUNK};
 
 /// Reads [`Frame`]s from an async byte stream (an editor's stdin, a language
 /// server's stdout).
@@ -69,6 +69,13 @@ impl<R: AsyncRead + Unpin> MessageReader<R> {
         }
     }
 
+    /// Hands a message's buffer back once its bytes are written out, to be
+    /// reused for the next large message (optional; saves mapping fresh
+    /// memory for every large `didOpen`).
+    pub fn recycle(&mut self, message: Message) {
+        self.decoder.recycle(message.into_bytes());
+    }
+
     /// The underlying stream.
     pub fn get_ref(&self) -> &R {
         &self.inner
@@ -109,6 +116,11 @@ impl<R: Read> SyncMessageReader<R> {
             eof: false,
             scratch: vec![0; READ_CHUNK].into_boxed_slice(),
         }
+    }
+
+    /// Hands a message's buffer back for reuse (see [`MessageReader::recycle`]).
+    pub fn recycle(&mut self, message: Message) {
+        self.decoder.recycle(message.into_bytes());
     }
 
     /// The next frame; `None` at the end of the stream.
