@@ -10,14 +10,25 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use clap::Args;
-use ide_mcp_lsp::proxy::ProxyOptions;
+use clap::{Args, ValueEnum};
+use ide_mcp_lsp::proxy::{Observation, ProxyOptions};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// How many log lines may wait for a slow log destination before new ones
 /// are dropped.
 const LOG_BACKLOG: usize = 1024;
+
+/// Where the proxy's observer runs (`--observe`, hidden).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ObserveArg {
+    /// On the forwarding threads.
+    Inline,
+    /// On a thread of its own.
+    HandOff,
+    /// Nowhere: forward only.
+    Off,
+}
 
 /// `ide-mcp lsp-proxy`.
 #[derive(Debug, Args)]
@@ -33,10 +44,10 @@ pub struct LspProxyArgs {
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// Forward only, observe nothing and serve no IDE (the benchmarks'
-    /// baseline).
-    #[arg(long, hide = true)]
-    pub forward_only: bool,
+    /// Where the observer runs: `inline`, `hand-off` (a thread of its own),
+    /// or `off` (forward only, no IDE): for the benchmarks.
+    #[arg(long, hide = true, value_enum, default_value_t = ObserveArg::Inline)]
+    pub observe: ObserveArg,
     /// The language server and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "SERVER [ARGS]...")]
     pub server: Vec<OsString>,
@@ -60,7 +71,11 @@ impl LspProxyArgs {
                 .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
                 .collect(),
             config_dir: None,
-            forward_only: self.forward_only,
+            observation: match self.observe {
+                ObserveArg::Inline => Observation::Inline,
+                ObserveArg::HandOff => Observation::HandOff,
+                ObserveArg::Off => Observation::Off,
+            },
         }
     }
 

@@ -1,8 +1,9 @@
 //! What `ide-mcp lsp-proxy` adds between an editor and its language server:
 //! the same editor-side driver talks to the echo language server
 //! (`ide-mcp lsp-echo`) directly, through the proxy forwarding only, and
-//! through the proxy observing everything (as users run it), runs
-//! interleaved so that they share the machine's noise.
+//! through the proxy observing everything inline (as users run it) or on a
+//! thread of its own, runs interleaved so that they share the machine's
+//! noise.
 //!
 //! - latency: per keystroke, one `didChange` (one character) and one
 //!   `hover` written together, timed until the hover's answer;
@@ -49,17 +50,19 @@ struct Cli {
 enum Way {
     Direct,
     ForwardOnly,
-    Observing,
+    Inline,
+    HandOff,
 }
 
 impl Way {
-    const ALL: [Self; 3] = [Self::Direct, Self::ForwardOnly, Self::Observing];
+    const ALL: [Self; 4] = [Self::Direct, Self::ForwardOnly, Self::Inline, Self::HandOff];
 
     fn name(self) -> &'static str {
         match self {
             Self::Direct => "direct",
             Self::ForwardOnly => "proxy, forward only",
-            Self::Observing => "proxy, observing",
+            Self::Inline => "proxy, observing inline",
+            Self::HandOff => "proxy, observing on a thread",
         }
     }
 }
@@ -102,16 +105,14 @@ impl Peer {
         );
         std::fs::create_dir_all(&config.0)?;
         let mut command = Command::new(binary);
-        match way {
-            Way::Direct => {}
-            Way::ForwardOnly => {
-                command
-                    .args(["lsp-proxy", "--forward-only", "--"])
-                    .arg(binary);
-            }
-            Way::Observing => {
-                command.args(["lsp-proxy", "--"]).arg(binary);
-            }
+        let observe = match way {
+            Way::Direct => None,
+            Way::ForwardOnly => Some("--observe=off"),
+            Way::Inline => Some("--observe=inline"),
+            Way::HandOff => Some("--observe=hand-off"),
+        };
+        if let Some(observe) = observe {
+            command.args(["lsp-proxy", observe, "--"]).arg(binary);
         }
         let mut child = command
             .arg("lsp-echo")

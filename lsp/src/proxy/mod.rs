@@ -56,6 +56,7 @@
 
 pub mod child;
 mod coordinate;
+pub mod handoff;
 pub mod host;
 mod process;
 pub mod pump;
@@ -64,4 +65,4 @@ pub mod rendezvous;
 mod sink;
 mod tap;
 
-pub use process::{ProxyOptions, run};
+pub use process::{Observation, ProxyOptions, run};

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::child::{EXIT_GRACE, ServerProcess, exit_code, wait_or_kill};
 use super::coordinate::{Coordinator, coordinate};
+use super::handoff::HandOff;
 use super::pump::{self, Blind, PumpEvent, Watch};
 use super::sink::Sink;
 use super::tap::Tap;
@@ -40,8 +41,21 @@ pub struct ProxyOptions {
     /// Claude Code's configuration directory, where the lockfile goes
     /// (default: `CLAUDE_CONFIG_DIR`, else `~/.claude`).
     pub config_dir: Option<PathBuf>,
-    /// Forward only: no observer, no IDE (the benchmarks' baseline).
-    pub forward_only: bool,
+    /// Where the observer runs (or not at all).
+    pub observation: Observation,
+}
+
+/// Where the observer runs; BENCHMARKS.md ("LSP proxy") compares them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Observation {
+    /// On the forwarding threads, before each message is forwarded.
+    #[default]
+    Inline,
+    /// The editor's messages on a thread of their own, through a bounded
+    /// queue ([`HandOff`]).
+    HandOff,
+    /// Nowhere: forward only, serve no IDE (the benchmarks' baseline).
+    Off,
 }
 
 /// Runs the proxy on this process's stdin and stdout until the server ends;
@@ -69,10 +83,10 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     });
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-    let watch: Arc<dyn Watch> = if options.forward_only {
-        Arc::new(Blind)
-    } else {
-        tap.clone()
+    let watch: Arc<dyn Watch> = match options.observation {
+        Observation::Inline => tap.clone(),
+        Observation::HandOff => Arc::new(HandOff::new(tap.clone())?),
+        Observation::Off => Arc::new(Blind),
     };
     spawn_pump("lsp-proxy-in", {
         let (watch, to_server, editor, events) = (
@@ -88,7 +102,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         move || pump::server_to_editor(stdout, &editor, &*watch, &events_tx)
     })?;
     let (stop, stopped) = watch::channel(false);
-    let forward_only = options.forward_only;
+    let forward_only = options.observation == Observation::Off;
     let coordinator = Coordinator {
         options,
         ws,

@@ -93,6 +93,8 @@ pub(crate) fn editor_to_server(
                     // the server gets it before the observer reads it.
                     server.send(message.as_bytes());
                     guarded(ClientVerdict::Forward, || watch.editor_message(body));
+                    // Its buffer serves the next large message.
+                    reader.recycle(message);
                     continue;
                 }
                 match guarded(ClientVerdict::Forward, || watch.editor_message(body)) {
@@ -107,6 +109,7 @@ pub(crate) fn editor_to_server(
                 if is_exit(body) {
                     let _ = events.send(PumpEvent::ExitSent);
                 }
+                reader.recycle(message);
             }
             Ok(Some(Frame::Unframed(bytes))) => {
                 tracing::debug!(
@@ -145,6 +148,7 @@ pub(crate) fn server_to_editor(
                         editor.send(Message::from_body(body).as_bytes())
                     }
                 };
+                reader.recycle(message);
             }
             Ok(Some(Frame::Unframed(bytes))) => {
                 tracing::debug!(

@@ -1,0 +1,218 @@
+//! Observation off the forwarding path: the messages of both directions go,
+//! in order, through a bounded queue to a thread that observes them, so that
+//! a large `didOpen` (or any message) never holds up the next one. The few
+//! messages whose verdict matters are observed inline once the queue has
+//! drained: our code action's `workspace/executeCommand`, the editor's
+//! responses, and the server's answers to the requests the observer
+//! rewrites or records the answers of (code actions, pull diagnostics,
+//! `initialize`), whose ids the hand-off notes as they pass.
+
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
+use super::pump::Watch;
+use super::relay::Direction;
+use crate::observer::{ClientVerdict, ServerVerdict};
+
+/// How many editor messages may wait for the observer before forwarding
+/// waits for it.
+const QUEUE: usize = 1024;
+
+/// The longest wait for the queue to drain before an inline observation
+/// (a stuck observer must not stop forwarding).
+const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+
+/// A [`Watch`] that hands the editor's messages to an observer thread.
+pub struct HandOff {
+    inner: Arc<dyn Watch>,
+    queue: SyncSender<(Direction, Vec<u8>)>,
+    sent: AtomicU64,
+    /// The ids (as JSON text) of the requests of [`ANSWERED_SPECIALLY`] not
+    /// answered yet.
+    special: Mutex<HashSet<String>>,
+    done: Arc<(Mutex<u64>, Condvar)>,
+}
+
+/// Requests whose answers the observer matches to them: their answers are
+/// observed inline, after everything queued before.
+const ANSWERED_SPECIALLY: [&[u8]; 3] = [
+    b"\"textDocument/codeAction\"",
+    b"\"textDocument/diagnostic\"",
+    b"\"initialize\"",
+];
+
+impl HandOff {
+    /// Starts the observer thread over `inner`.
+    pub fn new(inner: Arc<dyn Watch>) -> std::io::Result<Self> {
+        let (queue, bodies) = sync_channel::<(Direction, Vec<u8>)>(QUEUE);
+        let done = Arc::new((Mutex::new(0_u64), Condvar::new()));
+        let (watch, counter) = (Arc::clone(&inner), Arc::clone(&done));
+        std::thread::Builder::new()
+            .name("lsp-proxy-observe".into())
+            .spawn(move || {
+                for (direction, body) in bodies {
+                    // The observer catches its own panics; this keeps the
+                    // thread alive whatever happens.
+                    let _ = catch_unwind(AssertUnwindSafe(|| match direction {
+                        Direction::FromEditor => drop(watch.editor_message(&body)),
+                        Direction::FromServer => drop(watch.server_message(&body)),
+                    }));
+                    *counter.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+                    counter.1.notify_all();
+                }
+            })?;
+        Ok(Self {
+            inner,
+            queue,
+            sent: AtomicU64::new(0),
+            special: Mutex::new(HashSet::new()),
+            done,
+        })
+    }
+
+    /// Queues a message for the observer thread; `false` when the thread
+    /// is gone.
+    fn queue(&self, direction: Direction, body: &[u8]) -> bool {
+        self.sent.fetch_add(1, Ordering::AcqRel);
+        self.queue.send((direction, body.to_vec())).is_ok()
+    }
+
+    /// Waits until everything queued so far has been observed.
+    fn drain_all(&self) {
+        self.drain(self.sent.load(Ordering::Acquire));
+    }
+
+    /// Waits until the first `count` queued messages have been observed.
+    fn drain(&self, count: u64) {
+        let (done, signal) = &*self.done;
+        let done = done.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = signal.wait_timeout_while(done, DRAIN_LIMIT, |done| *done < count);
+    }
+}
+
+/// Whether an editor message's verdict may be other than `Forward`.
+fn needs_verdict(body: &[u8]) -> bool {
+    memchr::memmem::find(body, b"workspace/executeCommand").is_some() || is_response(body)
+}
+
+/// Whether a body is a response (it has no `"method"`).
+fn is_response(body: &[u8]) -> bool {
+    memchr::memmem::find(body, b"\"method\"").is_none()
+}
+
+/// The `id` of a message, as JSON text.
+fn id_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    envelope.id.map(|id| id.get().to_owned())
+}
+
+impl Watch for HandOff {
+    fn editor_message(&self, body: &[u8]) -> ClientVerdict {
+        if needs_verdict(body) {
+            self.drain_all();
+            return self.inner.editor_message(body);
+        }
+        // Small bodies only: such a request is never large.
+        if body.len() < 64 * 1024
+            && ANSWERED_SPECIALLY
+                .iter()
+                .any(|needle| memchr::memmem::find(body, needle).is_some())
+            && let Some(id) = id_of(body)
+        {
+            lock(&self.special).insert(id);
+        }
+        if self.queue(Direction::FromEditor, body) {
+            ClientVerdict::Forward
+        } else {
+            // The thread is gone: observe here.
+            self.inner.editor_message(body)
+        }
+    }
+
+    fn server_message(&self, body: &[u8]) -> ServerVerdict {
+        let special = is_response(body)
+            && !lock(&self.special).is_empty()
+            && id_of(body).is_some_and(|id| lock(&self.special).remove(&id));
+        if special {
+            self.drain_all();
+            return self.inner.server_message(body);
+        }
+        if self.queue(Direction::FromServer, body) {
+            ServerVerdict::Forward
+        } else {
+            self.inner.server_message(body)
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records what it saw, in order; answers executeCommand.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<Vec<u8>>>);
+
+    impl Watch for Recorder {
+        fn editor_message(&self, body: &[u8]) -> ClientVerdict {
+            std::thread::sleep(Duration::from_millis(1));
+            self.0.lock().unwrap().push(body.to_vec());
+            if needs_verdict(body) {
+                ClientVerdict::Answer(b"{}".to_vec())
+            } else {
+                ClientVerdict::Forward
+            }
+        }
+        fn server_message(&self, body: &[u8]) -> ServerVerdict {
+            self.0.lock().unwrap().push(body.to_vec());
+            ServerVerdict::Forward
+        }
+    }
+
+    #[test]
+    fn order_is_kept_and_verdicts_wait_for_what_came_before() {
+        let recorder = Arc::new(Recorder::default());
+        let handoff = HandOff::new(recorder.clone()).unwrap();
+        for n in 0..20 {
+            let body = format!(r#"{{"method":"textDocument/didChange","n":{n}}}"#);
+            assert_eq!(
+                handoff.editor_message(body.as_bytes()),
+                ClientVerdict::Forward
+            );
+        }
+        let execute = br#"{"id":1,"method":"workspace/executeCommand"}"#;
+        assert_eq!(
+            handoff.editor_message(execute),
+            ClientVerdict::Answer(b"{}".to_vec())
+        );
+        let seen = recorder.0.lock().unwrap().clone();
+        assert_eq!(seen.len(), 21, "the command was observed after all 20");
+        assert_eq!(seen[20], execute);
+        assert!(seen[19].ends_with(br#""n":19}"#));
+        // The answer to a code action waits for its request; other server
+        // messages are queued behind it.
+        handoff.editor_message(br#"{"id":2,"method":"textDocument/codeAction"}"#);
+        assert_eq!(
+            handoff.server_message(br#"{"method":"window/logMessage"}"#),
+            ServerVerdict::Forward
+        );
+        handoff.server_message(br#"{"id":2,"result":[]}"#);
+        let seen = recorder.0.lock().unwrap().clone();
+        assert_eq!(seen[21], br#"{"id":2,"method":"textDocument/codeAction"}"#);
+        assert_eq!(seen[22], br#"{"method":"window/logMessage"}"#);
+        assert_eq!(seen[23], br#"{"id":2,"result":[]}"#);
+    }
+}
