@@ -176,6 +176,12 @@ impl LspDiagnostics {
         &self.kind
     }
 
+    /// When the server's last diagnostics arrived: the start of the host's
+    /// own share of a fresh answer (measured in `benches/`).
+    pub fn last_publish(&self) -> Option<Instant> {
+        self.store.last_publish()
+    }
+
     /// Files changed on disk: those the server diagnoses are sent to it, and
     /// queries wait for their fresh diagnostics from this call on.
     pub fn files_changed(&self, paths: &[PathBuf]) {
@@ -247,7 +253,21 @@ async fn supervise(
     start: Arc<Notify>,
     progress: Option<ProgressCallback>,
 ) {
-    start.notified().await;
+    // A lazy server starts when first asked; shut down before that, it
+    // never runs.
+    loop {
+        tokio::select! {
+            () = start.notified() => break,
+            command = queue.recv() => match command {
+                Some(Command::Shutdown(done)) => {
+                    let _ = done.send(());
+                    return;
+                }
+                Some(Command::Changed(_)) => {}
+                None => return,
+            },
+        }
+    }
     let name = cx.kind.name.clone();
     let mut documents = Documents::new(options.open.iter().filter(|p| cx.kind.handles(p)));
     let mut failures = 0u32;

@@ -49,6 +49,8 @@ pub(crate) struct State {
     /// The server is starting (not yet initialized).
     starting: bool,
     initial: Initial,
+    /// When the last publish arrived.
+    last_publish: Option<Instant>,
 }
 
 impl State {
@@ -141,7 +143,9 @@ impl Store {
                 d
             })
             .collect();
+        let now = Instant::now();
         self.state.send_modify(|s| {
+            s.last_publish = Some(now);
             match s.initial {
                 Initial::Done => {}
                 Initial::Waiting { since } | Initial::Publishing { since, .. } => {
@@ -226,6 +230,11 @@ impl Store {
             .get(path)
             .map(|list| list.to_vec())
             .unwrap_or_default()
+    }
+
+    /// When the server's last publish (or pull answer) arrived.
+    pub(crate) fn last_publish(&self) -> Option<Instant> {
+        self.state.borrow().last_publish
     }
 
     /// Follows the state.
