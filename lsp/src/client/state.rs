@@ -146,15 +146,15 @@ impl Store {
         let now = Instant::now();
         self.state.send_modify(|s| {
             s.last_publish = Some(now);
-            match s.initial {
-                Initial::Done => {}
+            // The first analysis is over once its burst has paused: later
+            // publishes answer edits and must not restart the pause.
+            s.initial = match s.initial {
+                _ if s.initial_done() => Initial::Done,
                 Initial::Waiting { since } | Initial::Publishing { since, .. } => {
-                    s.initial = Initial::Publishing {
-                        since,
-                        last: Instant::now(),
-                    };
+                    Initial::Publishing { since, last: now }
                 }
-            }
+                Initial::Done => Initial::Done,
+            };
             if let Some(&awaited) = s.pending.get(&path)
                 && awaited != NOT_SENT
                 && version.is_none_or(|v| v >= awaited)
@@ -366,6 +366,12 @@ mod tests {
             .unwrap();
         assert!(start.elapsed() >= INITIAL_QUIET);
         assert!(store.settle().is_none());
+        // Over, it never comes back: an edit's publish settles at once.
+        let a = path("/w/a.py");
+        store.changed(&a);
+        store.sent(&a, 2);
+        store.publish(Arc::clone(&a), Some(2), Vec::new());
+        assert!(store.settle().is_none(), "no new quiet period");
         // Or when its progress ends.
         store.first_analysis();
         store.progress("t".into(), Some(String::new()));
