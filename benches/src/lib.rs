@@ -6,4 +6,5 @@
 
 pub mod baseline;
 pub mod client;
+pub mod http_client;
 pub mod synth;

@@ -143,6 +143,10 @@ pub struct ServerArgs {
     /// Serve the IDE WebSocket on 127.0.0.1:PORT (no lockfile).
     #[arg(long, requires = "token")]
     pub ws: Option<u16>,
+    /// Serve Streamable HTTP on 127.0.0.1:PORT at `/mcp` (the token is the
+    /// bearer token).
+    #[arg(long, requires = "token", conflicts_with_all = ["ws", "stdio"])]
+    pub http: Option<u16>,
     /// The auth token clients must send (at least 32 characters).
     #[arg(long)]
     pub token: Option<String>,

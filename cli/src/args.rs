@@ -56,9 +56,25 @@ pub struct ServeArgs {
     /// The IDE name in the lockfile, shown by the CLI's `/ide`.
     #[arg(long, default_value = "ide-mcp", value_name = "NAME")]
     pub ide_name: String,
-    /// The most WebSocket connections served at once; more are refused with 503.
+    /// The most authenticated WebSocket connections served at once; a client
+    /// with the token beyond it gets 503. Connections that have not shown the
+    /// token wait apart (at most 1 024, the oldest dropped first) and never
+    /// take one of these places.
     #[arg(long, default_value_t = ide_mcp_runtime::transport::ws::MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
+    /// Also serve MCP's Streamable HTTP transport on 127.0.0.1 at `/mcp`
+    /// (default port: an ephemeral one), for `claude mcp add --transport
+    /// http` and other MCP clients: the same tools and state as the IDE
+    /// WebSocket. Prints the `claude mcp add` line to use.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "0", conflicts_with = "stdio")]
+    pub http: Option<u16>,
+    /// A file holding the HTTP bearer token (at least 32 printable characters;
+    /// default: a fresh random token per run).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub http_token_file: Option<PathBuf>,
+    /// Serve HTTP only: no IDE WebSocket and no lockfile.
+    #[arg(long, requires = "http")]
+    pub no_ide: bool,
 }
 
 /// `ide-mcp tools`.
@@ -208,6 +224,31 @@ mod tests {
         );
         assert_eq!(options.lsp_open, ["src/**/*.c"]);
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
+    }
+
+    #[test]
+    fn http_flags_parse() {
+        let serve =
+            |args: &[&str]| match Cli::try_parse_from([&["ide-mcp", "serve"], args].concat()) {
+                Ok(Cli {
+                    command: Command::Serve(serve),
+                }) => Ok((serve.http, serve.no_ide, serve.http_token_file)),
+                Ok(_) => panic!("not serve"),
+                Err(err) => Err(err.kind()),
+            };
+        assert_eq!(serve(&[]), Ok((None, false, None)));
+        assert_eq!(serve(&["--http"]), Ok((Some(0), false, None)));
+        assert_eq!(
+            serve(&["--http", "8123", "--no-ide"]),
+            Ok((Some(8123), true, None))
+        );
+        assert_eq!(
+            serve(&["--http", "--http-token-file", "t"]),
+            Ok((Some(0), false, Some(PathBuf::from("t"))))
+        );
+        assert!(serve(&["--no-ide"]).is_err());
+        assert!(serve(&["--http-token-file", "t"]).is_err());
+        assert!(serve(&["--http", "--stdio"]).is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::error::Error;
 use std::io::{IsTerminal as _, Write};
 
 use ide_mcp_runtime::lint::lint_registry;
-use ide_mcp_runtime::{Registry, Server, WsOptions};
+use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, WsOptions};
 use serde_json::{Value, json};
 
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
@@ -27,7 +27,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     let headless = Headless::new(&args.state.options())?;
     let server = server(&headless)?;
     // The CLI learns the selection only from `selection_changed`: with
-    // `--select`, send it to every client that connects.
+    // `--select`, every client that connects receives it.
     let _selection = args
         .state
         .select
@@ -37,7 +37,18 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         tracing::info!(folders = ?headless.folders, "serving MCP on stdio");
         tokio::select! {
             result = server.serve_stdio() => result?,
-            result = shutdown_signal() => result?,
+            result = ide_mcp_runtime::shutdown_signal() => result?,
+        }
+        return Ok(());
+    }
+    let http = match args.http {
+        Some(port) => Some(serve_http(&server, port, args).await?),
+        None => None,
+    };
+    if args.no_ide {
+        ide_mcp_runtime::shutdown_signal().await?;
+        if let Some(http) = http {
+            http.shutdown().await;
         }
         headless.shutdown().await;
         return Ok(());
@@ -73,41 +84,57 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     // Not a log line: what a person starting the server needs to read.
     eprintln!("{banner}");
     handle.run_until_signal().await?;
+    if let Some(http) = http {
+        http.shutdown().await;
+    }
     headless.shutdown().await;
     Ok(())
 }
 
-/// Resolves at SIGINT or SIGTERM.
-async fn shutdown_signal() -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result?,
-        _ = term.recv() => {}
-    }
-    tracing::info!("signal received; shutting down");
-    Ok(())
+/// Starts Streamable HTTP and prints the `claude mcp add` line that uses it.
+async fn serve_http(
+    server: &Server,
+    port: u16,
+    args: &ServeArgs,
+) -> Result<HttpServerHandle, BoxError> {
+    let auth_token = match &args.http_token_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|err| {
+                    format!("cannot read the HTTP token file {}: {err}", path.display())
+                })?
+                .trim()
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let handle = server
+        .serve_http(HttpOptions {
+            port: (port != 0).then_some(port),
+            auth_token,
+            ..HttpOptions::default()
+        })
+        .await?;
+    // Not a log line: what a person starting the server needs to read.
+    eprintln!(
+        "ide-mcp: serving MCP over HTTP on {}\n\
+         ide-mcp: add it to Claude Code with:\n  {}",
+        handle.url(),
+        handle.claude_mcp_add("ide-mcp")
+    );
+    Ok(handle)
 }
 
-/// Sends `selection_changed` whenever a new client has subscribed, until the
-/// runtime shuts down.
-fn announce_selection(server: &Server, headless: &Headless) -> tokio::task::JoinHandle<()> {
+/// Publishes the selection given with `--select`: kept as the notifier's
+/// latest `selection_changed`, which every client that connects receives
+/// (see `SelectionPublisher`). The publisher lives as long as the server.
+fn announce_selection(server: &Server, headless: &Headless) -> ide_mcp_tools::SelectionPublisher {
     let publisher = ide_mcp_tools::SelectionPublisher::spawn(
         server.notifier().clone(),
         headless.context.clone(),
     );
-    let notifier = server.notifier().clone();
-    tokio::spawn(async move {
-        let mut clients = 0;
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            let now = notifier.client_count();
-            if now > clients {
-                publisher.selection_changed();
-            }
-            clients = now;
-        }
-    })
+    publisher.selection_changed();
+    publisher
 }
 
 /// Draws the sources' progress on one line of stderr (a terminal) until

@@ -30,6 +30,7 @@ pub mod framing;
 pub mod mirror;
 pub mod observer;
 pub mod proxy;
+mod uri;
 pub mod workspace;
 
 pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};

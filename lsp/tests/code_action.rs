@@ -196,3 +196,34 @@ async fn show_document_goes_to_the_editor_and_its_answer_is_swallowed() {
         ClientVerdict::Drop
     );
 }
+
+#[tokio::test]
+async fn open_file_shows_the_document_with_the_selection_in_the_sessions_encoding() {
+    let ws = Arc::new(LspWorkspace::new());
+    let mut helix = Stream::new(&ws);
+    helix.request(1, "initialize", helix_initialize("/ws"));
+    helix.answer(1, json!({"capabilities": {"positionEncoding": "utf-8"}}));
+    helix.open("file:///ws/%C3%A9.rs", "rust", 0, "// 😀\nfn main() {}\n");
+    let cx = ws.read_context().build();
+    let call = tokio::spawn(async move {
+        support::tool(
+            &cx,
+            "openFile",
+            json!({"filePath": "/ws/é.rs", "startText": "😀", "selectToEndOfLine": true}),
+        )
+        .await
+    });
+    let sent = helix.outgoing.recv().await.expect("showDocument");
+    let body: Value = serde_json::from_slice(sent.body()).unwrap();
+    // The emoji is UTF-16 columns 3..5, UTF-8 bytes 3..7.
+    assert_eq!(
+        body["params"],
+        json!({"uri": "file:///ws/%C3%A9.rs", "external": false, "takeFocus": true, "selection": range_json(((0, 3), (0, 7)))})
+    );
+    let id = body["id"].clone();
+    assert_eq!(
+        helix.client(json!({"jsonrpc": "2.0", "id": id, "result": {"success": true}})),
+        ClientVerdict::Drop
+    );
+    assert_eq!(call.await.unwrap(), json!("Opened file: /ws/é.rs"));
+}

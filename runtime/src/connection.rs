@@ -10,18 +10,21 @@
 //! finish within [`DRAIN_BOUND`], each call still running is answered with an
 //! error saying it was cancelled: no request goes unanswered.
 
-use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Sleep;
 
+use crate::dispatch::CancelReason;
 #[cfg(doc)]
 use crate::dispatch::MAX_IN_FLIGHT;
-use crate::notify::NotificationBytes;
+use crate::notify::{NotificationBytes, REPLAY_DELAY};
 use crate::server::Server;
 use crate::session::Session;
+pub(crate) use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// At most this many messages are taken in one wake-up before writing, so
 /// that a client streaming requests still gets answers.
@@ -31,123 +34,13 @@ const MAX_BATCH: usize = 64;
 /// stdin) may take to answer before they are cancelled.
 const DRAIN_BOUND: Duration = Duration::from_secs(5);
 
-/// An output buffer grown beyond this is shrunk back once [`SHRINK_AFTER`]
-/// flushes in a row used less than a quarter of it: one huge result must not
-/// pin its memory for the connection's life, but a client that keeps asking
-/// for large results (`getDiagnostics` over a big workspace) must not pay for
-/// growing the buffer again, page faults and copies, on every answer.
-const KEEP_BUFFER: usize = 1 << 20;
-
-/// See [`KEEP_BUFFER`].
-const SHRINK_AFTER: u32 = 32;
-
-/// What a transport's read produced.
-pub(crate) enum Recv {
-    /// A message is ready in [`Wire::message`].
-    Message,
-    /// A message was refused by the transport (e.g. a line over the size
-    /// limit); answer with this JSON-RPC error and carry on.
-    Refused(i32, String),
-    /// Nothing for the session (a control frame, an empty line).
-    Skip,
-    /// The connection is over (EOF, close, or a fatal protocol error the
-    /// transport already answered).
-    Closed,
-    /// Reading failed.
-    Failed(io::Error),
-}
-
-/// Answers written by the session, delimited, waiting to be sent.
-#[derive(Default)]
-pub(crate) struct Outbox {
-    pub(crate) buf: Vec<u8>,
-    /// `(start, end)` of each message in `buf`.
-    pub(crate) spans: Vec<(usize, usize)>,
-    /// Appended after each message (the newline of line-delimited transports).
-    terminator: Option<u8>,
-    /// Flushes in a row that used less than a quarter of the buffer.
-    small_flushes: u32,
-}
-
-impl Outbox {
-    pub(crate) fn new(terminator: Option<u8>) -> Self {
-        Self {
-            terminator,
-            ..Self::default()
-        }
-    }
-
-    /// Runs `write` on the buffer and, when it wrote a message, records it.
-    fn push(&mut self, write: impl FnOnce(&mut Vec<u8>) -> bool) {
-        let start = self.buf.len();
-        if write(&mut self.buf) {
-            self.record(start);
-        } else {
-            self.buf.truncate(start);
-        }
-    }
-
-    /// Records the message written to the buffer from `start` on.
-    fn record(&mut self, start: usize) {
-        self.spans.push((start, self.buf.len()));
-        if let Some(t) = self.terminator {
-            self.buf.push(t);
-        }
-    }
-
-    /// Each message's bytes.
-    pub(crate) fn messages(&self) -> impl Iterator<Item = &[u8]> {
-        self.spans.iter().map(|&(s, e)| &self.buf[s..e])
-    }
-
-    fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    fn clear(&mut self) {
-        if self.buf.len() > self.buf.capacity() / 4 {
-            self.small_flushes = 0;
-        } else {
-            self.small_flushes = self.small_flushes.saturating_add(1);
-        }
-        self.buf.clear();
-        self.spans.clear();
-        if self.buf.capacity() > KEEP_BUFFER && self.small_flushes >= SHRINK_AFTER {
-            self.buf.shrink_to(KEEP_BUFFER / 16);
-            self.small_flushes = 0;
-        }
-    }
-}
-
-/// A message transport: WebSocket, lines, or in-memory.
-pub(crate) trait Wire: Send {
-    /// Appended after each outgoing message, for line-delimited transports.
-    const TERMINATOR: Option<u8>;
-    /// Whether the end of input still lets running calls answer (a pipe whose
-    /// writer closed may still be read from; a closed socket may not).
-    const DRAIN_ON_EOF: bool;
-    /// Waits for the next incoming message. Must be cancel-safe.
-    fn recv(&mut self) -> impl Future<Output = Recv> + Send;
-    /// The message the last [`Recv::Message`] announced.
-    fn message(&self) -> &[u8];
-    /// Writes every message of `out` and flushes once.
-    fn send(&mut self, out: &Outbox) -> impl Future<Output = io::Result<()>> + Send;
-    /// Closes the connection because the server shuts down.
-    fn close(&mut self) -> impl Future<Output = ()> + Send;
-}
-
-/// Limits of one connection.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    /// How long a write may wait on a client that does not read.
-    pub(crate) write_timeout: Duration,
-}
-
 enum Event {
     Recv(Recv),
     /// A finished call's response was appended to the buffer from this offset.
     Completed(usize),
     Notification(Option<NotificationBytes>),
+    /// Time to send the latest states once more.
+    Replay,
     Shutdown,
 }
 
@@ -163,6 +56,10 @@ pub(crate) async fn run<W: Wire>(
     let mut out = Outbox::new(W::TERMINATOR);
     let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
     let mut subscribed = false;
+    // The latest states (the selection) are replayed to this client at its
+    // `ide_connected` and once more `REPLAY_DELAY` after it subscribed.
+    let mut replay: Option<Pin<Box<Sleep>>> = None;
+    let mut replayed_when_ready = false;
     loop {
         let mark = out.buf.len();
         let event = tokio::select! {
@@ -170,6 +67,7 @@ pub(crate) async fn run<W: Wire>(
             () = stopped(&mut shutdown) => Event::Shutdown,
             () = session.complete(&mut out.buf) => Event::Completed(mark),
             note = next_note(&mut notes) => Event::Notification(note),
+            () = replay_due(&mut replay) => Event::Replay,
             recv = wire.recv() => Event::Recv(recv),
         };
         let mut taken = 1;
@@ -177,7 +75,7 @@ pub(crate) async fn run<W: Wire>(
         while let Some(event) = next.take() {
             match event {
                 Event::Shutdown => {
-                    cancel_all(&mut session, &mut out, "the server is shutting down");
+                    cancel_all(&mut session, &mut out, CancelReason::Shutdown);
                     let _ = flush(&mut wire, &mut out, limits).await;
                     wire.close().await;
                     return Ok(());
@@ -205,10 +103,19 @@ pub(crate) async fn run<W: Wire>(
                     true
                 }),
                 Event::Notification(None) => notes = None,
+                Event::Replay => {
+                    replay = None;
+                    push_latest(&server, &mut out);
+                }
             }
             if !subscribed && session.is_initialized() {
                 subscribed = true;
                 notes = Some(server.notifier().subscribe());
+                replay = Some(Box::pin(tokio::time::sleep(REPLAY_DELAY)));
+            }
+            if subscribed && !replayed_when_ready && session.is_ide_connected() {
+                replayed_when_ready = true;
+                push_latest(&server, &mut out);
             }
             // Take whatever else is ready without waiting, up to a batch.
             if taken < MAX_BATCH {
@@ -227,6 +134,23 @@ pub(crate) async fn run<W: Wire>(
     }
 }
 
+/// Appends the notifier's latest states to `out`.
+fn push_latest(server: &Server, out: &mut Outbox) {
+    for bytes in server.notifier().latest() {
+        out.push(|buf| {
+            buf.extend_from_slice(&bytes);
+            true
+        });
+    }
+}
+
+async fn replay_due(replay: &mut Option<Pin<Box<Sleep>>>) {
+    match replay {
+        Some(sleep) => sleep.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn stopped(shutdown: &mut Option<watch::Receiver<bool>>) {
     match shutdown {
         // A dropped sender means the server is gone: stop too.
@@ -236,7 +160,7 @@ async fn stopped(shutdown: &mut Option<watch::Receiver<bool>>) {
 }
 
 /// Answers every call still running with a cancellation error.
-fn cancel_all(session: &mut Session, out: &mut Outbox, reason: &str) {
+fn cancel_all(session: &mut Session, out: &mut Outbox, reason: CancelReason) {
     loop {
         let start = out.buf.len();
         if !session.cancel_next(&mut out.buf, reason) {
@@ -261,10 +185,10 @@ async fn drain<W: Wire>(
         let start = out.buf.len();
         tokio::select! {
             () = stopped(shutdown) => {
-                cancel_all(session, out, "the server is shutting down");
+                cancel_all(session, out, CancelReason::Shutdown);
             }
             () = &mut deadline => {
-                cancel_all(session, out, "the input ended and the call did not finish in time");
+                cancel_all(session, out, CancelReason::InputEnded);
             }
             () = session.complete(&mut out.buf) => out.record(start),
         }
@@ -299,37 +223,4 @@ async fn flush<W: Wire>(wire: &mut W, out: &mut Outbox, limits: Limits) -> io::R
         };
     out.clear();
     result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn flush_of(out: &mut Outbox, bytes: usize) {
-        out.push(|buf| {
-            buf.resize(buf.len() + bytes, b' ');
-            true
-        });
-        out.clear();
-    }
-
-    #[test]
-    fn a_large_buffer_is_kept_while_large_answers_come_and_shrunk_after() {
-        let mut out = Outbox::new(None);
-        flush_of(&mut out, 3 << 20);
-        let grown = out.buf.capacity();
-        assert!(grown >= 3 << 20);
-        // Large answers keep coming: the buffer is reused as it is.
-        for _ in 0..100 {
-            flush_of(&mut out, 2 << 20);
-            assert_eq!(out.buf.capacity(), grown);
-        }
-        // Small ones only: kept for a while, then given back.
-        for _ in 1..SHRINK_AFTER {
-            flush_of(&mut out, 100);
-            assert_eq!(out.buf.capacity(), grown);
-        }
-        flush_of(&mut out, 100);
-        assert!(out.buf.capacity() <= KEEP_BUFFER, "{}", out.buf.capacity());
-    }
 }

@@ -19,10 +19,42 @@ use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
 /// still pending and blocking tools). A call of such a tool beyond it is
-/// answered at once with -32603 (too many requests in flight) instead of
-/// spawning another task. The connection keeps reading, so that the client
-/// can still cancel, ping and call inline tools.
+/// answered at once with [`SERVER_OVERLOADED`](jsonrpc::SERVER_OVERLOADED)
+/// (-32030, too many requests in flight) instead of spawning another task.
+/// The connection keeps reading, so that the client can still cancel, ping
+/// and call inline tools.
 pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Why a running call was stopped before it finished; answered with
+/// [`REQUEST_CANCELLED`](jsonrpc::REQUEST_CANCELLED) (-32031).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelReason {
+    /// The server is shutting down (`data`: `{"reason": "shutdown"}`).
+    Shutdown,
+    /// The client's input ended (a closed stdin) and the call did not finish
+    /// within the drain bound (`data`: `{"reason": "inputEnded"}`).
+    InputEnded,
+}
+
+impl CancelReason {
+    fn message(self) -> &'static str {
+        match self {
+            Self::Shutdown => "the server is shutting down",
+            Self::InputEnded => "the input ended and the call did not finish in time",
+        }
+    }
+
+    fn data(self) -> &'static str {
+        match self {
+            Self::Shutdown => r#"{"reason":"shutdown"}"#,
+            Self::InputEnded => r#"{"reason":"inputEnded"}"#,
+        }
+    }
+}
+
+/// The `data` of a [`SERVER_OVERLOADED`](jsonrpc::SERVER_OVERLOADED) refusal.
+const OVERLOADED_DATA: &str = r#"{"reason":"tooManyRequestsInFlight","limit":64}"#;
+const _: () = assert!(MAX_IN_FLIGHT == 64, "update OVERLOADED_DATA");
 
 /// What a finished async or blocking call sends back to its connection.
 pub(crate) struct Completion {
@@ -37,6 +69,8 @@ struct Slot {
     id: String,
     generation: u32,
     busy: bool,
+    /// A 2026-07-28 call: its result carries `resultType`.
+    stateless: bool,
     tool: &'static str,
     started: Instant,
     abort: Option<AbortHandle>,
@@ -66,7 +100,7 @@ impl InFlight {
         self.busy
     }
 
-    fn claim(&mut self, id: RequestId<'_>, tool: &'static str) -> (u32, u32) {
+    fn claim(&mut self, id: RequestId<'_>, tool: &'static str, stateless: bool) -> (u32, u32) {
         let index = if let Some(i) = self.slots.iter().position(|s| !s.busy) {
             i
         } else {
@@ -74,6 +108,7 @@ impl InFlight {
                 id: String::new(),
                 generation: 0,
                 busy: false,
+                stateless,
                 tool,
                 started: Instant::now(),
                 abort: None,
@@ -84,6 +119,7 @@ impl InFlight {
         slot.id.clear();
         slot.id.push_str(id.as_json());
         slot.busy = true;
+        slot.stateless = stateless;
         slot.tool = tool;
         slot.started = Instant::now();
         slot.abort = None;
@@ -114,17 +150,18 @@ impl InFlight {
 
     /// Answers one running call with an error saying why it was cancelled
     /// (`reason`), aborting it; `false` when none is running.
-    pub(crate) fn cancel_next(&mut self, out: &mut Vec<u8>, reason: &str) -> bool {
+    pub(crate) fn cancel_next(&mut self, out: &mut Vec<u8>, reason: CancelReason) -> bool {
         let Some(index) = self.slots.iter().position(|s| s.busy) else {
             return false;
         };
         let slot = &self.slots[index];
-        tracing::debug!(id = %slot.id, tool = slot.tool, reason, "request cancelled");
-        jsonrpc::write_error(
+        tracing::debug!(id = %slot.id, tool = slot.tool, ?reason, "request cancelled");
+        jsonrpc::write_error_with_data(
             out,
             Some(RequestId::from_json(&slot.id)),
-            jsonrpc::INTERNAL_ERROR,
-            &format_args!("`{}` was cancelled: {reason}", slot.tool),
+            jsonrpc::REQUEST_CANCELLED,
+            &format_args!("`{}` was cancelled: {}", slot.tool, reason.message()),
+            reason.data(),
         );
         self.release(index);
         true
@@ -163,7 +200,7 @@ impl InFlight {
         }
         let id = RequestId::from_json(&slot.id);
         match done.outcome {
-            Ok(result) => write_tool_result(out, id, slot.tool, &result),
+            Ok(result) => write_tool_result(out, id, slot.tool, &result, slot.stateless),
             Err(panic) => write_panic(out, id, slot.tool, &panic),
         }
         tracing::debug!(id = %slot.id, tool = slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
@@ -190,24 +227,26 @@ pub(crate) fn call(
     id: RequestId<'_>,
     tool: &RegisteredTool,
     args: Option<&RawValue>,
+    stateless: bool,
     out: &mut Vec<u8>,
 ) -> bool {
     let def = tool.def;
     if def.execution != Execution::Inline && inflight.len() >= MAX_IN_FLIGHT {
         tracing::warn!(tool = def.name, "too many requests in flight; call refused");
-        jsonrpc::write_error(
+        jsonrpc::write_error_with_data(
             out,
             Some(id),
-            jsonrpc::INTERNAL_ERROR,
+            jsonrpc::SERVER_OVERLOADED,
             &format_args!(
                 "too many requests in flight on this connection ({MAX_IN_FLIGHT}); wait for answers or cancel some, then call `{}` again",
                 def.name
             ),
+            OVERLOADED_DATA,
         );
         return true;
     }
     if def.execution == Execution::Blocking {
-        let (slot, generation) = inflight.claim(id, def.name);
+        let (slot, generation) = inflight.claim(id, def.name, stateless);
         let server = server.clone();
         let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
         let tx = inflight.tx.clone();
@@ -243,7 +282,7 @@ pub(crate) fn call(
 
     let start = out.len();
     let write = |out: &mut Vec<u8>| (def.call)(server.context(), args, out);
-    match write_result_inline(out, id, def.name, write) {
+    match write_result_inline(out, id, def.name, stateless, write) {
         Some(future) => {
             out.truncate(start);
             // Fast path: a future that is ready at once is answered inline, with no task.
@@ -251,7 +290,7 @@ pub(crate) fn call(
             match (&mut future).now_or_never() {
                 Some(Ok(reply)) => {
                     // Written straight into the response: no buffer in between.
-                    write_result_inline(out, id, def.name, |out: &mut Vec<u8>| {
+                    write_result_inline(out, id, def.name, stateless, |out: &mut Vec<u8>| {
                         reply(out);
                         None
                     });
@@ -262,7 +301,7 @@ pub(crate) fn call(
                     true
                 }
                 None => {
-                    let (slot, generation) = inflight.claim(id, def.name);
+                    let (slot, generation) = inflight.claim(id, def.name, stateless);
                     let tx = inflight.tx.clone();
                     let task = tokio::spawn(
                         async move {
@@ -291,13 +330,19 @@ fn write_result_inline(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
     tool: &str,
+    stateless: bool,
     write: impl FnOnce(&mut Vec<u8>) -> Option<ToolFuture>,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
     match catch_unwind(AssertUnwindSafe(|| write(out))) {
-        Ok(None) if is_utf8(&out[body..]) => out.push(jsonrpc::RESULT_CLOSE),
+        Ok(None) if is_utf8(&out[body..]) => {
+            if stateless {
+                crate::era::stamp_complete(out, body);
+            }
+            out.push(jsonrpc::RESULT_CLOSE);
+        }
         Ok(None) => {
             out.truncate(start);
             write_internal(out, id, tool, "wrote a result that is not UTF-8");
@@ -355,9 +400,21 @@ fn is_utf8(result: &[u8]) -> bool {
     !cfg!(debug_assertions) || std::str::from_utf8(result).is_ok()
 }
 
-fn write_tool_result(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, result: &[u8]) {
+fn write_tool_result(
+    out: &mut Vec<u8>,
+    id: RequestId<'_>,
+    tool: &str,
+    result: &[u8],
+    stateless: bool,
+) {
     if is_utf8(result) {
-        jsonrpc::write_result(out, id, result);
+        jsonrpc::write_result_open(out, id);
+        let body = out.len();
+        out.extend_from_slice(result);
+        if stateless {
+            crate::era::stamp_complete(out, body);
+        }
+        out.push(jsonrpc::RESULT_CLOSE);
     } else {
         write_internal(out, id, tool, "wrote a result that is not UTF-8");
     }

@@ -25,6 +25,16 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 /// Internal error (including a panicking tool).
 pub const INTERNAL_ERROR: i32 = -32603;
+/// Server error: the request was refused because the connection already has
+/// [`MAX_IN_FLIGHT`](crate::MAX_IN_FLIGHT) calls running. Nothing was done;
+/// retry once some are answered. `data`:
+/// `{"reason": "tooManyRequestsInFlight", "limit": 64}`.
+pub const SERVER_OVERLOADED: i32 = -32030;
+/// Server error: the call was running when the server shut down or the
+/// client's input ended, and was stopped before it finished. Its effect, if
+/// any, is unknown; a read may be retried on a new connection. `data`:
+/// `{"reason": "shutdown"}` or `{"reason": "inputEnded"}`.
+pub const REQUEST_CANCELLED: i32 = -32031;
 
 /// A JSON-RPC request id (a string or a number), kept as its raw JSON text so
 /// that it is echoed exactly as the client wrote it.
@@ -303,13 +313,38 @@ pub fn write_result(out: &mut Vec<u8>, id: RequestId<'_>, result: &[u8]) {
 
 /// Appends `{"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":<message>}}`.
 pub fn write_error(out: &mut Vec<u8>, id: Option<RequestId<'_>>, code: i32, message: &dyn Display) {
+    write_error_open(out, id, code, message);
+    out.extend_from_slice(b"}}");
+}
+
+/// Like [`write_error`], with `"data":<data>`; `data` must be JSON text.
+pub fn write_error_with_data(
+    out: &mut Vec<u8>,
+    id: Option<RequestId<'_>>,
+    code: i32,
+    message: &dyn Display,
+    data: &str,
+) {
+    debug_assert!(serde_json::from_str::<&RawValue>(data).is_ok(), "{data}");
+    write_error_open(out, id, code, message);
+    out.extend_from_slice(br#","data":"#);
+    out.extend_from_slice(data.as_bytes());
+    out.extend_from_slice(b"}}");
+}
+
+fn write_error_open(
+    out: &mut Vec<u8>,
+    id: Option<RequestId<'_>>,
+    code: i32,
+    message: &dyn Display,
+) {
     use std::io::Write as _;
     write_id(out, id);
     out.extend_from_slice(br#","error":{"code":"#);
     let _ = write!(out, "{code}"); // into a `Vec`: cannot fail
     out.extend_from_slice(br#","message":""#);
     write_display_escaped(out, message);
-    out.extend_from_slice(br#""}}"#);
+    out.push(b'"');
 }
 
 #[cfg(test)]

@@ -18,7 +18,9 @@
 mod args;
 mod connection;
 pub mod context;
+pub mod discovery;
 mod dispatch;
+pub mod era;
 pub mod jsonrpc;
 pub mod lint;
 pub mod lockfile;
@@ -28,6 +30,7 @@ pub mod result;
 pub mod schema;
 pub mod server;
 pub mod session;
+mod signal;
 pub mod tool;
 pub mod transport;
 
@@ -37,16 +40,21 @@ pub mod __private;
 
 pub use args::ArgsError;
 pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
-pub use dispatch::MAX_IN_FLIGHT;
+pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
+pub use era::{STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 pub use ide_mcp_macros::mcp_tool;
 pub use notify::Notifier;
 pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
 pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
 pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
 pub use session::{PROTOCOL_VERSIONS, Session};
+pub use signal::shutdown_signal;
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
+pub use transport::http::{HttpOptions, HttpServerHandle, HttpStats};
 pub use transport::memory::MemoryClient;
+pub use transport::websocket::{Upgrader, WsWire};
+pub use transport::wire::{Limits, Outbox, Recv, Wire};
 pub use transport::ws::{WsOptions, WsServerHandle};
 
 /// Keeps a tool crate linked into this binary.

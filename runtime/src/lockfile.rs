@@ -6,6 +6,14 @@
 //! in the same directory, fsynced, then renamed), so no partial or
 //! world-readable lockfile ever exists. It is removed when the [`Lockfile`]
 //! is dropped.
+//!
+//! Every lockfile this program writes carries a mark (`"ideMcp"`, with the
+//! PID namespace it was written in where the system has one). At start-up
+//! only marked lockfiles of this PID namespace whose process is certainly
+//! gone (`kill(pid, 0)` fails with `ESRCH`) are removed: the lockfiles of
+//! other IDEs, and ours from another PID namespace (a container, Flatpak,
+//! WSL, whose pids we cannot see), are left to the CLI, which skips dead
+//! IDEs itself.
 
 use std::fs;
 use std::io::{self, Write as _};
@@ -40,6 +48,46 @@ pub fn default_config_dir() -> Option<PathBuf> {
     std::env::home_dir().map(|home| home.join(".claude"))
 }
 
+/// The mark this program adds to each lockfile it writes, beside the fields
+/// of [`LockfileContent`] (the CLI ignores unknown fields).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Mark {
+    /// The PID namespace the pid belongs to (`pid:[4026531836]` on Linux);
+    /// absent where the system has none to tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pid_namespace: Option<String>,
+}
+
+impl Mark {
+    fn here() -> Self {
+        Self {
+            pid_namespace: pid_namespace(),
+        }
+    }
+}
+
+/// A lockfile as written: the content the CLI reads, and our mark.
+#[derive(Serialize, Deserialize)]
+struct Marked<C> {
+    #[serde(flatten)]
+    content: C,
+    #[serde(rename = "ideMcp")]
+    mark: Option<Mark>,
+}
+
+#[cfg(target_os = "linux")]
+fn pid_namespace() -> Option<String> {
+    fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .map(|link| link.to_string_lossy().into_owned())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pid_namespace() -> Option<String> {
+    None
+}
+
 /// A written lockfile; removed on drop.
 #[derive(Debug)]
 pub struct Lockfile {
@@ -47,8 +95,9 @@ pub struct Lockfile {
 }
 
 impl Lockfile {
-    /// Writes `<config_dir>/ide/<port>.lock` atomically, first removing stale
-    /// lockfiles (whose process is dead) from that directory.
+    /// Writes `<config_dir>/ide/<port>.lock` atomically with this program's
+    /// mark, first removing the stale lockfiles this program wrote from that
+    /// directory ([`remove_stale`]).
     pub fn create(config_dir: &Path, port: u16, content: &LockfileContent) -> io::Result<Self> {
         let dir = config_dir.join("ide");
         create_private_dir(&dir)?;
@@ -58,7 +107,11 @@ impl Lockfile {
         }
         let path = dir.join(format!("{port}.lock"));
         let tmp = dir.join(format!(".{port}.lock.{}.tmp", std::process::id()));
-        let json = serde_json::to_vec(content).map_err(io::Error::other)?;
+        let marked = Marked {
+            content,
+            mark: Some(Mark::here()),
+        };
+        let json = serde_json::to_vec(&marked).map_err(io::Error::other)?;
         let _ = fs::remove_file(&tmp);
         let written = write_private(&tmp, &json).and_then(|()| fs::rename(&tmp, &path));
         if let Err(err) = written {
@@ -76,9 +129,6 @@ impl Lockfile {
     pub fn path(&self) -> &Path {
         &self.path
     }
-
-    /// Removes the lockfile now (also done on drop).
-    pub fn remove(self) {}
 }
 
 impl Drop for Lockfile {
@@ -124,31 +174,40 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.sync_all()
 }
 
-/// Removes the lockfiles in `dir` whose pid is dead; returns how many.
+/// Removes the lockfiles in `dir` that this program wrote, in this PID
+/// namespace, whose process is gone; returns how many.
 ///
-/// A lockfile that cannot be read or names a live process (or whose
-/// liveness cannot be told on this system) is left alone.
+/// A lockfile without our mark (another IDE's), with another namespace's
+/// mark, that cannot be read, or whose process is alive or cannot be
+/// checked on this system, is left alone.
 pub fn remove_stale(dir: &Path) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
         return 0;
     };
+    let here = Mark::here();
     let mut removed = 0;
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().is_none_or(|e| e != "lock") {
             continue;
         }
-        let Some(pid) = lockfile_pid(&path) else {
+        let Some((pid, mark)) = read_marked(&path) else {
             continue;
         };
-        if pid != std::process::id() && pid_is_dead(pid) && fs::remove_file(&path).is_ok() {
+        if mark == here
+            && pid != std::process::id()
+            && process_is_gone(pid)
+            && fs::remove_file(&path).is_ok()
+        {
+            tracing::debug!(path = %path.display(), pid, "removed a stale lockfile of ours");
             removed += 1;
         }
     }
     removed
 }
 
-fn lockfile_pid(path: &Path) -> Option<u32> {
+/// The pid and mark of a lockfile this program wrote.
+fn read_marked(path: &Path) -> Option<(u32, Mark)> {
     #[derive(Deserialize)]
     struct Pid {
         pid: u32,
@@ -157,14 +216,26 @@ fn lockfile_pid(path: &Path) -> Option<u32> {
     if !meta.is_file() || meta.len() > 64 * 1024 {
         return None;
     }
-    serde_json::from_slice::<Pid>(&fs::read(path).ok()?)
-        .ok()
-        .map(|p| p.pid)
+    let marked: Marked<Pid> = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
+    Some((marked.content.pid, marked.mark?))
 }
 
-/// Whether `pid` is certainly dead: told by `/proc` where there is one. Where
-/// there is none, every process counts as alive (the CLI cleans those files).
-fn pid_is_dead(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+/// Whether no process `pid` exists: `kill(pid, 0)` fails with `ESRCH`. A
+/// process of another user (`EPERM`) exists.
+#[cfg(unix)]
+fn process_is_gone(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+}
+
+/// Where there is no `kill`, every process counts as alive (the CLI removes
+/// the lockfiles of dead IDEs).
+#[cfg(not(unix))]
+fn process_is_gone(_pid: u32) -> bool {
+    false
 }

@@ -1,7 +1,8 @@
 //! One MCP session, independent of the transport: the lifecycle
 //! (`initialize`, `notifications/initialized`), the method table and the
-//! protocol errors. Transports feed it one message at a time and send what it
-//! appends to their output buffer.
+//! protocol errors, for both eras: handshake (2024-11-05 to 2025-11-25) and
+//! stateless (2026-07-28, see [`era`](crate::era)). Transports feed it one
+//! message at a time and send what it appends to their output buffer.
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -10,24 +11,32 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::dispatch::{self, InFlight};
+use crate::era::{self, Era};
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
 use crate::server::Server;
 
-/// The MCP protocol versions this server speaks, newest first. A client asking
-/// for another version is answered with the newest.
+/// The handshake-era MCP protocol versions this server negotiates in
+/// `initialize`, newest first. A client asking for another version is answered
+/// with the newest. The stateless versions are
+/// [`STATELESS_VERSIONS`](crate::era::STATELESS_VERSIONS).
 pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// One client's session: feed it messages with [`handle`](Self::handle), and
 /// collect the answers of calls that complete later with
 /// [`complete`](Self::complete).
 ///
-/// Requests other than `ping` before `initialize` are answered with -32600
-/// (invalid request: the JSON-RPC code for a request that is not acceptable
-/// as sent), as is a second `initialize`.
+/// `server/discover`, `ping` and stateless requests (a 2026-07-28 version in
+/// `params._meta`) are served at any time; other requests before `initialize`
+/// are answered with -32600 (invalid request: the JSON-RPC code for a request
+/// that is not acceptable as sent), as is a second `initialize`. A `_meta`
+/// version this server does not speak is answered with -32022 and the
+/// supported versions in `data.supported`.
 pub struct Session {
     server: Server,
     version: Option<&'static str>,
     initialized: bool,
+    /// The client sent the IDE protocol's `ide_connected`.
+    ide_connected: bool,
     inflight: InFlight,
 }
 
@@ -49,6 +58,7 @@ impl Session {
             server,
             version: None,
             initialized: false,
+            ide_connected: false,
             inflight: InFlight::new(),
         }
     }
@@ -62,6 +72,13 @@ impl Session {
     /// receives server notifications).
     pub fn is_initialized(&self) -> bool {
         self.initialized
+    }
+
+    /// Whether the client sent the IDE protocol's `ide_connected`
+    /// notification (the `claude` CLI does, right after
+    /// `notifications/initialized`).
+    pub fn is_ide_connected(&self) -> bool {
+        self.ide_connected
     }
 
     /// How many calls are running (spawned async tools and blocking tools).
@@ -95,7 +112,7 @@ impl Session {
     /// of `reason`, and aborts it; `false` when none is running. Called until
     /// `false` when a connection ends with calls still running, so that every
     /// request is answered.
-    pub fn cancel_next(&mut self, out: &mut Vec<u8>, reason: &str) -> bool {
+    pub fn cancel_next(&mut self, out: &mut Vec<u8>, reason: crate::CancelReason) -> bool {
         self.inflight.cancel_next(out, reason)
     }
 
@@ -122,7 +139,16 @@ impl Session {
         let span = tracing::debug_span!("request", method, %id, tool = tracing::field::Empty);
         let _entered = span.enter();
         let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
-        let needs_init = matches!(method, "tools/list" | "tools/call");
+        let era = match era::era_of(params) {
+            Ok(era) => era,
+            Err(why) if method != "initialize" => {
+                era::write_unsupported(out, id, &why);
+                return true;
+            }
+            Err(_) => Era::Handshake,
+        };
+        let stateless = era.is_stateless();
+        let needs_init = matches!(method, "tools/list" | "tools/call") && !stateless;
         let answered = if needs_init && self.version.is_none() {
             jsonrpc::write_error(
                 out,
@@ -136,15 +162,27 @@ impl Session {
         } else {
             match method {
                 "initialize" => self.initialize(id, params, out),
+                "server/discover" => {
+                    era::write_discover(out, id, &self.server);
+                    true
+                }
+                "ping" if stateless => {
+                    jsonrpc::write_result(out, id, era::EMPTY_COMPLETE);
+                    true
+                }
                 "ping" => {
                     jsonrpc::write_result(out, id, b"{}");
+                    true
+                }
+                "tools/list" if stateless => {
+                    era::write_list(out, id, self.server.registry().list_result_bytes());
                     true
                 }
                 "tools/list" => {
                     jsonrpc::write_result(out, id, self.server.registry().list_result_bytes());
                     true
                 }
-                "tools/call" => self.call(id, params, &span, out),
+                "tools/call" => self.call(id, params, &span, stateless, out),
                 _ => {
                     jsonrpc::write_error(
                         out,
@@ -177,24 +215,10 @@ impl Session {
         #[serde(rename_all = "camelCase")]
         struct Initialized<'a> {
             protocol_version: &'a str,
-            capabilities: Capabilities,
-            server_info: Info<'a>,
+            capabilities: era::Capabilities,
+            server_info: era::Info<'a>,
             #[serde(skip_serializing_if = "Option::is_none")]
             instructions: Option<&'a str>,
-        }
-        #[derive(Serialize)]
-        struct Info<'a> {
-            name: &'a str,
-            version: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Capabilities {
-            tools: ToolsCapability,
-        }
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct ToolsCapability {
-            list_changed: bool,
         }
 
         if self.version.is_some() {
@@ -234,15 +258,8 @@ impl Session {
         jsonrpc::write_result_open(out, id);
         let result = Initialized {
             protocol_version: version,
-            capabilities: Capabilities {
-                tools: ToolsCapability {
-                    list_changed: false,
-                },
-            },
-            server_info: Info {
-                name: &self.server.info().name,
-                version: &self.server.info().version,
-            },
+            capabilities: era::Capabilities::TOOLS,
+            server_info: era::Info::of(&self.server),
             instructions: self.server.instructions(),
         };
         serde_json::to_writer(&mut *out, &result).expect("strings serialize");
@@ -255,6 +272,7 @@ impl Session {
         id: RequestId<'_>,
         params: Option<&RawValue>,
         span: &tracing::Span,
+        stateless: bool,
         out: &mut Vec<u8>,
     ) -> bool {
         // Unknown members (`_meta` with `progressToken`, `claudecode/toolUseId`, …) are ignored.
@@ -316,6 +334,7 @@ impl Session {
             id,
             tool,
             params.arguments,
+            stateless,
             out,
         )
     }
@@ -343,7 +362,10 @@ impl Session {
                     }
                 }
             }
-            // `ide_connected` (the CLI's pid) and any other notification: accepted silently.
+            // The CLI's pid: no use here, but the connection replays the
+            // latest states (the selection) at this point.
+            "ide_connected" => self.ide_connected = true,
+            // Any other notification: accepted silently.
             _ => tracing::debug!(method, "notification ignored"),
         }
     }

@@ -1,10 +1,10 @@
-//! The IDE lockfile: contents, permissions, removal, stale cleanup.
+//! The IDE lockfile: contents, permissions, removal, stale cleanup. (Removal
+//! at SIGTERM is tested on a child process in `tests/tests/faults.rs`.)
 
 mod common;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::time::Duration;
 
 use ide_mcp_runtime::WsOptions;
 use ide_mcp_runtime::lockfile::LockfileContent;
@@ -37,9 +37,10 @@ async fn lockfile_contents_modes_and_removal() {
             .join(format!("{}.lock", handle.port()))
     );
     let expected = format!(
-        r#"{{"pid":{},"workspaceFolders":["/abs/project"],"ideName":"Fixture IDE","transport":"ws","runningInWindows":false,"authToken":"{}"}}"#,
+        r#"{{"pid":{},"workspaceFolders":["/abs/project"],"ideName":"Fixture IDE","transport":"ws","runningInWindows":false,"authToken":"{}","ideMcp":{{"pidNamespace":"{}"}}}}"#,
         std::process::id(),
-        handle.auth_token()
+        handle.auth_token(),
+        pid_namespace(),
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
     assert_eq!(mode(&dir.path().join("ide")), 0o700);
@@ -83,13 +84,29 @@ async fn an_existing_open_directory_is_tightened() {
     assert_eq!(mode(&ide), 0o700);
 }
 
+/// This process's PID namespace, as the lockfile's mark records it.
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid")
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The pid of a process that has exited and been reaped.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
 #[tokio::test]
-async fn stale_lockfiles_are_removed_and_live_ones_kept() {
+async fn only_our_own_lockfiles_of_gone_processes_are_removed() {
     let dir = tempfile::tempdir().unwrap();
     let ide = dir.path().join("ide");
     std::fs::create_dir(&ide).unwrap();
-    let content = |pid| {
-        serde_json::to_string(&LockfileContent {
+    let content = |pid: u32, mark: Option<&str>| {
+        let mut value = serde_json::to_value(LockfileContent {
             pid,
             workspace_folders: vec![],
             ide_name: "other".into(),
@@ -97,77 +114,39 @@ async fn stale_lockfiles_are_removed_and_live_ones_kept() {
             running_in_windows: false,
             auth_token: "t".into(),
         })
-        .unwrap()
+        .unwrap();
+        if let Some(namespace) = mark {
+            value["ideMcp"] = serde_json::json!({ "pidNamespace": namespace });
+        }
+        value.to_string()
     };
-    // A dead pid (above any pid_max), a live one (this process's parent), and files that are not ours to judge.
-    std::fs::write(ide.join("1.lock"), content(4_000_000_000)).unwrap();
+    let here = pid_namespace();
+    let dead = dead_pid();
     let live = std::os::unix::process::parent_id();
-    std::fs::write(ide.join("2.lock"), content(live)).unwrap();
-    std::fs::write(ide.join("3.lock"), "not json").unwrap();
-    std::fs::write(ide.join("notes.txt"), content(4_000_000_000)).unwrap();
+    let files = [
+        // Ours, its process gone: the only one removed.
+        ("1.lock", content(dead, Some(&here)), false),
+        // Ours, alive.
+        ("2.lock", content(live, Some(&here)), true),
+        // Another IDE's, its pid gone (or in a namespace we cannot see).
+        ("3.lock", content(dead, None), true),
+        // Ours from another PID namespace (a container): its pid means
+        // nothing here.
+        ("4.lock", content(dead, Some("pid:[1]")), true),
+        // Ours, with a pid no `kill` can check.
+        ("5.lock", content(4_000_000_000, Some(&here)), true),
+        ("6.lock", "not json".to_owned(), true),
+        ("notes.txt", content(dead, Some(&here)), true),
+    ];
+    for (name, text, _) in &files {
+        std::fs::write(ide.join(name), text).unwrap();
+    }
     let handle = common::server()
         .serve_ws(options(dir.path()))
         .await
         .unwrap();
-    assert!(!ide.join("1.lock").exists());
-    assert!(ide.join("2.lock").exists());
-    assert!(ide.join("3.lock").exists());
-    assert!(ide.join("notes.txt").exists());
+    for (name, _, kept) in &files {
+        assert_eq!(ide.join(name).exists(), *kept, "{name}");
+    }
     assert!(handle.lockfile_path().unwrap().exists());
-}
-
-/// Run as a child process by `sigterm_removes_the_lockfile`: serves until a signal.
-#[tokio::test]
-async fn sigterm_child() {
-    let Some(dir) = std::env::var_os("IDE_MCP_SIGTERM_CHILD") else {
-        return;
-    };
-    let handle = common::server()
-        .serve_ws(options(Path::new(&dir)))
-        .await
-        .unwrap();
-    handle.run_until_signal().await.unwrap();
-}
-
-#[tokio::test]
-async fn sigterm_removes_the_lockfile() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "sigterm_child", "--test-threads=1", "--quiet"])
-        .env("IDE_MCP_SIGTERM_CHILD", dir.path())
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let ide = dir.path().join("ide");
-    let lockfile = async {
-        loop {
-            if let Some(entry) = std::fs::read_dir(&ide).ok().and_then(|mut d| {
-                d.find(|e| {
-                    e.as_ref()
-                        .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "lock"))
-                })
-            }) {
-                return entry.unwrap().path();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    let path = tokio::time::timeout(Duration::from_secs(20), lockfile)
-        .await
-        .expect("the child writes its lockfile");
-    let content: LockfileContent =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(content.pid, child.id().unwrap());
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &content.pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(exit.success(), "{exit:?}");
-    assert!(!path.exists());
 }

@@ -7,7 +7,14 @@
 # keeps a virtualenv in target/interop-venv (nothing installed globally;
 # reinstalled only when requirements.txt changes), then runs sdk_client.py,
 # whose default modes are `stdio`, `ws` and `fixture`; `--mode repo` checks
-# this repository's real cargo diagnostics (see RELIABILITY.md).
+# this repository's real cargo diagnostics (see RELIABILITY.md). Then, when
+# `fixture-server` (cargo build -p ide-mcp-tests --bin fixture-server) sits
+# beside BINARY, eras.py drives it over Streamable HTTP and stdio in both
+# protocol eras, and, when node and npm are installed, the official TypeScript
+# SDK (ts/, installed with `npm ci` into target/interop-node) over HTTP and
+# the official conformance suite's server scenarios (conformance/, into
+# target/interop-conformance; expected failures listed with their reasons in
+# conformance/expected-failures.yml).
 #
 # Exit codes: 0 all checks passed; 1 a check failed; 3 the requirements could
 # not be installed (e.g. the package registry is unreachable), nothing checked.
@@ -44,4 +51,61 @@ if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$here/requirements.txt" "$stamp"; 
 fi
 "$venv/bin/python" -c 'import importlib.metadata as m; print("interop: python", __import__("sys").version.split()[0], "| mcp", m.version("mcp"), "| websockets", m.version("websockets"))'
 
-exec "$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@"
+# npm ci of one of the directories under tests/interop into target/NAME;
+# prints the install directory, or nothing when it could not be installed.
+npm_install() {
+    local from="$here/$1" to="$root/target/$2"
+    if [[ ! -d "$to/node_modules" ]] || ! cmp -s "$from/package-lock.json" "$to/package-lock.json"; then
+        echo "interop: installing $1/ into target/$2" >&2
+        rm -rf "$to" && mkdir -p "$to"
+        cp "$from/package.json" "$from/package-lock.json" "$to/"
+        (cd "$to" && npm ci --no-audit --no-fund --loglevel=error >&2) || rm -rf "$to/node_modules"
+    fi
+    [[ -d "$to/node_modules" ]] && echo "$to"
+}
+
+status=0
+"$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@" || status=$?
+fixture_server="$(dirname "$binary")/fixture-server"
+if [[ -x "$fixture_server" ]]; then
+    ts_args=()
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        echo "interop: no node/npm: the TypeScript SDK check SKIPPED" >&2
+    elif node_dir="$(npm_install ts interop-node)"; then
+        cp "$here/ts/client.mjs" "$node_dir/"
+        ts_args=(--ts-client "$node_dir")
+    else
+        echo "interop: the TypeScript SDK could not be installed (package registry?): its check SKIPPED" >&2
+    fi
+    echo "interop: both eras over Streamable HTTP and stdio (eras.py, fixture-server)"
+    "$venv/bin/python" "$here/eras.py" "$fixture_server" "${ts_args[@]}" || status=1
+else
+    echo "interop: no fixture-server beside $binary: eras.py FAILED (build it: cargo build -p ide-mcp-tests --bin fixture-server)" >&2
+    status=1
+fi
+
+if [[ -x "$fixture_server" ]] && command -v npm >/dev/null; then
+    if conformance_dir="$(npm_install conformance interop-conformance)"; then
+        echo "interop: the official conformance suite's server scenarios (conformance/)"
+        workspace="$(mktemp -d)"
+        "$fixture_server" http "$workspace" >"$workspace/.address" &
+        server_pid=$!
+        for _ in $(seq 100); do [[ -s "$workspace/.address" ]] && break; sleep 0.1; done
+        read -r url token <"$workspace/.address" || true
+        IDE_MCP_TOKEN="$token" NODE_OPTIONS="--import $here/conformance/inject-auth.mjs" \
+            "$conformance_dir/node_modules/.bin/conformance" server --url "$url" \
+            --expected-failures "$here/conformance/expected-failures.yml" \
+            -o "$conformance_dir/results" >"$conformance_dir/run.log" 2>&1 || {
+            echo "interop: the conformance suite FAILED (log: target/interop-conformance/run.log)" >&2
+            sed -n '/=== SUMMARY ===/,$p' "$conformance_dir/run.log" >&2
+            status=1
+        }
+        grep -E "^Total|Baseline" "$conformance_dir/run.log" || true
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        rm -rf "$workspace"
+    else
+        echo "interop: the conformance suite could not be installed (package registry?): SKIPPED" >&2
+    fi
+fi
+exit "$status"

@@ -9,7 +9,8 @@ Usage: python sdk_client.py BINARY REPO_ROOT [--mode stdio|ws|fixture|repo]...
 Modes (default: stdio ws fixture):
   stdio    `serve --stdio --diagnostics none` on the repository, with an
            open editor and a selection: all five tools, their exact shapes;
-           then the SDK's high-level `Client` (mode "auto") on a second one.
+           then the SDK's high-level `Client` (mode "auto", 2026-07-28) on a
+           second one.
   ws       `serve --diagnostics none` on the repository over the Claude Code
            IDE WebSocket: lockfile, 401 without the token, 403 with an
            Origin, all five tools with the token, `Client` on a second
@@ -63,6 +64,8 @@ TOOLS = {
     "getWorkspaceFolders",
     "getDiagnostics",
     "checkDocumentDirty",
+    "closeAllDiffTabs",
+    "openFile",
 }
 SEVERITIES = {"Error", "Warning", "Info", "Hint"}
 AUTH_HEADER = "x-claude-code-ide-authorization"
@@ -196,7 +199,7 @@ async def initialize_and_list(session: ClientSession, what: str) -> None:
 
     listed = await session.list_tools()
     names = [tool.name for tool in listed.tools]
-    check(set(names) == TOOLS and len(names) == len(TOOLS), f"{what}: tools/list has exactly the five tools", names)
+    check(set(names) == TOOLS and len(names) == len(TOOLS), f"{what}: tools/list has exactly the IDE tools", names)
     for tool in listed.tools:
         check(
             isinstance(tool.input_schema, dict) and tool.input_schema.get("type") == "object",
@@ -246,17 +249,18 @@ async def check_dirty_and_errors(session: ClientSession, path: str, what: str) -
 async def check_high_level_client(server: Any, root: str, what: str) -> None:
     """mcp 2.x's default entry point, `Client` (mode "auto"), on a new connection.
 
-    It first probes `server/discover` (the 2026-07-28 revision, which we do
-    not speak) and must fall back to the `initialize` handshake.
+    It first probes `server/discover` and, finding 2026-07-28 there, sends
+    every request stateless (no `initialize`), each validated against the
+    2026-07-28 schema (`resultType`, the cache hints of `tools/list`).
     """
     async with Client(server, read_timeout_seconds=ANSWER_SECONDS) as client:
         version = client.session.protocol_version
-        check(version in CLI_VERSIONS, f"{what}: Client (mode auto) falls back to initialize", version)
+        check(version == "2026-07-28", f"{what}: Client (mode auto) speaks 2026-07-28 after server/discover", version)
         listed = await client.list_tools()
-        check({tool.name for tool in listed.tools} == TOOLS, f"{what}: Client lists the five tools", [t.name for t in listed.tools])
+        check({tool.name for tool in listed.tools} == TOOLS, f"{what}: Client lists the IDE tools", [t.name for t in listed.tools])
         folders = tool_json(await client.call_tool("getWorkspaceFolders", {}), "getWorkspaceFolders")
         check(folders.get("rootPath") == root, f"{what}: Client calls getWorkspaceFolders", folders)
-    print(f"  mcp.client.Client (mode auto): server/discover refused, fell back to initialize ({version})")
+    print(f"  mcp.client.Client (mode auto): server/discover, then stateless requests ({version})")
 
 
 # --- modes -------------------------------------------------------------------

@@ -58,7 +58,7 @@ async fn assert_refused(port: u16, request: &[u8], status: u16, case: &str) {
     );
     let (head, body) = text.split_once("\r\n\r\n").expect("a complete response");
     assert!(
-        !head.to_ascii_lowercase().contains("upgrade"),
+        !head.to_ascii_lowercase().contains("sec-websocket-accept"),
         "{case}: {head}"
     );
     assert!(!body.contains("jsonrpc"), "{case}: {body:?}");
@@ -173,6 +173,98 @@ async fn wrong_missing_or_misplaced_tokens_get_401_and_no_mcp_bytes() {
             "{name}"
         );
     }
+}
+
+/// The body of a refused request, after [`assert_refused`] checked the rest.
+async fn refusal_body(port: u16, request: &[u8]) -> String {
+    let (response, _) = raw_exchange(port, request).await;
+    let text = String::from_utf8_lossy(&response);
+    text.split_once("\r\n\r\n").unwrap().1.to_owned()
+}
+
+#[tokio::test]
+async fn requests_that_are_not_upgrades_get_a_complete_refusal_saying_why() {
+    let server = read_server();
+    let (handle, _dir) = serve(&server, WsOptions::default()).await;
+    let port = handle.port();
+    let host = format!("Host: 127.0.0.1:{port}\r\n");
+    let token = auth(handle.auth_token());
+    // What a browser's address bar or `curl` sends: no upgrade.
+    let curl = format!("GET / HTTP/1.1\r\n{host}User-Agent: curl/8.5.0\r\nAccept: */*\r\n\r\n");
+    let version_8 = String::from_utf8(upgrade(port, None, &token))
+        .unwrap()
+        .replace("Version: 13", "Version: 8");
+    let keyless = String::from_utf8(upgrade(port, None, &token))
+        .unwrap()
+        .replace("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", "");
+    let cases: Vec<(&str, String, u16)> = vec![
+        ("curl", curl.clone(), 426),
+        (
+            "curl with the token",
+            format!("GET / HTTP/1.1\r\n{host}{token}\r\n"),
+            426,
+        ),
+        ("HTTP/1.0", format!("GET / HTTP/1.0\r\n{host}\r\n"), 426),
+        (
+            "upgrade to h2c",
+            format!("GET / HTTP/1.1\r\n{host}Connection: Upgrade\r\nUpgrade: h2c\r\n\r\n"),
+            426,
+        ),
+        (
+            "Upgrade without Connection",
+            format!("GET / HTTP/1.1\r\n{host}Upgrade: websocket\r\n\r\n"),
+            426,
+        ),
+        ("WebSocket version 8", version_8, 426),
+        ("no Sec-WebSocket-Key", keyless, 400),
+        (
+            "POST",
+            format!("POST / HTTP/1.1\r\n{host}Content-Length: 2\r\n\r\n{{}}"),
+            405,
+        ),
+        ("OPTIONS", format!("OPTIONS * HTTP/1.1\r\n{host}\r\n"), 405),
+        (
+            "not HTTP",
+            "\x16\x03\x01\x02\x00\x01\x00\x01\x7c\x03\x03\r\n\r\n".to_owned(),
+            400,
+        ),
+        (
+            "a JSON-RPC message",
+            format!("{}\r\n\r\n", support::INIT),
+            400,
+        ),
+        (
+            "a head over 16 KiB",
+            format!(
+                "GET / HTTP/1.1\r\n{host}X-Pad: {}\r\n\r\n",
+                "a".repeat(17 << 10)
+            ),
+            431,
+        ),
+        (
+            "65 headers",
+            format!("GET / HTTP/1.1\r\n{host}{}\r\n", "X-A: b\r\n".repeat(64)),
+            431,
+        ),
+    ];
+    for (case, request, status) in &cases {
+        assert_refused(port, request.as_bytes(), *status, case).await;
+    }
+    // The body says why, in a line a person reads.
+    assert_eq!(
+        refusal_body(port, curl.as_bytes()).await,
+        "this is a WebSocket endpoint (the Claude Code IDE protocol): connect with a WebSocket client\n"
+    );
+    let (response, _) = raw_exchange(port, curl.as_bytes()).await;
+    assert!(
+        String::from_utf8_lossy(&response).contains("\r\nUpgrade: websocket\r\n"),
+        "426 names the protocol to upgrade to"
+    );
+    let (response, _) = raw_exchange(port, cases[7].1.as_bytes()).await;
+    assert!(String::from_utf8_lossy(&response).contains("\r\nAllow: GET\r\n"));
+    // The server still upgrades a proper request afterwards.
+    let mut client = support::initialized(&handle).await;
+    support::assert_alive(&mut client, 1).await;
 }
 
 #[tokio::test]

@@ -8,6 +8,9 @@
 //! uses `#[mcp_tool]` tools and the real five tools over ports that fail.
 
 mod support;
+// `hang` and `slow`, shared with the child server.
+#[path = "../src/slow_tools.rs"]
+mod slow_tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,19 +49,6 @@ async fn panic_later() -> String {
 #[mcp_tool(blocking)]
 fn panic_blocking() -> String {
     panic!("injected panic (blocking)")
-}
-
-/// Never finishes.
-#[mcp_tool]
-async fn hang() -> String {
-    std::future::pending().await
-}
-
-/// Finishes after `ms` milliseconds.
-#[mcp_tool]
-async fn slow(ms: u64) -> String {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    format!("slept {ms} ms")
 }
 
 /// Returns `mb` MiB of text.
@@ -276,9 +266,11 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
     }
     // The connection is full, yet still reads: one more call of a hanging
     // tool is refused at once, a ping and an inline tool are answered.
-    let (code, text) = error_of(&ask(&mut client, &call(1000, "hang", "{}")).await);
-    assert_eq!(code, -32603);
-    assert!(text.contains("too many requests in flight"), "{text}");
+    let refused = ask(&mut client, &call(1000, "hang", "{}")).await;
+    assert_eq!(
+        refused,
+        r#"{"jsonrpc":"2.0","id":1000,"error":{"code":-32030,"message":"too many requests in flight on this connection (64); wait for answers or cancel some, then call `hang` again","data":{"reason":"tooManyRequestsInFlight","limit":64}}}"#
+    );
     assert_alive(&mut client, 1001).await;
     let tabs = json(&ask(&mut client, &call(1002, "getOpenEditors", "{}")).await);
     assert!(tabs["result"]["content"][0]["text"].is_string());
@@ -300,10 +292,15 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
     let shutdown = tokio::spawn(handle.shutdown());
     let mut answered = Vec::new();
     for _ in 0..limit {
-        let (code, text) = error_of(&recv(&mut client).await);
-        assert_eq!(code, -32603);
-        assert!(text.contains("shutting down"), "{text}");
-        answered.push(text);
+        let answer = recv(&mut client).await;
+        let id = json(&answer)["id"].as_u64().unwrap();
+        assert_eq!(
+            answer,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32031,"message":"`hang` was cancelled: the server is shutting down","data":{{"reason":"shutdown"}}}}}}"#
+            )
+        );
+        answered.push(id);
     }
     assert_eq!(close_code(&mut client).await, Some(CloseCode::Away));
     tokio::time::timeout(WAIT, shutdown).await.unwrap().unwrap();
@@ -327,9 +324,10 @@ async fn calls_still_running_when_stdio_input_ends_are_answered_within_a_bound()
     assert!(started.elapsed() < Duration::from_secs(8));
     assert_eq!(rest.len(), 2, "{rest:?}");
     assert_eq!(json(&rest[0])["id"], 2);
-    let (code, text) = error_of(&rest[1]);
-    assert_eq!((code, json(&rest[1])["id"].as_u64()), (-32603, Some(1)));
-    assert!(text.contains("did not finish in time"), "{text}");
+    assert_eq!(
+        rest[1],
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32031,"message":"`hang` was cancelled: the input ended and the call did not finish in time","data":{"reason":"inputEnded"}}}"#
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -519,10 +517,19 @@ async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
     for _ in 0..8 {
         clients.push(initialized(&handle).await);
     }
+    // Token holders beyond the maximum: each gets a complete 503.
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         X-Claude-Code-Ide-Authorization: {}\r\n\r\n",
+        handle.auth_token()
+    );
     let flood: Vec<_> = (0..200)
         .map(|_| {
+            let request = request.clone();
             tokio::spawn(async move {
                 let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+                stream.write_all(request.as_bytes()).await.unwrap();
                 let mut response = Vec::new();
                 let _ = tokio::time::timeout(WAIT, stream.read_to_end(&mut response)).await;
                 String::from_utf8_lossy(&response).into_owned()
@@ -533,7 +540,9 @@ async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
     for task in flood {
         let response = task.await.unwrap();
         assert!(
-            response.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            response.starts_with("HTTP/1.1 503 Service Unavailable\r\n")
+                && response
+                    .ends_with("\r\n\r\ntoo many connections; try again when one has closed\n"),
             "{response:?}"
         );
         refused += 1;
@@ -560,30 +569,11 @@ async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
     }
 }
 
-/// The child side of the process tests: serves the fault tools from the
-/// config directory in `IDE_MCP_FAULTS_CHILD` until a signal.
-#[tokio::test]
-async fn child_server() {
-    let Some(dir) = std::env::var_os("IDE_MCP_FAULTS_CHILD") else {
-        return;
-    };
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
-    let handle = server
-        .serve_ws(WsOptions {
-            config_dir: Some(PathBuf::from(dir)),
-            workspace_folders: vec!["/ws".to_owned()],
-            ..WsOptions::default()
-        })
-        .await
-        .unwrap();
-    handle.run_until_signal().await.unwrap();
-}
-
-/// Starts [`child_server`] in a child process and waits for its lockfile.
+/// Starts `src/bin/signal_server.rs` (the five tools, `hang` and `slow`)
+/// in a child process and waits for its lockfile.
 async fn spawn_child(dir: &Path) -> (tokio::process::Child, PathBuf, u16, String) {
-    let child = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_server", "--test-threads=1", "--quiet"])
-        .env("IDE_MCP_FAULTS_CHILD", dir)
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_signal_server"))
+        .arg(dir)
         .stdout(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
@@ -665,8 +655,9 @@ async fn signal_with_calls_in_flight(signal: &str) {
     for _ in 0..2 {
         let answer = recv(&mut client).await;
         let (code, text) = error_of(&answer);
-        assert_eq!(code, -32603);
+        assert_eq!(code, -32031);
         assert!(text.contains("shutting down"), "{text}");
+        assert_eq!(json(&answer)["error"]["data"]["reason"], "shutdown");
         ids.push(json(&answer)["id"].as_u64().unwrap());
     }
     ids.sort_unstable();
@@ -695,4 +686,25 @@ async fn sigterm_answers_in_flight_calls_and_removes_the_lockfile() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_answers_in_flight_calls_and_removes_the_lockfile() {
     signal_with_calls_in_flight("INT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_nothing_running_exits_cleanly_and_removes_the_lockfile() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, lockfile, port, _token) = spawn_child(dir.path()).await;
+    let content: ide_mcp_runtime::lockfile::LockfileContent =
+        serde_json::from_slice(&std::fs::read(&lockfile).unwrap()).unwrap();
+    assert_eq!(content.pid, child.id().unwrap());
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &content.pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    assert!(!lockfile.exists());
+    assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err());
 }

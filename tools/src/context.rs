@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwapOption;
 use ide_mcp_runtime::PreparedResult;
 
+use crate::open_file::FileOpener;
 use crate::ports::{BufferStore, DiagnosticsQuery, EditorAccess};
 
 /// What the read tools read: the editor's ports and the workspace folders.
@@ -21,6 +22,7 @@ pub struct ReadContext {
     editor: Option<Arc<dyn EditorAccess>>,
     buffers: Option<Arc<dyn BufferStore>>,
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
+    opener: Option<Arc<dyn FileOpener>>,
     workspace_folders: Arc<[PathBuf]>,
     pub(crate) diagnostics_cache: Arc<DiagnosticsCache>,
     pub(crate) open_editors_cache: Arc<OpenEditorsCache>,
@@ -66,6 +68,11 @@ impl ReadContext {
         self.diagnostics.as_deref()
     }
 
+    /// The file opener (`openFile`), if any.
+    pub fn opener(&self) -> Option<&dyn FileOpener> {
+        self.opener.as_deref()
+    }
+
     /// The workspace folders, first one the root.
     pub fn workspace_folders(&self) -> &[PathBuf] {
         &self.workspace_folders
@@ -82,6 +89,7 @@ impl fmt::Debug for ReadContext {
             .field("editor", &self.editor.is_some())
             .field("buffers", &self.buffers.is_some())
             .field("diagnostics", &self.diagnostics.is_some())
+            .field("opener", &self.opener.is_some())
             .field("workspace_folders", &self.workspace_folders)
             .finish_non_exhaustive()
     }
@@ -107,6 +115,7 @@ pub struct ReadContextBuilder {
     editor: Option<Arc<dyn EditorAccess>>,
     buffers: Option<Arc<dyn BufferStore>>,
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
+    opener: Option<Arc<dyn FileOpener>>,
     workspace_folders: Vec<PathBuf>,
 }
 
@@ -116,6 +125,7 @@ impl fmt::Debug for ReadContextBuilder {
             .field("editor", &self.editor.is_some())
             .field("buffers", &self.buffers.is_some())
             .field("diagnostics", &self.diagnostics.is_some())
+            .field("opener", &self.opener.is_some())
             .field("workspace_folders", &self.workspace_folders)
             .finish()
     }
@@ -137,6 +147,13 @@ impl ReadContextBuilder {
     /// Sets the diagnostics port.
     pub fn diagnostics(mut self, diagnostics: Arc<dyn DiagnosticsQuery>) -> Self {
         self.diagnostics = Some(diagnostics);
+        self
+    }
+
+    /// Sets the file opener (`openFile`); without one, `openFile` answers a
+    /// failure result.
+    pub fn opener(mut self, opener: Arc<dyn FileOpener>) -> Self {
+        self.opener = Some(opener);
         self
     }
 
@@ -162,6 +179,7 @@ impl ReadContextBuilder {
             editor: self.editor,
             buffers: self.buffers,
             diagnostics: self.diagnostics,
+            opener: self.opener,
             workspace_folders: self.workspace_folders.into(),
             diagnostics_cache: Arc::default(),
             open_editors_cache: Arc::default(),

@@ -81,9 +81,11 @@
 mod context;
 pub mod current_selection;
 pub mod diagnostics;
+pub mod diff_tabs;
 pub mod document_dirty;
 pub mod memory;
 pub mod open_editors;
+pub mod open_file;
 pub mod ports;
 pub mod position;
 pub mod selection;
@@ -95,8 +97,10 @@ pub use current_selection::{SelectionState, current_selection_result, get_curren
 pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
 };
+pub use diff_tabs::close_all_diff_tabs;
 pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
+pub use open_file::{FileOpener, OpenFileFuture, OpenFileRequest, open_file};
 pub use ports::{
     BufferId, BufferStore, DiagnosticsQuery, Document, DocumentHandle, EditorAccess,
     FileDiagnostics, OpenBuffer, Selection, SettleFuture,

@@ -9,13 +9,18 @@ use ide_mcp_tools::{BufferId, ReadContext};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use serde_json::{Value, json};
 
-const NAMES: [&str; 5] = [
+const NAMES: [&str; 7] = [
     "checkDocumentDirty",
+    "closeAllDiffTabs",
     "getCurrentSelection",
     "getDiagnostics",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "openFile",
 ];
+
+/// The tools that act on the editor rather than read it.
+const ACTING: [&str; 2] = ["closeAllDiffTabs", "openFile"];
 
 /// Calls tool `name` through its registered shim, as `tools/call` does.
 async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
@@ -72,13 +77,14 @@ fn workspace() -> ReadContext {
 }
 
 #[test]
-fn exactly_the_five_tools_are_registered() {
+fn exactly_the_ide_tools_are_registered() {
     let registry = Registry::global().expect("the registry builds");
     assert_eq!(registry.names().collect::<Vec<_>>(), NAMES);
     for tool in registry.tools() {
+        let read_only = !ACTING.contains(&tool.def.name);
         assert_eq!(
             tool.def.annotations.read_only_hint,
-            Some(true),
+            read_only.then_some(true),
             "{}",
             tool.def.name
         );

@@ -4,11 +4,12 @@
 //! ```text
 //! bench-server --stdio --editors 1000 --diagnostics 10000 --selection-bytes 100
 //! bench-server --ws 4711 --token <32+ chars> --editors 1000 --diagnostics 10000
+//! bench-server --http 4712 --token <32+ chars>
 //! ```
 
 use clap::Parser;
 use ide_mcp_benches::synth::{self, ServerArgs};
-use ide_mcp_runtime::WsOptions;
+use ide_mcp_runtime::{HttpOptions, WsOptions};
 
 /// Where and how big.
 #[derive(Parser, Debug)]
@@ -36,10 +37,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })
                 .await?;
             handle.run_until_signal().await?;
+        } else if let Some(port) = cli.server.http {
+            let handle = server
+                .serve_http(HttpOptions {
+                    port: Some(port),
+                    auth_token: cli.server.token.clone(),
+                    ..HttpOptions::default()
+                })
+                .await?;
+            tokio::signal::ctrl_c().await?;
+            handle.shutdown().await;
         } else if cli.server.stdio {
             server.serve_stdio().await?;
         } else {
-            return Err("give --stdio or --ws PORT --token T".into());
+            return Err("give --stdio, --ws PORT --token T or --http PORT --token T".into());
         }
         Ok(())
     })

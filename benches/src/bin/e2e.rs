@@ -1,6 +1,8 @@
 //! The end-to-end benchmark against the speed of light: runs `bench-server`
 //! (ours) and `floor-server` (no work) alternately, A B A B …, for each tool,
-//! concurrency and transport, and prints medians and ratios as a Markdown table.
+//! concurrency and transport (`ws`, `stdio`, `http`: 2026-07-28 stateless
+//! requests on keep-alive connections, `http-session`: a 2025-11-25 session),
+//! and prints medians and ratios as a Markdown table.
 //!
 //! ```text
 //! cargo build --release -p ide-mcp-benches
@@ -16,6 +18,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use ide_mcp_benches::client::{Connection, Error, Report, Target, run_load};
+use ide_mcp_benches::http_client::{HttpTarget, run_http_load};
 use tokio::process::{Child, Command};
 
 #[derive(Parser, Debug)]
@@ -36,7 +39,7 @@ struct Cli {
     /// Concurrency levels.
     #[arg(long, value_delimiter = ',', default_values_t = [1_usize, 16])]
     concurrency: Vec<usize>,
-    /// Transports: `ws`, `stdio`.
+    /// Transports: `ws`, `stdio`, `http`, `http-session`.
     #[arg(long, value_delimiter = ',', default_values_t = ["ws".to_owned(), "stdio".to_owned()])]
     transports: Vec<String>,
     /// Tools (default: the five).
@@ -82,8 +85,9 @@ async fn start(bin: &Path, transport: &str, cli: &Cli) -> Result<Running, Error>
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
+    let flag = if transport == "ws" { "--ws" } else { "--http" };
     let child = Command::new(bin)
-        .args(["--ws", &port.to_string(), "--token", TOKEN])
+        .args([flag, &port.to_string(), "--token", TOKEN])
         .args(&sizes)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -117,18 +121,43 @@ async fn measure(
     cli: &Cli,
 ) -> Result<Report, Error> {
     let mut running = start(bin, transport, cli).await?;
-    let mut conn = Connection::open(&running.target).await?;
     let params = format!(r#"{{"name":"{tool}","arguments":{}}}"#, arguments(tool));
-    let report = run_load(
-        &mut conn,
-        "tools/call",
-        &params,
-        concurrency,
-        cli.warmup,
-        cli.requests,
-    )
-    .await;
-    conn.close().await;
+    let report = if let Some(stateless) = match transport {
+        "http" => Some(true),
+        "http-session" => Some(false),
+        _ => None,
+    } {
+        let Target::Ws { port, token } = running.target.clone() else {
+            return Err("an HTTP server runs on a port".into());
+        };
+        let target = HttpTarget {
+            port,
+            token,
+            stateless,
+        };
+        let load = run_http_load(
+            &target,
+            "tools/call",
+            &params,
+            concurrency,
+            cli.warmup,
+            cli.requests,
+        );
+        load.await
+    } else {
+        let mut conn = Connection::open(&running.target).await?;
+        let report = run_load(
+            &mut conn,
+            "tools/call",
+            &params,
+            concurrency,
+            cli.warmup,
+            cli.requests,
+        )
+        .await;
+        conn.close().await;
+        report
+    };
     if let Some(mut child) = running.child.take() {
         let _ = child.kill().await;
     }

@@ -12,15 +12,18 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub(crate) mod lsp;
+pub(crate) mod neovim;
 pub(crate) mod stdio;
 pub(crate) mod ws;
 
-pub(crate) const TOOL_NAMES: [&str; 5] = [
+pub(crate) const TOOL_NAMES: [&str; 7] = [
     "checkDocumentDirty",
+    "closeAllDiffTabs",
     "getCurrentSelection",
     "getDiagnostics",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "openFile",
 ];
 
 /// Generous: the fixture's first check runs on a machine shared with builds.

@@ -11,9 +11,10 @@ use ropey::Rope;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::envelope::{DocumentId, Envelope, uri_path};
+use super::envelope::{DocumentId, Envelope};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
+use crate::uri::uri_path;
 use crate::workspace::{EditorInfo, WorkspaceEvent};
 
 /// The private notification [`Observer::replay`] uses to restore the

@@ -2,10 +2,7 @@
 //! and the few bodies the observer writes itself.
 
 use std::borrow::Cow;
-use std::path::Path;
-use std::sync::Arc;
 
-use ide_mcp_tools::uri::PathInput;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -81,19 +78,6 @@ pub(crate) fn response(id: &RawValue, result: &[u8]) -> Vec<u8> {
     body
 }
 
-/// The file a document URI names: its percent-decoded path (LSP URIs are
-/// always encoded); `None` for other schemes (`untitled:`).
-pub(crate) fn uri_path(uri: &str) -> Option<Arc<Path>> {
-    let input = PathInput::parse(uri)?;
-    if !uri
-        .get(..5)
-        .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
-    {
-        return None;
-    }
-    input.candidates().last().map(Arc::from)
-}
-
 /// `{"uri"}`: a `textDocument` member.
 #[derive(Debug, Deserialize)]
 pub(crate) struct DocumentId {
@@ -113,11 +97,5 @@ mod tests {
         assert!(Envelope::parse(b"{nope").is_none());
         let reply = response(envelope.id.unwrap(), b"null");
         assert_eq!(reply, br#"{"jsonrpc":"2.0","id":"x","result":null}"#);
-        assert_eq!(
-            uri_path("file:///a/work%20space/x.c").as_deref(),
-            Some(Path::new("/a/work space/x.c"))
-        );
-        assert_eq!(uri_path("untitled:Untitled-1"), None);
-        assert_eq!(uri_path("/plain/path"), None);
     }
 }

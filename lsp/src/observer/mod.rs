@@ -32,8 +32,9 @@ pub use replay::Replayed;
 
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
+use crate::uri::uri_path;
 use crate::workspace::{LspWorkspace, StreamId};
-use envelope::{Id, uri_path};
+use envelope::Id;
 
 /// How many of the editor's requests the observer tracks while they await
 /// the server's answer (code actions, pull diagnostics); past this, the

@@ -9,14 +9,12 @@
 //! (a private `$/ide-mcp/selection` notification, which the observer swallows;
 //! every stream's replay carries it, so the one replayed last restores it).
 
-use std::path::Path;
-
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
 
 use super::client::REPLAY_SELECTION;
 use super::{MirrorDoc, Observer};
 use crate::mirror::{PositionEncoding, from_utf16};
+use crate::uri::encoded_file_uri;
 use ide_mcp_tools::{BufferStore, EditorAccess};
 
 /// One replayed message body, and which side it comes from.
@@ -26,22 +24,6 @@ pub enum Replayed {
     FromClient(Vec<u8>),
     /// Feed to [`Observer::from_server`].
     FromServer(Vec<u8>),
-}
-
-/// What a path keeps unencoded in a `file://` URI.
-const PATH: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'/')
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// The percent-encoded `file://` URI of `path`.
-fn file_uri(path: &Path) -> String {
-    format!(
-        "file://{}",
-        utf8_percent_encode(&path.to_string_lossy(), PATH)
-    )
 }
 
 const REPLAY_ID: &str = "ide-mcp/replay";
@@ -89,7 +71,7 @@ impl Observer {
             out.push(Replayed::FromClient(body(&json!({
                 "jsonrpc": "2.0",
                 "method": REPLAY_SELECTION,
-                "params": {"uri": file_uri(path), "range": {"start": selection.start, "end": selection.end}},
+                "params": {"uri": encoded_file_uri(path), "range": {"start": selection.start, "end": selection.end}},
             }))));
         }
         out
@@ -111,7 +93,7 @@ impl Observer {
             .folders
             .iter()
             .map(
-                |f| json!({"uri": file_uri(f), "name": f.file_name().map(|n| n.to_string_lossy())}),
+                |f| json!({"uri": encoded_file_uri(f), "name": f.file_name().map(|n| n.to_string_lossy())}),
             )
             .collect();
         let mut capabilities =
@@ -180,7 +162,7 @@ impl Observer {
                     }
                     (uri.clone(), Some(doc.version))
                 }
-                None => (file_uri(&path), None),
+                None => (encoded_file_uri(&path), None),
             };
             let mut params = json!({"uri": uri, "diagnostics": diagnostics});
             if let Some(version) = version {

@@ -10,9 +10,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::code_action::SEND_SELECTION_COMMAND;
-use super::envelope::{Envelope, response, uri_path};
+use super::envelope::{Envelope, response};
 use super::{Observer, ServerVerdict, Tracked};
 use crate::mirror::{PositionEncoding, to_utf16};
+use crate::uri::uri_path;
 
 /// A pull-diagnostics report (`textDocument/diagnostic`'s result, and each
 /// of its `relatedDocuments`).
@@ -77,6 +78,9 @@ impl Observer {
         };
         let caps = &result["capabilities"];
         self.server.encoding = PositionEncoding::from_name(caps["positionEncoding"].as_str());
+        self.ws
+            .requests
+            .set_encoding(self.stream, self.server.encoding);
         self.server.saves = match &caps["textDocumentSync"]["save"] {
             Value::Bool(save) => *save,
             Value::Object(_) => true,

@@ -3,6 +3,7 @@
 
 mod diagnostics;
 mod documents;
+mod open_file;
 mod requests;
 
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ pub struct EditorInfo {
 pub struct LspWorkspace {
     pub(crate) documents: Documents,
     pub(crate) diagnostics: Arc<Diagnostics>,
-    pub(crate) requests: EditorRequests,
+    pub(crate) requests: Arc<EditorRequests>,
     editor: watch::Sender<Option<EditorInfo>>,
     folders_override: Mutex<Option<Vec<PathBuf>>>,
     events: broadcast::Sender<WorkspaceEvent>,
@@ -101,7 +102,7 @@ impl LspWorkspace {
         Self {
             documents: Documents::default(),
             diagnostics: Arc::new(Diagnostics::new(bound)),
-            requests: EditorRequests::default(),
+            requests: Arc::default(),
             editor: watch::Sender::new(None),
             folders_override: Mutex::new(None),
             events: broadcast::Sender::new(EVENT_CAPACITY),
@@ -186,13 +187,15 @@ impl LspWorkspace {
         let _ = self.events.send(event);
     }
 
-    /// A [`ReadContext`] builder with the three ports set to this workspace
+    /// A [`ReadContext`] builder with the three ports and the file opener
+    /// (`openFile` through `window/showDocument`) set to this workspace
     /// and the [workspace folders](Self::workspace_folders) added.
     pub fn read_context(self: &Arc<Self>) -> ReadContextBuilder {
         ReadContext::builder()
             .editor(self.clone())
             .buffers(self.clone())
             .diagnostics(self.clone())
+            .opener(self.clone())
             .workspace_folders(self.workspace_folders())
     }
 

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::StreamId;
 use crate::framing::Message;
+use crate::mirror::PositionEncoding;
 
 /// The prefix of the ids of requests sent toward the editor.
 pub const EDITOR_REQUEST_PREFIX: &str = "ide-mcp/";
@@ -61,6 +62,7 @@ struct Route {
     stream: StreamId,
     queue: mpsc::Sender<Message>,
     show_document: bool,
+    encoding: PositionEncoding,
 }
 
 type Answer = Result<Value, String>;
@@ -85,6 +87,7 @@ impl EditorRequests {
             stream,
             queue,
             show_document: false,
+            encoding: PositionEncoding::default(),
         });
         rx
     }
@@ -97,6 +100,21 @@ impl EditorRequests {
         for route in lock(&self.routes).iter_mut().filter(|r| r.stream == stream) {
             route.show_document = supported;
         }
+    }
+
+    pub(crate) fn set_encoding(&self, stream: StreamId, encoding: PositionEncoding) {
+        for route in lock(&self.routes).iter_mut().filter(|r| r.stream == stream) {
+            route.encoding = encoding;
+        }
+    }
+
+    /// The position encoding of the stream [`show_document`](Self::show_document)
+    /// would use; `None` when no stream's editor supports it.
+    pub(crate) fn show_document_encoding(&self) -> Option<PositionEncoding> {
+        lock(&self.routes)
+            .iter()
+            .find(|r| r.show_document && !r.queue.is_closed())
+            .map(|r| r.encoding)
     }
 
     /// Sends `window/showDocument` with `params` on a stream whose editor

@@ -6,8 +6,9 @@ use std::io;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::connection::{self, Outbox, Recv, Wire};
+use crate::connection;
 use crate::server::Server;
+use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// How many messages may wait in each direction of an in-memory connection.
 pub const MEMORY_QUEUE: usize = 64;
@@ -127,9 +128,7 @@ impl Server {
             tx: server_tx,
             current: Vec::new(),
         };
-        let limits = connection::Limits {
-            write_timeout: std::time::Duration::from_hours(365 * 24),
-        };
+        let limits = Limits::with_write_timeout(std::time::Duration::from_hours(365 * 24));
         let task = tokio::spawn(connection::run(self.clone(), wire, limits, None));
         MemoryClient {
             tx: Some(client_tx),

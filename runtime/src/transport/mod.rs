@@ -1,9 +1,18 @@
-//! Transports: the Claude Code IDE WebSocket server, newline-delimited stdio,
-//! and the in-memory twin used by tests and benchmarks.
+//! Transports: the Claude Code IDE WebSocket server, MCP's Streamable HTTP,
+//! newline-delimited stdio, and the in-memory twin used by tests and
+//! benchmarks.
 
+mod admission;
+pub mod http;
+mod http_check;
+mod http_route;
+mod http_session;
+mod http_stateless;
 pub mod memory;
 pub mod stdio;
 pub mod upgrade;
+pub mod websocket;
+pub mod wire;
 pub mod ws;
 
 /// The largest message accepted: a WebSocket message or frame, or a stdio line.

@@ -10,9 +10,10 @@ use tokio::io::{
     AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader,
 };
 
-use crate::connection::{self, Outbox, Recv, Wire};
+use crate::connection;
 use crate::server::Server;
 use crate::transport::MAX_MESSAGE_BYTES;
+use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// How long a write may wait on a client that does not read stdout.
 const STDIO_WRITE_TIMEOUT: Duration = Duration::from_mins(1);
@@ -91,7 +92,7 @@ where
     async fn send(&mut self, out: &Outbox) -> io::Result<()> {
         // One write and one flush for everything ready: the buffer already
         // holds each message followed by its newline.
-        self.writer.write_all(&out.buf).await?;
+        self.writer.write_all(out.bytes()).await?;
         self.writer.flush().await
     }
 
@@ -117,9 +118,7 @@ impl Server {
             taken: false,
             discarding: false,
         };
-        let limits = connection::Limits {
-            write_timeout: STDIO_WRITE_TIMEOUT,
-        };
+        let limits = Limits::with_write_timeout(STDIO_WRITE_TIMEOUT);
         connection::run(self.clone(), wire, limits, None).await
     }
 
@@ -190,7 +189,9 @@ impl StdioOutput {
         {
             use std::os::fd::AsFd as _;
             if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
-                // Best effort: a pipe keeps its size when the system refuses.
+                // Best effort: a pipe keeps its size when the system refuses
+                // (and on systems other than Linux, which cannot resize one).
+                #[cfg(any(target_os = "linux", target_os = "android"))]
                 if rustix::pipe::fcntl_setpipe_size(&fd, STDOUT_PIPE_BYTES).is_err() {
                     tracing::debug!("stdout's pipe could not be enlarged");
                 }

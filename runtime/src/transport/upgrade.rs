@@ -1,12 +1,14 @@
 //! The checks on a WebSocket upgrade request, made before any upgrade: no
-//! browser, no DNS rebinding, the right token.
+//! browser, no DNS rebinding, a real upgrade, the right token. Every refusal
+//! is a complete HTTP response with a status that says why and a short body.
 //!
 //! In 2025 the IDE servers of the official extensions accepted connections
 //! from any web page (CVE-2025-52882); these checks are why ours does not.
 
+use std::fmt::Write as _;
+
 use subtle::ConstantTimeEq as _;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 /// The header carrying the auth token (matched case-insensitively, as every
 /// HTTP header name is).
@@ -16,64 +18,194 @@ pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
 /// refuses a server that does not select it).
 const SUBPROTOCOL: &str = "mcp";
 
-// The signature is tungstenite's callback's: the large error type is theirs.
-#[allow(clippy::result_large_err)]
-/// Accepts or refuses the upgrade request: 403 for any `Origin` header (only
-/// browsers send one; the CLI never does) and for a `Host` other than
-/// 127.0.0.1 or localhost (DNS rebinding), 401 for a missing or wrong token.
-pub(crate) fn check_upgrade(
-    request: &Request,
-    mut response: Response,
-    token: &str,
-    port: u16,
-) -> Result<Response, ErrorResponse> {
-    let headers = request.headers();
-    if headers.contains_key(header::ORIGIN) {
+/// The most headers a request may carry (the CLI sends about ten).
+const MAX_HEADERS: usize = 64;
+
+/// Why a request was refused: an HTTP status, its reason phrase, a one-line
+/// body for a person reading it (`curl`), and any header the status needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The body's text (a newline is added).
+    pub message: &'static str,
+    extra_header: Option<(&'static str, &'static str)>,
+}
+
+impl Refusal {
+    const fn new(status: u16, message: &'static str) -> Self {
+        Self {
+            status,
+            message,
+            extra_header: None,
+        }
+    }
+
+    const fn with_header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.extra_header = Some((name, value));
+        self
+    }
+
+    /// 400: not an HTTP request we can read.
+    pub const MALFORMED: Self = Self::new(400, "malformed HTTP request");
+    /// 431: a request head over the size or header-count limit.
+    pub const TOO_LARGE: Self = Self::new(431, "request header fields too large");
+    /// 503: the server serves as many authenticated connections as it may.
+    pub const BUSY: Self = Self::new(503, "too many connections; try again when one has closed");
+
+    /// The complete response: status line, `Content-Type`, `Content-Length`,
+    /// `Connection: close`, the extra header, and the body.
+    pub fn response(&self) -> Vec<u8> {
+        let mut head = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
+            self.status,
+            reason_phrase(self.status),
+            self.message.len() + 1,
+        );
+        if let Some((name, value)) = self.extra_header {
+            let _ = write!(head, "{name}: {value}\r\n"); // into a `String`: cannot fail
+        }
+        head.push_str("\r\n");
+        head.push_str(self.message);
+        head.push('\n');
+        head.into_bytes()
+    }
+}
+
+fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        405 => "Method Not Allowed",
+        426 => "Upgrade Required",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+/// An upgrade request that passed every check: what the `101` needs.
+#[derive(Debug)]
+pub(crate) struct Accepted {
+    accept_key: String,
+    offers_mcp: bool,
+}
+
+impl Accepted {
+    /// The `101 Switching Protocols` response.
+    pub(crate) fn response(&self) -> Vec<u8> {
+        let mut response = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: {}\r\n",
+            self.accept_key
+        );
+        if self.offers_mcp {
+            response.push_str("Sec-WebSocket-Protocol: mcp\r\n");
+        }
+        response.push_str("\r\n");
+        response.into_bytes()
+    }
+}
+
+/// Where a request head ends in `buf`: `Ok(Some(len))` when complete,
+/// `Ok(None)` when more bytes are needed, a refusal when it cannot be read.
+pub(crate) fn head_length(buf: &[u8]) -> Result<Option<usize>, Refusal> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    match httparse::Request::new(&mut headers).parse(buf) {
+        Ok(httparse::Status::Complete(len)) => Ok(Some(len)),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(httparse::Error::TooManyHeaders) => Err(Refusal::TOO_LARGE),
+        Err(_) => Err(Refusal::MALFORMED),
+    }
+}
+
+/// Accepts or refuses a complete request head, in this order: 403 for any
+/// `Origin` header (only browsers send one; the CLI never does) and for a
+/// `Host` other than 127.0.0.1 or localhost (DNS rebinding); 405 for a
+/// method other than `GET`; 426 for a request that is not a WebSocket
+/// upgrade (a browser's or `curl`'s plain `GET`) or asks for another
+/// WebSocket version; 400 without a `Sec-WebSocket-Key`; 401 for a missing
+/// or wrong token.
+pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accepted, Refusal> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) | Err(_) => return Err(Refusal::MALFORMED),
+    }
+    let headers = request.headers;
+    let all = |name: &'static str| {
+        headers
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    };
+    let one = |name: &'static str| all(name).next();
+    let has_token = |name: &'static str, wanted: &str| {
+        all(name)
+            .filter_map(|v| std::str::from_utf8(v).ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(wanted))
+    };
+
+    if one("origin").is_some() {
         tracing::warn!("upgrade refused: the request has an `Origin` header (a browser)");
-        return Err(refusal(
-            StatusCode::FORBIDDEN,
-            "requests from browsers are refused",
-        ));
+        return Err(Refusal::new(403, "requests from browsers are refused"));
     }
     // Exactly one `Host`: with two, which one a check reads is a guess.
-    let mut hosts = headers.get_all(header::HOST).iter();
-    let host = hosts.next().and_then(|h| h.to_str().ok());
+    let mut hosts = all("host");
+    let host = hosts.next().and_then(|h| std::str::from_utf8(h).ok());
     if hosts.next().is_some() || !host.is_some_and(|h| host_allowed(h, port)) {
         tracing::warn!(
             host,
             "upgrade refused: the `Host` header is not 127.0.0.1 or localhost"
         );
-        return Err(refusal(
-            StatusCode::FORBIDDEN,
+        return Err(Refusal::new(
+            403,
             "the Host header must be 127.0.0.1 or localhost",
         ));
     }
-    let given = headers
-        .get(AUTH_HEADER)
-        .map_or(&b""[..], HeaderValue::as_bytes);
+    if request.method != Some("GET") {
+        return Err(Refusal::new(
+            405,
+            "this is a WebSocket endpoint: open it with a GET upgrade request",
+        )
+        .with_header("Allow", "GET"));
+    }
+    let upgrade_required = Refusal::new(
+        426,
+        "this is a WebSocket endpoint (the Claude Code IDE protocol): connect with a WebSocket client",
+    )
+    .with_header("Upgrade", "websocket");
+    if request.version != Some(1)
+        || !has_token("connection", "upgrade")
+        || !has_token("upgrade", "websocket")
+    {
+        tracing::debug!("refused: not a WebSocket upgrade request");
+        return Err(upgrade_required);
+    }
+    if one("sec-websocket-version") != Some(b"13") {
+        return Err(Refusal::new(426, "only WebSocket version 13 is supported")
+            .with_header("Sec-WebSocket-Version", "13"));
+    }
+    let Some(key) = one("sec-websocket-key") else {
+        return Err(Refusal::new(400, "the Sec-WebSocket-Key header is missing"));
+    };
+    let given = one(AUTH_HEADER).unwrap_or_default();
     // Constant-time comparison (the `subtle` crate): how long the check takes
     // does not reveal how much of a guessed token was right. Only a length
     // mismatch returns early, and the length of a UUID is no secret.
     if !bool::from(given.ct_eq(token.as_bytes())) {
         tracing::warn!("upgrade refused: missing or wrong auth token");
-        return Err(refusal(
-            StatusCode::UNAUTHORIZED,
+        return Err(Refusal::new(
+            401,
             "missing or wrong x-claude-code-ide-authorization token",
         ));
     }
-    let offers_mcp = headers
-        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|p| p.trim() == SUBPROTOCOL);
-    if offers_mcp {
-        response.headers_mut().insert(
-            header::SEC_WEBSOCKET_PROTOCOL,
-            HeaderValue::from_static(SUBPROTOCOL),
-        );
-    }
-    Ok(response)
+    Ok(Accepted {
+        accept_key: derive_accept_key(key),
+        offers_mcp: has_token("sec-websocket-protocol", SUBPROTOCOL),
+    })
 }
 
 /// `127.0.0.1` or `localhost` (any case), alone or with our port.
@@ -87,24 +219,88 @@ fn host_allowed(host: &str, port: u16) -> bool {
     name_ok && port_ok
 }
 
-fn refusal(status: StatusCode, message: &str) -> ErrorResponse {
-    let body = format!("{message}\n");
-    let length = HeaderValue::from(body.len());
-    let mut response = ErrorResponse::new(Some(body));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_LENGTH, length);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-    response
-}
-
 #[cfg(test)]
 mod tests {
-    use super::host_allowed;
+    use super::*;
+
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+    fn status(head: &str) -> u16 {
+        match check_upgrade(head.as_bytes(), TOKEN, 80) {
+            Ok(_) => 101,
+            Err(refusal) => refusal.status,
+        }
+    }
+
+    fn upgrade(extra: &str) -> String {
+        format!(
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
+        )
+    }
+
+    #[test]
+    fn each_check_has_its_status() {
+        let auth = format!("X-Claude-Code-IDE-Authorization: {TOKEN}\r\n");
+        assert_eq!(status(&upgrade(&auth)), 101);
+        assert_eq!(status(&upgrade("")), 401);
+        assert_eq!(status(&upgrade(&format!("{auth}Origin: null\r\n"))), 403);
+        assert_eq!(status("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 426);
+        assert_eq!(status("GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"), 426);
+        assert_eq!(status("POST / HTTP/1.1\r\nHost: localhost\r\n\r\n"), 405);
+        assert_eq!(status("GET / HTTP/1.1\r\nHost: evil\r\n\r\n"), 403);
+        let v8 = upgrade(&auth).replace("Version: 13", "Version: 8");
+        assert_eq!(status(&v8), 426);
+        let keyless = upgrade(&auth).replace("Sec-WebSocket-Key", "X-Key");
+        assert_eq!(status(&keyless), 400);
+    }
+
+    #[test]
+    fn the_101_echoes_mcp_and_the_rfc_accept_key() {
+        let head = upgrade(&format!(
+            "x-claude-code-ide-authorization: {TOKEN}\r\nSec-WebSocket-Protocol: chat, mcp\r\n"
+        ));
+        let response = check_upgrade(head.as_bytes(), TOKEN, 80)
+            .unwrap()
+            .response();
+        assert_eq!(
+            String::from_utf8(response).unwrap(),
+            // The accept key of RFC 6455's own example.
+            "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol: mcp\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn refusals_are_complete_responses() {
+        let response = String::from_utf8(
+            check_upgrade(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", TOKEN, 80)
+                .unwrap_err()
+                .response(),
+        )
+        .unwrap();
+        let body = "this is a WebSocket endpoint (the Claude Code IDE protocol): connect with a WebSocket client\n";
+        assert_eq!(
+            response,
+            format!(
+                "HTTP/1.1 426 Upgrade Required\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\nUpgrade: websocket\r\n\r\n{body}",
+                body.len()
+            )
+        );
+    }
+
+    #[test]
+    fn heads_are_measured_or_refused() {
+        assert_eq!(head_length(b"GET / HTTP/1.1\r\nHost: a\r\n"), Ok(None));
+        assert_eq!(head_length(b"GET / HTTP/1.1\r\n\r\nrest"), Ok(Some(18)));
+        assert_eq!(
+            head_length(b"\x00\x01garbage\r\n\r\n"),
+            Err(Refusal::MALFORMED)
+        );
+        let many = format!(
+            "GET / HTTP/1.1\r\n{}\r\n",
+            "A: b\r\n".repeat(MAX_HEADERS + 1)
+        );
+        assert_eq!(head_length(many.as_bytes()), Err(Refusal::TOO_LARGE));
+    }
 
     #[test]
     fn hosts() {

@@ -4,42 +4,39 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
-use tokio::io::AsyncReadExt as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
-use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
-use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Frame, Utf8Bytes};
-use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message};
 
-use crate::connection::{self, Outbox, Recv, Wire};
-use crate::lockfile::{self, Lockfile, LockfileContent};
+use crate::discovery::{self, IdeIdentity};
+use crate::lockfile::Lockfile;
 use crate::server::Server;
 use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::upgrade::check_upgrade;
+use crate::transport::admission::{Admission, PendingPlace};
+use crate::transport::websocket::Upgrader;
+use crate::transport::wire::Limits;
 
-/// How many WebSocket connections one server accepts at once by default;
-/// beyond it, new connections get HTTP 503 and are closed.
-pub const MAX_CONNECTIONS: usize = 64;
+/// How many authenticated WebSocket connections one server serves at once by
+/// default; beyond it, a client with the right token gets HTTP 503.
+///
+/// Sized for load, not for the one CLI: an idle connection costs about
+/// 22 KiB (BENCHMARKS.md), so 1 024 of them cost 22 MiB.
+pub const MAX_CONNECTIONS: usize = 1024;
 
-/// The read buffer reserved per WebSocket connection (tungstenite's default
-/// is 128 KiB); the per-idle-connection footprint is measured in BENCHMARKS.md.
-pub const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// How many connections may wait to authenticate at once by default; when
+/// more arrive, the oldest waiting one is dropped. Connections that have not
+/// shown the token never take an authenticated place.
+pub const MAX_UNAUTHENTICATED: usize = 1024;
 
-/// How long a client may take to send its upgrade request, by default.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take from connecting to a complete upgrade request,
+/// by default. The CLI sends its request at once.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How long `shutdown` waits for connections to close before aborting them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-
-/// How long a closed connection keeps reading (and discarding) so that the
-/// client receives the close frame before the socket goes away.
-const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
 /// How to serve the IDE WebSocket ([`Server::serve_ws`]). Start from
 /// `WsOptions::default()` and set what you need.
@@ -58,8 +55,12 @@ pub struct WsOptions {
     /// a temporary directory here rather than setting the process-global
     /// `CLAUDE_CONFIG_DIR`.
     pub config_dir: Option<PathBuf>,
-    /// The most connections served at once.
+    /// The most authenticated connections served at once; beyond it a
+    /// client with the right token gets 503.
     pub max_connections: usize,
+    /// The most connections waiting to authenticate (connected, upgrade
+    /// request not yet checked); beyond it the oldest is dropped.
+    pub max_unauthenticated: usize,
     /// The largest message or frame accepted; larger ones close that
     /// connection with code 1009.
     pub max_message_bytes: usize,
@@ -73,7 +74,7 @@ pub struct WsOptions {
     pub auth_token: Option<String>,
     /// How long a client may take from connecting to a completed upgrade; a
     /// connection that sends nothing, or half a request, is closed after it
-    /// (it holds one of the `max_connections` meanwhile).
+    /// (it holds one of the `max_unauthenticated` places meanwhile).
     pub handshake_timeout: Duration,
 }
 
@@ -86,6 +87,7 @@ impl Default for WsOptions {
             write_lockfile: true,
             config_dir: None,
             max_connections: MAX_CONNECTIONS,
+            max_unauthenticated: MAX_UNAUTHENTICATED,
             max_message_bytes: MAX_MESSAGE_BYTES,
             write_timeout: Duration::from_secs(30),
             auth_token: None,
@@ -137,21 +139,12 @@ impl WsServerHandle {
         drop(self.lockfile.take());
     }
 
-    /// Serves until SIGINT or SIGTERM (Ctrl-C elsewhere), then shuts down and
-    /// removes the lockfile. A host binary calls this last in `main`.
+    /// Serves until SIGINT or SIGTERM (Ctrl-C, Ctrl-Break or the console
+    /// closing on Windows: [`shutdown_signal`](crate::shutdown_signal)),
+    /// then shuts down and removes the lockfile. A host binary calls this
+    /// last in `main`.
     pub async fn run_until_signal(self) -> io::Result<()> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let mut term = signal(SignalKind::terminate())?;
-            tokio::select! {
-                r = tokio::signal::ctrl_c() => r?,
-                _ = term.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await?;
-        tracing::info!("signal received; shutting down");
+        crate::signal::shutdown_signal().await?;
         self.shutdown().await;
         Ok(())
     }
@@ -163,52 +156,24 @@ impl Drop for WsServerHandle {
     }
 }
 
-/// A fresh auth token: 128 bits from the OS RNG, written as a UUID
-/// (`8-4-4-4-12` hex digits). Not a v4 UUID: all 128 bits are random, where
-/// v4 fixes six of them.
-pub fn fresh_token() -> io::Result<String> {
-    let mut bytes = [0_u8; 16];
-    getrandom::fill(&mut bytes)
-        .map_err(|err| io::Error::other(format!("the OS RNG failed: {err}")))?;
-    Ok(uuid::Uuid::from_bytes(bytes).hyphenated().to_string())
-}
-
 impl Server {
     /// Serves the Claude Code IDE WebSocket on 127.0.0.1 and, unless told
     /// not to, writes the lockfile through which the CLI finds it.
     pub async fn serve_ws(&self, options: WsOptions) -> io::Result<WsServerHandle> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, options.port.unwrap_or(0))).await?;
         let local_addr = listener.local_addr()?;
-        let token = match &options.auth_token {
-            Some(token) if token.len() >= 32 => token.clone(),
-            Some(_) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "an auth token given in `WsOptions` must have at least 32 characters",
-                ));
-            }
-            None => fresh_token()?,
-        };
+        let token = discovery::choose_token(options.auth_token.as_deref())?;
         let lockfile = if options.write_lockfile {
-            let dir = options
-                .config_dir
-                .clone()
-                .or_else(lockfile::default_config_dir)
-                .ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::NotFound,
-                        "no home directory and no CLAUDE_CONFIG_DIR for the lockfile",
-                    )
-                })?;
-            let content = LockfileContent {
-                pid: std::process::id(),
-                workspace_folders: options.workspace_folders.clone(),
-                ide_name: options.ide_name.clone(),
-                transport: "ws".to_owned(),
-                running_in_windows: false,
-                auth_token: token.clone(),
+            let identity = IdeIdentity {
+                ide_name: &options.ide_name,
+                workspace_folders: &options.workspace_folders,
             };
-            Some(Lockfile::create(&dir, local_addr.port(), &content)?)
+            Some(discovery::publish(
+                identity,
+                options.config_dir.as_deref(),
+                local_addr.port(),
+                &token,
+            )?)
         } else {
             None
         };
@@ -239,8 +204,17 @@ async fn accept_loop(
     mut stopped: watch::Receiver<bool>,
 ) {
     let port = listener.local_addr().map_or(0, |a| a.port());
+    let mut upgrader = Upgrader::new(token, port);
+    upgrader.max_message_bytes = options.max_message_bytes;
+    upgrader.limits = Limits::with_write_timeout(options.write_timeout);
+    let accept = Arc::new(Accept {
+        server,
+        upgrader,
+        admission: Admission::new(options.max_connections, options.max_unauthenticated),
+        handshake_timeout: options.handshake_timeout,
+        stopped: stopped.clone(),
+    });
     let mut connections = JoinSet::new();
-    let connection_stop = stopped.clone();
     loop {
         tokio::select! {
             biased;
@@ -256,12 +230,14 @@ async fn accept_loop(
                         continue;
                     }
                 };
-                if connections.len() >= options.max_connections {
-                    refuse(&stream);
-                    continue;
-                }
                 let _ = stream.set_nodelay(true);
-                connections.spawn(serve_connection(server.clone(), stream, options.clone(), token.clone(), port, connection_stop.clone()));
+                let accept = Arc::clone(&accept);
+                let evicted = accept.admission.spawn_pending(&mut connections, |place| {
+                    serve_connection(Arc::clone(&accept), stream, place)
+                });
+                if evicted > 0 {
+                    tracing::debug!(evicted, pending = accept.admission.pending(), "dropped the oldest connections waiting to authenticate");
+                }
             }
         }
     }
@@ -277,147 +253,30 @@ async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
     let _ = stopped.wait_for(|stop| *stop).await;
 }
 
-/// Answers a connection over the limit with 503 without spending a task on it.
-fn refuse(stream: &TcpStream) {
-    tracing::warn!("connection refused: too many connections");
-    let _ = stream.try_write(
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-    );
-}
-
-async fn serve_connection(
+/// What every connection of one server shares.
+struct Accept {
     server: Server,
-    stream: TcpStream,
-    options: WsOptions,
-    token: String,
-    port: u16,
+    upgrader: Upgrader,
+    admission: Arc<Admission>,
+    handshake_timeout: Duration,
     stopped: watch::Receiver<bool>,
-) {
-    let mut config = WebSocketConfig::default();
-    config.max_message_size = Some(options.max_message_bytes);
-    config.max_frame_size = Some(options.max_message_bytes);
-    // tungstenite reserves 128 KiB per connection for reading by default;
-    // requests are small, so an idle connection keeps a small buffer (it
-    // still grows for a large message).
-    config.read_buffer_size = READ_BUFFER_BYTES;
-    #[allow(clippy::result_large_err)] // tungstenite's callback signature
-    let callback = |request: &_, response| check_upgrade(request, response, &token, port);
-    let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config));
-    let ws = match tokio::time::timeout(options.handshake_timeout, handshake).await {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(err)) => return tracing::debug!(%err, "WebSocket upgrade refused or failed"),
-        Err(_) => return tracing::debug!("WebSocket upgrade timed out"),
+}
+
+async fn serve_connection(accept: Arc<Accept>, stream: TcpStream, place: PendingPlace) {
+    let mut place = Some(place);
+    let admit = || accept.admission.authenticate(&mut place);
+    let handshake = accept.upgrader.handshake(stream, admit);
+    let Ok(Some((wire, _authenticated))) =
+        tokio::time::timeout(accept.handshake_timeout, handshake).await
+    else {
+        return tracing::debug!("connection refused, timed out or gone before its upgrade");
     };
-    let wire = WsWire {
-        ws,
-        current: Utf8Bytes::default(),
-    };
-    let limits = connection::Limits {
-        write_timeout: options.write_timeout,
-    };
-    if let Err(err) = connection::run(server, wire, limits, Some(stopped)).await {
+    let stopped = Some(accept.stopped.clone());
+    if let Err(err) = accept
+        .server
+        .serve_wire(wire, accept.upgrader.limits, stopped)
+        .await
+    {
         tracing::debug!(%err, "connection ended");
-    }
-}
-
-struct WsWire {
-    ws: WebSocketStream<TcpStream>,
-    current: Utf8Bytes,
-}
-
-impl WsWire {
-    /// Closes with `code`, then discards input for a moment so that the
-    /// client reads the close frame rather than a reset.
-    async fn close_with(&mut self, code: CloseCode, reason: &'static str) {
-        let frame = CloseFrame {
-            code,
-            reason: Utf8Bytes::from_static(reason),
-        };
-        let _ = tokio::time::timeout(CLOSE_LINGER, self.ws.close(Some(frame))).await;
-        let stream = self.ws.get_mut();
-        let mut sink = [0u8; 8192];
-        let linger = async {
-            while let Ok(n) = stream.read(&mut sink).await {
-                if n == 0 {
-                    break;
-                }
-            }
-        };
-        let _ = tokio::time::timeout(CLOSE_LINGER, linger).await;
-    }
-}
-
-impl Wire for WsWire {
-    const TERMINATOR: Option<u8> = None;
-    const DRAIN_ON_EOF: bool = false;
-
-    async fn recv(&mut self) -> Recv {
-        match self.ws.next().await {
-            None | Some(Err(WsError::ConnectionClosed | WsError::AlreadyClosed)) => Recv::Closed,
-            Some(Ok(Message::Text(text))) => {
-                self.current = text;
-                Recv::Message
-            }
-            Some(Ok(Message::Binary(_))) => {
-                self.close_with(
-                    CloseCode::Unsupported,
-                    "binary frames are not supported; send JSON-RPC as text",
-                )
-                .await;
-                Recv::Closed
-            }
-            // Pings are answered by tungstenite on the next read or write; a
-            // close is answered likewise, after which the stream ends.
-            Some(Ok(
-                Message::Ping(_) | Message::Pong(_) | Message::Close(_) | Message::Frame(_),
-            )) => Recv::Skip,
-            Some(Err(WsError::Capacity(err))) => {
-                tracing::warn!(%err, "message over the size limit; closing");
-                self.close_with(CloseCode::Size, "message too big").await;
-                Recv::Closed
-            }
-            Some(Err(WsError::Utf8(_))) => {
-                self.close_with(CloseCode::Invalid, "text frame is not UTF-8")
-                    .await;
-                Recv::Closed
-            }
-            Some(Err(WsError::Protocol(err))) => {
-                tracing::debug!(%err, "WebSocket protocol error; closing");
-                self.close_with(CloseCode::Protocol, "protocol error").await;
-                Recv::Closed
-            }
-            Some(Err(WsError::Io(err))) => Recv::Failed(err),
-            Some(Err(err)) => Recv::Failed(io::Error::other(err)),
-        }
-    }
-
-    fn message(&self) -> &[u8] {
-        self.current.as_bytes()
-    }
-
-    async fn send(&mut self, out: &Outbox) -> io::Result<()> {
-        for message in out.messages() {
-            // The session checked that every message is UTF-8; send it as a
-            // text frame without a second check.
-            let frame = Frame::message(
-                Bytes::copy_from_slice(message),
-                OpCode::Data(Data::Text),
-                true,
-            );
-            self.ws.feed(Message::Frame(frame)).await.map_err(into_io)?;
-        }
-        self.ws.flush().await.map_err(into_io)
-    }
-
-    async fn close(&mut self) {
-        self.close_with(CloseCode::Away, "server shutting down")
-            .await;
-    }
-}
-
-fn into_io(err: WsError) -> io::Error {
-    match err {
-        WsError::Io(err) => err,
-        err => io::Error::other(err),
     }
 }

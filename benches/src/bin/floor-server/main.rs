@@ -4,6 +4,8 @@
 //! see; then it answers every request with those bytes, splicing in only the
 //! id. Same flags and transports as `bench-server`.
 
+mod http;
+
 use std::collections::HashMap;
 
 use clap::Parser;
@@ -106,10 +108,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 stream.set_nodelay(true)?;
                 tokio::spawn(serve_ws(stream, token.clone(), floor()));
             }
+        } else if let Some(port) = cli.server.http {
+            http::serve(
+                server.clone(),
+                port,
+                cli.server.token.clone().unwrap_or_default(),
+            )
+            .await?;
         } else if cli.server.stdio {
             serve_stdio(floor()).await?;
         } else {
-            return Err("give --stdio or --ws PORT --token T".into());
+            return Err("give --stdio, --ws PORT --token T or --http PORT --token T".into());
         }
         Ok(())
     })

@@ -1,0 +1,68 @@
+//! `openFile` through `window/showDocument`: the workspace as the tools'
+//! [`FileOpener`].
+
+use std::sync::Arc;
+
+use ide_mcp_tools::{BufferStore, FileOpener, OpenFileFuture, OpenFileRequest};
+use lsp_types::Range;
+use ropey::Rope;
+use serde_json::json;
+
+use super::LspWorkspace;
+use crate::mirror::{PositionEncoding, from_utf16};
+use crate::uri::encoded_file_uri;
+
+impl LspWorkspace {
+    /// The `window/showDocument` params for `request`: the selection
+    /// converted from UTF-16 to the stream's encoding (through the open
+    /// document's text, else the file's).
+    fn show_document_params(
+        &self,
+        request: &OpenFileRequest,
+        encoding: PositionEncoding,
+    ) -> serde_json::Value {
+        let mut params = json!({
+            "uri": encoded_file_uri(&request.path),
+            "external": false,
+            "takeFocus": request.take_focus,
+        });
+        if let Some((start, end)) = request.selection {
+            let range = if encoding == PositionEncoding::Utf16 {
+                Range::new(start, end)
+            } else {
+                let text = match self.handle_for_path(&request.path) {
+                    Some(handle) => handle.snapshot().text.clone(),
+                    None => std::fs::read_to_string(&request.path)
+                        .map(Rope::from)
+                        .unwrap_or_default(),
+                };
+                Range::new(
+                    from_utf16(&text, start, encoding),
+                    from_utf16(&text, end, encoding),
+                )
+            };
+            params["selection"] = json!(range);
+        }
+        params
+    }
+}
+
+/// `openFile` sends `window/showDocument` to the editor, when it supports it.
+impl FileOpener for LspWorkspace {
+    fn open_file(&self, request: OpenFileRequest) -> OpenFileFuture {
+        let requests = Arc::clone(&self.requests);
+        let params = requests
+            .show_document_encoding()
+            .map(|encoding| self.show_document_params(&request, encoding));
+        Box::pin(async move {
+            let Some(params) = params else {
+                return Err("the editor does not support window/showDocument".to_owned());
+            };
+            match requests.show_document(params).await {
+                Ok(result) if result["success"] == true => Ok(()),
+                Ok(_) => Err("the editor could not show the file".to_owned()),
+                Err(error) => Err(error.to_string()),
+            }
+        })
+    }
+}

@@ -1,0 +1,307 @@
+//! MCP's Streamable HTTP transport on one endpoint, `/mcp`: what `claude mcp
+//! add --transport http` and the official SDKs' HTTP clients connect to.
+//!
+//! - **2026-07-28:** each POST is a self-contained exchange: one request,
+//!   served by a fresh [`Session`], answered as `application/json`; its
+//!   `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree
+//!   with the body (else 400, -32020). A notification is acknowledged with 202.
+//! - **2025-11-25 and older:** an `initialize` POST opens a session whose id
+//!   comes back in `Mcp-Session-Id`; later POSTs name it (404 for an unknown
+//!   one), DELETE ends it ([`http_session`](super::http_session)).
+//! - GET (a server-sent event stream) is not offered: 405, as the spec allows.
+//!
+//! Every request passes the gate first: `Host` and `Origin` must be this
+//! server's own (403), the bearer token must match (401), the body must be
+//! JSON (415), `Accept` must take JSON and event streams (406), and the body
+//! must fit the limit (413). Beyond the in-flight bound a request gets 503.
+//! Closing a POST's connection before its answer cancels the call.
+
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::http_route::handle;
+use super::http_session::Sessions;
+use crate::server::Server;
+use crate::transport::MAX_MESSAGE_BYTES;
+
+/// The one endpoint.
+pub const ENDPOINT: &str = "/mcp";
+
+/// The header naming a 2025-11-25 session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How to serve Streamable HTTP ([`Server::serve_http`]). Start from
+/// `HttpOptions::default()` and set what you need.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// The address to listen on: 127.0.0.1 by default. Any other address
+    /// exposes the tools beyond this machine, guarded by the token alone.
+    pub address: IpAddr,
+    /// The port; `None` for an ephemeral one.
+    pub port: Option<u16>,
+    /// The bearer token clients send as `Authorization: Bearer <token>`;
+    /// `None` (the default) makes a fresh one of 128 random bits. A token
+    /// given here must have at least 32 characters.
+    pub auth_token: Option<String>,
+    /// Browser origins allowed beside the server's own localhost ones
+    /// (e.g. `"https://inspector.example"`); requests from any other `Origin`
+    /// get 403.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// The most requests being answered at once, over all clients; more get 503.
+    pub max_in_flight: usize,
+    /// The most 2025-11-25 sessions open at once; more `initialize`s get 503.
+    pub max_sessions: usize,
+    /// How long a 2025-11-25 session may stay idle before it is ended.
+    pub session_idle: Duration,
+    /// The most connections served at once; more are closed at once.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: None,
+            auth_token: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: MAX_MESSAGE_BYTES,
+            max_in_flight: 256,
+            max_sessions: 64,
+            session_idle: Duration::from_mins(30),
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What an HTTP server holds right now (for tests and monitoring).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpStats {
+    /// Open 2025-11-25 sessions.
+    pub sessions: usize,
+    /// Session loops still running (each ends shortly after its session).
+    pub session_tasks: usize,
+    /// Requests being answered.
+    pub exchanges: usize,
+    /// Open connections.
+    pub connections: usize,
+}
+
+/// A running HTTP server. Dropping it stops accepting and closes the
+/// connections; [`shutdown`](Self::shutdown) does the same and waits.
+#[derive(Debug)]
+pub struct HttpServerHandle {
+    local_addr: SocketAddr,
+    token: String,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl HttpServerHandle {
+    /// The port served.
+    pub fn port(&self) -> u16 {
+        self.local_addr.port()
+    }
+
+    /// The address served.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint's URL, e.g. `http://127.0.0.1:8123/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{ENDPOINT}", self.local_addr)
+    }
+
+    /// The bearer token clients must send.
+    pub fn auth_token(&self) -> &str {
+        &self.token
+    }
+
+    /// The command that adds this server to the `claude` CLI as `name`.
+    pub fn claude_mcp_add(&self, name: &str) -> String {
+        format!(
+            "claude mcp add --transport http {name} {} --header \"Authorization: Bearer {}\"",
+            self.url(),
+            self.token
+        )
+    }
+
+    /// What the server holds right now.
+    pub fn stats(&self) -> HttpStats {
+        HttpStats {
+            sessions: self.shared.sessions.len(),
+            session_tasks: self.shared.sessions.loops(),
+            exchanges: self.shared.exchanges.load(Ordering::Relaxed),
+            connections: self.shared.connections.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Stops accepting, ends every session and closes every connection
+    /// (waiting a couple of seconds at most).
+    pub async fn shutdown(mut self) {
+        self.stop.send_replace(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for HttpServerHandle {
+    fn drop(&mut self) {
+        self.stop.send_replace(true);
+    }
+}
+
+/// How long `shutdown` waits for connections to finish their answers.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// What every connection of one HTTP server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) server: Server,
+    pub(crate) token: String,
+    pub(crate) port: u16,
+    pub(crate) loopback: bool,
+    pub(crate) options: HttpOptions,
+    pub(crate) sessions: Sessions,
+    pub(crate) in_flight: Semaphore,
+    pub(crate) exchanges: AtomicUsize,
+    connections: AtomicUsize,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("open", &self.len())
+            .finish()
+    }
+}
+
+impl Server {
+    /// Serves MCP's Streamable HTTP transport on `/mcp` (127.0.0.1 and a
+    /// fresh bearer token unless `options` say otherwise).
+    pub async fn serve_http(&self, options: HttpOptions) -> io::Result<HttpServerHandle> {
+        let token = match &options.auth_token {
+            Some(token) if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) => {
+                token.clone()
+            }
+            Some(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "an HTTP bearer token must have at least 32 printable ASCII characters and no spaces",
+                ));
+            }
+            None => crate::discovery::fresh_token()?,
+        };
+        let listener = TcpListener::bind((options.address, options.port.unwrap_or(0))).await?;
+        let local_addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            server: self.clone(),
+            token: token.clone(),
+            port: local_addr.port(),
+            loopback: options.address.is_loopback(),
+            sessions: Sessions::new(options.max_sessions, options.session_idle),
+            in_flight: Semaphore::new(options.max_in_flight),
+            exchanges: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
+            options,
+        });
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared), stopped));
+        tracing::info!(%local_addr, "serving MCP over HTTP on {ENDPOINT}");
+        Ok(HttpServerHandle {
+            local_addr,
+            token,
+            shared,
+            stop,
+            task: Some(task),
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let mut connections = JoinSet::new();
+    let mut reap = tokio::time::interval(shared.sessions.reap_every());
+    loop {
+        tokio::select! {
+            () = stop_requested(&mut stopped) => break,
+            _ = reap.tick() => shared.sessions.reap(),
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                if connections.len() >= shared.options.max_connections {
+                    tracing::warn!("HTTP connection refused: too many connections");
+                    continue; // dropped: closed at once
+                }
+                let _ = stream.set_nodelay(true);
+                connections.spawn(serve_connection(stream, Arc::clone(&shared), stopped.clone()));
+            }
+        }
+    }
+    shared.sessions.clear();
+    let all_done = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_GRACE, all_done)
+        .await
+        .is_err()
+    {
+        connections.shutdown().await;
+    }
+}
+
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    shared.connections.fetch_add(1, Ordering::Relaxed);
+    let service = {
+        let shared = Arc::clone(&shared);
+        service_fn(move |request| {
+            let shared = Arc::clone(&shared);
+            async move { Ok::<_, Infallible>(handle(&shared, request).await) }
+        })
+    };
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(shared.options.header_timeout)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(err) = result {
+                tracing::debug!(%err, "HTTP connection ended with an error");
+            }
+        }
+        () = stop_requested(&mut stopped) => {
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        }
+    }
+    shared.connections.fetch_sub(1, Ordering::Relaxed);
+}
+
+async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
+    // A dropped handle stops the server too.
+    let _ = stopped.wait_for(|stop| *stop).await;
+}

@@ -1,0 +1,335 @@
+//! The checks every HTTP request passes before its body is read, and the
+//! refusals: each a complete response with a JSON-RPC error body that says
+//! why (clients show that message; the official Python SDK reports -32603
+//! for a refusal without one).
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Response, StatusCode};
+use subtle::ConstantTimeEq as _;
+
+use crate::jsonrpc::{self, INVALID_REQUEST};
+
+/// The HTTP response of this transport.
+pub(crate) type HttpResponse = Response<Full<Bytes>>;
+
+/// The `WWW-Authenticate` challenge of a 401.
+const CHALLENGE: &str = r#"Bearer realm="ide-mcp""#;
+
+/// A complete refusal: `status`, a JSON-RPC error `code` and `message` with
+/// id `null`.
+pub(crate) fn refusal(
+    status: StatusCode,
+    code: i32,
+    message: &dyn std::fmt::Display,
+) -> HttpResponse {
+    let mut body = Vec::with_capacity(128);
+    jsonrpc::write_error(&mut body, None, code, message);
+    json_response(status, body)
+}
+
+/// 503 with `Retry-After: 1` and -32030 (server overloaded): nothing was
+/// done; `data` says which bound was hit, `{"reason": …, "limit": …}`.
+pub(crate) fn overloaded(
+    reason: &str,
+    limit: usize,
+    message: &dyn std::fmt::Display,
+) -> HttpResponse {
+    let mut body = Vec::with_capacity(160);
+    let data = format!(r#"{{"reason":"{reason}","limit":{limit}}}"#);
+    jsonrpc::write_error_with_data(&mut body, None, jsonrpc::SERVER_OVERLOADED, message, &data);
+    let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// A JSON response.
+pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// 405 for any method but POST (and DELETE of a session), with `Allow`.
+pub(crate) fn method_not_allowed(method: &hyper::Method) -> HttpResponse {
+    let mut response = refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        INVALID_REQUEST,
+        &format_args!(
+            "{method} is not served: send each JSON-RPC message as a POST (DELETE ends a 2025-11-25 session given by `Mcp-Session-Id`)"
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}
+
+/// What the server checks a request against.
+pub(crate) struct Gate<'a> {
+    /// The bearer token.
+    pub(crate) token: &'a str,
+    /// The port served, for the allowed `Host` and `Origin` values.
+    pub(crate) port: u16,
+    /// Whether the server listens on loopback only (then `Host` must name it).
+    pub(crate) loopback: bool,
+    /// Origins allowed beside the server's own localhost ones.
+    pub(crate) extra_origins: &'a [String],
+}
+
+impl Gate<'_> {
+    /// The refusal of a request from a browser page of another origin or
+    /// through a rebound DNS name (403), or without the token (401).
+    pub(crate) fn refusal(&self, headers: &HeaderMap) -> Option<HttpResponse> {
+        // Exactly one `Host`: with two, which one a check reads is a guess.
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = hosts.next().and_then(|h| h.to_str().ok());
+        if hosts.next().is_some() || (self.loopback && !host.is_some_and(|h| self.local_host(h))) {
+            tracing::warn!(
+                host,
+                "HTTP request refused: foreign `Host` (DNS rebinding?)"
+            );
+            return Some(refusal(
+                StatusCode::FORBIDDEN,
+                INVALID_REQUEST,
+                &format_args!(
+                    "the Host header must be 127.0.0.1:{0}, localhost:{0} or [::1]:{0}",
+                    self.port
+                ),
+            ));
+        }
+        let mut origins = headers.get_all(header::ORIGIN).iter();
+        if let Some(origin) = origins.next() {
+            let allowed = origin.to_str().ok().is_some_and(|o| self.origin_allowed(o));
+            if !allowed || origins.next().is_some() {
+                tracing::warn!(?origin, "HTTP request refused: foreign `Origin`");
+                return Some(refusal(
+                    StatusCode::FORBIDDEN,
+                    INVALID_REQUEST,
+                    &format_args!(
+                        "requests from the origin {} are refused: only this server's own localhost origin may call it",
+                        jsonrpc::clip(&String::from_utf8_lossy(origin.as_bytes()))
+                    ),
+                ));
+            }
+        }
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes)
+            .and_then(bearer);
+        // Constant-time comparison (`subtle`): how long the check takes does
+        // not reveal how much of a guessed token was right.
+        let ok = given.is_some_and(|given| bool::from(given.ct_eq(self.token.as_bytes())));
+        if !ok {
+            tracing::warn!(
+                given = given.is_some(),
+                "HTTP request refused: missing or wrong bearer token"
+            );
+            let mut response = refusal(
+                StatusCode::UNAUTHORIZED,
+                INVALID_REQUEST,
+                &if given.is_some() {
+                    "the bearer token is wrong: send the one the server printed, as `Authorization: Bearer <token>`"
+                } else {
+                    "no bearer token: send the one the server printed, as `Authorization: Bearer <token>`"
+                },
+            );
+            let challenge = if given.is_some() {
+                format!(r#"{CHALLENGE}, error="invalid_token""#)
+            } else {
+                CHALLENGE.to_owned()
+            };
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_str(&challenge).expect("ASCII"),
+            );
+            return Some(response);
+        }
+        None
+    }
+
+    fn local_host(&self, host: &str) -> bool {
+        let (name, port) = match host.rsplit_once(':') {
+            Some((name, port)) if !name.ends_with(':') => (name, Some(port)),
+            _ => (host, None),
+        };
+        matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+            && port.is_none_or(|p| p.parse() == Ok(self.port))
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        if self.extra_origins.iter().any(|o| o == origin) {
+            return true;
+        }
+        let Some(rest) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        let Some((name, port)) = rest.rsplit_once(':') else {
+            return false;
+        };
+        matches!(name, "127.0.0.1" | "localhost" | "[::1]") && port.parse() == Ok(self.port)
+    }
+}
+
+/// The token of `Bearer <token>` (the scheme matched case-insensitively).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| token.trim_ascii())
+}
+
+/// 415 (the refusal) unless the body is declared `application/json`.
+pub(crate) fn refuse_content_type(headers: &HeaderMap) -> Option<HttpResponse> {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim());
+    if media.is_some_and(|m| m.eq_ignore_ascii_case("application/json")) {
+        return None;
+    }
+    Some(refusal(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        INVALID_REQUEST,
+        &format_args!(
+            "the body must be one JSON-RPC message sent as `Content-Type: application/json`, not {}",
+            media.map_or("nothing".to_owned(), |m| format!("`{}`", jsonrpc::clip(m)))
+        ),
+    ))
+}
+
+/// 406 (the refusal) unless the client accepts both answers this endpoint gives: JSON and
+/// an event stream (an absent `Accept` accepts anything).
+pub(crate) fn refuse_accept(headers: &HeaderMap) -> Option<HttpResponse> {
+    let mut json = false;
+    let mut stream = false;
+    let mut any = false;
+    for value in headers.get_all(header::ACCEPT) {
+        any = true;
+        for range in value.to_str().unwrap_or("").split(',') {
+            let media = range.split(';').next().unwrap_or("").trim();
+            let media = media.to_ascii_lowercase();
+            match media.as_str() {
+                "*/*" => (json, stream) = (true, true),
+                "application/*" | "application/json" => json = true,
+                "text/*" | "text/event-stream" => stream = true,
+                _ => {}
+            }
+        }
+    }
+    if !any || (json && stream) {
+        return None;
+    }
+    Some(refusal(
+        StatusCode::NOT_ACCEPTABLE,
+        INVALID_REQUEST,
+        &"the Accept header must list both `application/json` and `text/event-stream`",
+    ))
+}
+
+/// Whether `response`, written by this runtime for request `id`, is an error.
+pub(crate) fn is_error(response: &[u8], id: &str) -> bool {
+    error_code(response, id).is_some()
+}
+
+/// The code of an error response this runtime wrote for request `id`.
+fn error_code(response: &[u8], id: &str) -> Option<i32> {
+    const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const ERROR: &[u8] = br#","error":{"code":"#;
+    let rest = response.get(PREFIX.len() + id.len()..)?;
+    let code = rest.strip_prefix(ERROR)?;
+    let end = code
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+        .unwrap_or(code.len());
+    std::str::from_utf8(&code[..end]).ok()?.parse().ok()
+}
+
+/// The HTTP status of a JSON-RPC answer: 400 for a request that cannot be
+/// served as sent, 404 for an unknown method, else 200 (as the official SDKs
+/// map them for 2026-07-28 requests).
+pub(crate) fn status_of(response: &[u8], id: &str) -> StatusCode {
+    match error_code(response, id) {
+        Some(jsonrpc::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(-32700 | -32600 | -32602 | -32020 | -32021 | -32022) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate() -> Gate<'static> {
+        Gate {
+            token: "secret",
+            port: 8123,
+            loopback: true,
+            extra_origins: &[],
+        }
+    }
+
+    #[test]
+    fn hosts_and_origins_of_this_server_only() {
+        let g = gate();
+        assert!(g.local_host("127.0.0.1:8123"));
+        assert!(g.local_host("localhost"));
+        assert!(g.local_host("[::1]:8123"));
+        assert!(!g.local_host("127.0.0.1:8124"));
+        assert!(!g.local_host("evil.example:8123"));
+        assert!(g.origin_allowed("http://localhost:8123"));
+        assert!(g.origin_allowed("http://127.0.0.1:8123"));
+        assert!(!g.origin_allowed("http://localhost:9999"));
+        assert!(!g.origin_allowed("http://evil.example:8123"));
+        assert!(!g.origin_allowed("null"));
+    }
+
+    #[test]
+    fn bearer_tokens_are_read_from_the_header() {
+        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"bearer  abc "), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"Basic abc"), None);
+        assert_eq!(bearer(b"Bear"), None);
+    }
+
+    #[test]
+    fn statuses_follow_the_error_code() {
+        let mut out = Vec::new();
+        jsonrpc::write_error(
+            &mut out,
+            Some(jsonrpc::RequestId::from_json("12")),
+            -32601,
+            &"x",
+        );
+        assert_eq!(status_of(&out, "12"), StatusCode::NOT_FOUND);
+        out.clear();
+        jsonrpc::write_error(
+            &mut out,
+            Some(jsonrpc::RequestId::from_json("1")),
+            -32022,
+            &"x",
+        );
+        assert_eq!(status_of(&out, "1"), StatusCode::BAD_REQUEST);
+        out.clear();
+        jsonrpc::write_error(
+            &mut out,
+            Some(jsonrpc::RequestId::from_json("1")),
+            -32603,
+            &"x",
+        );
+        assert_eq!(status_of(&out, "1"), StatusCode::OK);
+        out.clear();
+        jsonrpc::write_result(&mut out, jsonrpc::RequestId::from_json("1"), b"{}");
+        assert_eq!(status_of(&out, "1"), StatusCode::OK);
+    }
+}

@@ -1,0 +1,113 @@
+//! 2026-07-28 over HTTP: one POST, one request, one answer, no session. The
+//! routing headers are checked against the body before anything is served.
+
+use hyper::StatusCode;
+use hyper::header::HeaderMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::http_check::{HttpResponse, json_response, status_of};
+use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
+use crate::jsonrpc::{self, RequestId};
+use crate::server::Server;
+use crate::session::Session;
+
+/// The header naming a request's protocol version.
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The header repeating a 2026-07-28 request's method.
+pub(crate) const METHOD_HEADER: &str = "mcp-method";
+/// The header repeating the tool a 2026-07-28 `tools/call` names.
+pub(crate) const NAME_HEADER: &str = "mcp-name";
+
+/// Serves one request on a session of its own and answers it: 200 with the
+/// result, or the status its error maps to. Dropping the future (the client
+/// closed the connection) drops the session, which aborts the running call.
+pub(crate) async fn exchange(server: &Server, body: &[u8], id: &str) -> HttpResponse {
+    let mut session = Session::new(server.clone());
+    let mut out = Vec::with_capacity(256);
+    if !session.handle(body, &mut out) {
+        session.complete(&mut out).await;
+    }
+    json_response(status_of(&out, id), out)
+}
+
+/// 400 with -32020 when a 2026-07-28 request's headers disagree with its
+/// body: `MCP-Protocol-Version` with `_meta`'s version, `Mcp-Method` with the
+/// method, `Mcp-Name` with a `tools/call`'s tool; or when a routing header
+/// comes twice (readers of the first and of the last copy would disagree).
+pub(crate) fn header_mismatch(
+    headers: &HeaderMap,
+    id: RequestId<'_>,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Option<HttpResponse> {
+    let mismatch = |what: &dyn std::fmt::Display| {
+        let mut out = Vec::with_capacity(160);
+        jsonrpc::write_error(&mut out, Some(id), HEADER_MISMATCH, what);
+        Some(json_response(StatusCode::BAD_REQUEST, out))
+    };
+    let single = |name: &str| -> Result<Option<&str>, ()> {
+        let mut values = headers.get_all(name).iter();
+        let first = values.next().map(|v| v.to_str().map_err(|_| ()));
+        if values.next().is_some() {
+            return Err(());
+        }
+        first.transpose()
+    };
+    let (Ok(version), Ok(method_header), Ok(name_header)) = (
+        single(VERSION_HEADER),
+        single(METHOD_HEADER),
+        single(NAME_HEADER),
+    ) else {
+        return mismatch(
+            &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must each come at most once, as visible ASCII",
+        );
+    };
+    let body_version = match era::era_of(params) {
+        Ok(Era::Stateless(version)) => version.to_owned(),
+        Ok(Era::Handshake) => {
+            if let Some(v) = version.filter(|v| era::STATELESS_VERSIONS.contains(v)) {
+                return mismatch(&format_args!(
+                    "the MCP-Protocol-Version header says {v}, but the body's `params._meta` names no protocol version"
+                ));
+            }
+            return None;
+        }
+        Err(Unsupported::Version(version)) => version.into_owned(),
+        Err(Unsupported::NotAString) => return None, // the session says why
+    };
+    if version != Some(body_version.as_str()) {
+        return mismatch(&format_args!(
+            "the MCP-Protocol-Version header ({}) does not match the body's `_meta` protocol version ({})",
+            version.map_or("absent", jsonrpc::clip),
+            jsonrpc::clip(&body_version)
+        ));
+    }
+    if method_header != Some(method) {
+        return mismatch(&format_args!(
+            "the Mcp-Method header ({}) does not match the body's method ({})",
+            method_header.map_or("absent", jsonrpc::clip),
+            jsonrpc::clip(method)
+        ));
+    }
+    if method == "tools/call" {
+        #[derive(Deserialize)]
+        struct Named<'a> {
+            #[serde(borrow, default)]
+            name: Option<std::borrow::Cow<'a, str>>,
+        }
+        let name = params
+            .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())
+            .and_then(|n| n.name);
+        if let Some(name) = name
+            && name_header != Some(&*name)
+        {
+            return mismatch(&format_args!(
+                "the Mcp-Name header ({}) does not match the tool the body calls ({})",
+                name_header.map_or("absent", jsonrpc::clip),
+                jsonrpc::clip(&name)
+            ));
+        }
+    }
+    None
+}

@@ -1,0 +1,193 @@
+//! A raw HTTP/1.1 client: requests written by hand, answers read as bytes,
+//! so that every status, header and body is checked as sent.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+/// One answer.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    /// Header names lowercased; repeated headers joined with ", ".
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) body: String,
+}
+
+impl Answer {
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|err| panic!("not JSON ({err}): {:?}", self.body))
+    }
+
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+/// A request being built.
+pub(crate) struct Req {
+    method: &'static str,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// The headers of a well-formed 2026-07-28 or session POST, minus routing.
+pub(crate) fn post(token: &str, body: impl Into<Vec<u8>>) -> Req {
+    Req::new("POST")
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body)
+}
+
+/// A 2026-07-28 request with its headers and `_meta` filled in.
+pub(crate) fn stateless(token: &str, id: u64, method: &str, params: &str) -> Req {
+    let sep = if params.is_empty() { "" } else { "," };
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params}{sep}"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    );
+    let req = post(token, body)
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method);
+    match params
+        .strip_prefix(r#""name":""#)
+        .and_then(|p| p.split('"').next())
+    {
+        Some(name) => req.header("Mcp-Name", name),
+        None => req,
+    }
+}
+
+impl Req {
+    pub(crate) fn new(method: &'static str) -> Self {
+        Self {
+            method,
+            path: "/mcp".to_owned(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    pub(crate) fn path(mut self, path: &str) -> Self {
+        path.clone_into(&mut self.path);
+        self
+    }
+
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Replaces every header of this name.
+    pub(crate) fn set(mut self, name: &str, value: &str) -> Self {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.header(name, value)
+    }
+
+    /// Removes every header of this name.
+    pub(crate) fn without(mut self, name: &str) -> Self {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self
+    }
+
+    pub(crate) fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    fn bytes(&self, addr: SocketAddr, close: bool) -> Vec<u8> {
+        let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
+        if !self
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("host"))
+        {
+            let _ = write!(head, "Host: {addr}\r\n");
+        }
+        for (name, value) in &self.headers {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+        let _ = write!(head, "Content-Length: {}\r\n", self.body.len());
+        if close {
+            head.push_str("Connection: close\r\n");
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(&self.body);
+        bytes
+    }
+
+    /// Sends the request on a fresh connection and reads the whole answer.
+    pub(crate) async fn send(self, addr: SocketAddr) -> Answer {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(&self.bytes(addr, true)).await.unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await.unwrap();
+        parse(&raw)
+    }
+
+    /// Sends the request and leaves the connection open, unread.
+    pub(crate) async fn start(self, addr: SocketAddr) -> TcpStream {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(&self.bytes(addr, false)).await.unwrap();
+        stream
+    }
+}
+
+fn parse(raw: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut headers = BTreeMap::<String, String>::new();
+    for line in lines {
+        let (name, value) = line.split_once(':').unwrap();
+        headers
+            .entry(name.to_ascii_lowercase())
+            .and_modify(|v| {
+                v.push_str(", ");
+                v.push_str(value.trim());
+            })
+            .or_insert_with(|| value.trim().to_owned());
+    }
+    let body = if headers
+        .get("transfer-encoding")
+        .is_some_and(|t| t == "chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n").unwrap();
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+}

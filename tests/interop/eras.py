@@ -1,0 +1,141 @@
+"""Interop of both protocol eras: the official MCP Python SDK's `Client`
+against `fixture-server` (tests/src/bin/fixture-server.rs), over Streamable
+HTTP and over stdio, in `auto` mode (2026-07-28: `server/discover`, then
+stateless requests) and in `legacy` mode (the `initialize` handshake; over
+HTTP, a 2025-11-25 session).
+
+Each run lists the tools and calls the five read tools and the downstream
+fixture tools; the SDK validates every result against its own schema for the
+negotiated version (at 2026-07-28 it rejects a result without `resultType`,
+and a `tools/list` without `ttlMs`/`cacheScope`). A raw HTTP check then
+confirms the refusals an SDK user meets: 401 without the token, with a
+JSON-RPC error body.
+
+With `--ts-client DIR` (a directory holding client.mjs and its installed
+node_modules, see run.sh), the official TypeScript SDK's
+`StreamableHTTPClientTransport` (1.x: 2025-11-25 sessions) runs its own checks
+(ts/client.mjs) against the same HTTP server.
+
+Usage: python eras.py FIXTURE_SERVER_BINARY [--ts-client DIR]
+Exits 1 with a message naming the failed check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+READ_TOOLS = {"getCurrentSelection", "getOpenEditors", "getWorkspaceFolders", "getDiagnostics", "checkDocumentDirty"}
+FIXTURE_TOOLS = {"add", "greet", "fixture.echo", "divide", "countWords", "forgetEverything"}
+SECONDS = 60
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition: bool, what: str, got: Any = None) -> None:
+    if not condition:
+        detail = "" if got is None else f"\n    got: {json.dumps(got, default=str)[:2000]}"
+        raise CheckFailed(f"{what}{detail}")
+
+
+def text_of(result: Any) -> str:
+    check(not result.is_error, "a successful call", result.model_dump(mode="json"))
+    return result.content[0].text
+
+
+async def exercise(client: Client, workspace: str, expected_version: str, what: str) -> None:
+    check(client.protocol_version == expected_version, f"{what}: negotiated {expected_version}", client.protocol_version)
+    tools = await client.list_tools()
+    names = {tool.name for tool in tools.tools}
+    check(READ_TOOLS | FIXTURE_TOOLS <= names, f"{what}: tools/list has the read and fixture tools", sorted(names))
+
+    folders = json.loads(text_of(await client.call_tool("getWorkspaceFolders", {})))
+    check(folders["success"] is True and folders["rootPath"] == workspace, f"{what}: getWorkspaceFolders", folders)
+    check(json.loads(text_of(await client.call_tool("getOpenEditors", {}))) == {"tabs": []}, f"{what}: getOpenEditors")
+    selection = json.loads(text_of(await client.call_tool("getCurrentSelection", {})))
+    check(selection == {"success": False, "message": "No active editor found"}, f"{what}: getCurrentSelection", selection)
+    check(json.loads(text_of(await client.call_tool("getDiagnostics", {}))) == [], f"{what}: getDiagnostics")
+    dirty = json.loads(text_of(await client.call_tool("checkDocumentDirty", {"filePath": "/nowhere.rs"})))
+    check(dirty["isDirty"] is False, f"{what}: checkDocumentDirty", dirty)
+
+    check(text_of(await client.call_tool("add", {"a": 2, "b": 40})) == "42", f"{what}: add")
+    check(text_of(await client.call_tool("greet", {"name": "SDK"})) == '"Hello, SDK"', f"{what}: greet")
+    check(text_of(await client.call_tool("fixture.echo", {"text": "hi"})) == '"Hello: hi"', f"{what}: fixture.echo (async)")
+    check(text_of(await client.call_tool("divide", {"numerator": 1, "denominator": 4})) == "0.25", f"{what}: divide (blocking)")
+    failed = await client.call_tool("divide", {"numerator": 1, "denominator": 0})
+    check(failed.is_error and "by zero" in failed.content[0].text, f"{what}: a tool's own error", failed.model_dump(mode="json"))
+    words = await client.call_tool("countWords", {"text": "a b a"})
+    check(words.structured_content == {"a": 2, "b": 1}, f"{what}: countWords (structured)", words.model_dump(mode="json"))
+    print(f"interop: {what}: ok ({client.protocol_version})")
+
+
+async def over_http(binary: str, workspace: str, ts_client: str | None) -> None:
+    server = subprocess.Popen([binary, "http", workspace], stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline().split()
+        check(len(line) == 2, "fixture-server printed its URL and token", line)
+        url, token = line
+        for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=SECONDS)
+            async with http:
+                with anyio.fail_after(SECONDS):
+                    async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                        await exercise(client, workspace, version, f"http {mode}")
+        async with httpx2.AsyncClient(timeout=SECONDS) as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover"}
+            refused = await http.post(url, json=body, headers={"Accept": "application/json, text/event-stream"})
+            check(refused.status_code == 401, "HTTP without the token: 401", refused.status_code)
+            check("Bearer" in refused.headers.get("www-authenticate", ""), "401 carries WWW-Authenticate")
+            check(refused.json()["error"]["code"] == -32600, "401 carries a JSON-RPC error", refused.text)
+        if ts_client is not None:
+            node = subprocess.run(
+                ["node", os.path.join(ts_client, "client.mjs"), url, token, workspace],
+                timeout=SECONDS,
+                check=False,
+            )
+            check(node.returncode == 0, "the TypeScript SDK's checks (ts/client.mjs) passed", node.returncode)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+async def over_stdio(binary: str, workspace: str) -> None:
+    for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+        params = StdioServerParameters(command=binary, args=["stdio", workspace], env=dict(os.environ))
+        with anyio.fail_after(SECONDS):
+            async with Client(params, mode=mode) as client:
+                await exercise(client, workspace, version, f"stdio {mode}")
+
+
+async def main() -> int:
+    binary = sys.argv[1]
+    ts_client = sys.argv[3] if sys.argv[2:3] == ["--ts-client"] else None
+    with tempfile.TemporaryDirectory() as workspace:
+        workspace = os.path.realpath(workspace)
+        try:
+            await over_http(binary, workspace, ts_client)
+            await over_stdio(binary, workspace)
+        except CheckFailed as failure:
+            print(f"interop: FAILED: {failure}", file=sys.stderr)
+            return 1
+        except BaseException:
+            traceback.print_exc()
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
