@@ -219,7 +219,7 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
         return Err("the arguments must be a JSON object".into());
     }
     let headless = Headless::new(&args.state.options().one_shot())?;
-    let _progress_line = std::io::stderr()
+    let progress = std::io::stderr()
         .is_terminal()
         .then(|| progress_line(&headless.progress));
     let server = server(&headless)?;
@@ -257,6 +257,7 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
         return Err(text.into());
     }
     let result = reply.get("result").cloned().unwrap_or(Value::Null);
+    drop(progress); // clears the line before the result is printed
     headless.shutdown().await;
     serde_json::to_writer_pretty(&mut *out, &result)?;
     writeln!(out)?;

@@ -12,12 +12,11 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lsp_types::Diagnostic;
-use notify::{Event, EventKind, RecommendedWatcher};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
@@ -25,7 +24,7 @@ use super::check::{CheckError, CheckOptions, run_check_reporting};
 use super::convert::DiagnosticsByFile;
 use super::manifest::manifest_diagnostics;
 use super::progress::ProgressBoard;
-use super::watch::{WatchFilter, watch_dirs};
+use super::watch::TreeWatcher;
 
 /// How long a query for all diagnostics waits for a running check before it
 /// answers with the last complete set. The CLI waits 2 s for that answer.
@@ -154,7 +153,6 @@ impl CargoDiagnostics {
         if let Ok(canonical) = std::fs::canonicalize(&config.workspace) {
             config.workspace = canonical;
         }
-        let filter = WatchFilter::new(&config.workspace, config.check.target_dir.clone());
         let signals = Arc::new(Signals {
             status: watch::Sender::new(Status {
                 snapshot: Arc::new(DiagnosticsSnapshot::default()),
@@ -162,11 +160,14 @@ impl CargoDiagnostics {
             }),
             wake: Notify::new(),
             dirty: AtomicBool::new(false),
-            filter: Mutex::new(filter),
-            new_dirs: Mutex::new(Vec::new()),
         });
         let watcher = if config.watch {
-            match watch_workspace(&signals) {
+            let callback_signals = Arc::clone(&signals);
+            match TreeWatcher::start(
+                &config.workspace,
+                config.check.target_dir.clone(),
+                move |_| callback_signals.mark_dirty(),
+            ) {
                 Ok(watcher) => Some(watcher),
                 Err(error) => {
                     tracing::warn!(workspace = %config.workspace.display(), %error,
@@ -266,10 +267,6 @@ struct Signals {
     wake: Notify,
     /// Set by every change, cleared when a check starts.
     dirty: AtomicBool,
-    /// What cannot change a check.
-    filter: Mutex<WatchFilter>,
-    /// Directories created since the last check started, to be watched.
-    new_dirs: Mutex<Vec<PathBuf>>,
 }
 
 impl Signals {
@@ -279,84 +276,14 @@ impl Signals {
             .send_if_modified(|status| !std::mem::replace(&mut status.busy, true));
         self.wake.notify_one();
     }
-
-    fn on_event(&self, event: notify::Result<Event>) {
-        let event = match event {
-            Ok(event) => event,
-            Err(error) => {
-                tracing::warn!(%error, "file watcher error");
-                return;
-            }
-        };
-        // Access events (cargo reading the sources) must not trigger checks.
-        if !matches!(
-            event.kind,
-            EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_) | EventKind::Any
-        ) {
-            return;
-        }
-        let mut filter = self.filter.lock().unwrap_or_else(PoisonError::into_inner);
-        if event
-            .paths
-            .iter()
-            .any(|path| WatchFilter::is_ignore_file(path))
-        {
-            filter.reload_ignore_files();
-        }
-        let changed: Vec<&PathBuf> = event
-            .paths
-            .iter()
-            .filter(|path| !WatchFilter::is_ignore_file(path) && !filter.is_ignored(path))
-            .collect();
-        drop(filter);
-        if changed.is_empty() {
-            return;
-        }
-        if matches!(event.kind, EventKind::Create(_)) {
-            let mut new_dirs = self.new_dirs.lock().unwrap_or_else(PoisonError::into_inner);
-            new_dirs.extend(
-                changed
-                    .iter()
-                    .filter(|path| path.is_dir())
-                    .map(|path| (*path).clone()),
-            );
-        }
-        tracing::debug!(paths = ?changed, "workspace changed");
-        self.mark_dirty();
-    }
-
-    fn ignore(&self, dirs: impl IntoIterator<Item = PathBuf>) {
-        self.filter
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .add_output_dirs(dirs);
-    }
 }
 
-/// Watches every directory of the workspace that can hold a source.
-fn watch_workspace(signals: &Arc<Signals>) -> notify::Result<RecommendedWatcher> {
-    let callback_signals = Arc::clone(signals);
-    let mut watcher = notify::recommended_watcher(move |event| callback_signals.on_event(event))?;
-    let dirs = signals
-        .filter
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .directories();
-    watch_dirs(&mut watcher, &dirs);
-    Ok(watcher)
-}
-
-async fn check_loop(
-    signals: Arc<Signals>,
-    config: EngineConfig,
-    watcher: Option<RecommendedWatcher>,
-) {
-    let mut watcher = watcher;
+async fn check_loop(signals: Arc<Signals>, config: EngineConfig, watcher: Option<TreeWatcher>) {
     let mut units = None;
     if config.lazy {
         signals.wake.notified().await;
     }
-    run_once(&signals, &config, &mut units).await;
+    run_once(&signals, &config, watcher.as_ref(), &mut units).await;
     loop {
         signals.wake.notified().await;
         // Quiet period: every further change restarts it.
@@ -366,31 +293,18 @@ async fn check_loop(
                 () = tokio::time::sleep(config.debounce) => break,
             }
         }
-        if let Some(watcher) = &mut watcher {
-            let new_dirs = std::mem::take(
-                &mut *signals
-                    .new_dirs
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-            );
-            let filter = signals
-                .filter
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let dirs: Vec<PathBuf> = new_dirs
-                .iter()
-                .flat_map(|dir| filter.directories_under(dir))
-                .collect();
-            drop(filter);
-            watch_dirs(watcher, &dirs);
-        }
-        run_once(&signals, &config, &mut units).await;
+        run_once(&signals, &config, watcher.as_ref(), &mut units).await;
     }
 }
 
 /// One check, published. `units` carries the previous run's unit count to
 /// the next, for its progress.
-async fn run_once(signals: &Signals, config: &EngineConfig, units: &mut Option<u64>) {
+async fn run_once(
+    signals: &Signals,
+    config: &EngineConfig,
+    watcher: Option<&TreeWatcher>,
+    units: &mut Option<u64>,
+) {
     signals.dirty.store(false, Ordering::SeqCst);
     signals
         .status
@@ -410,7 +324,9 @@ async fn run_once(signals: &Signals, config: &EngineConfig, units: &mut Option<u
                 build_succeeded = report.build_succeeded,
                 "cargo check finished"
             );
-            signals.ignore(report.output_dirs);
+            if let Some(watcher) = watcher {
+                watcher.add_output_dirs(report.output_dirs);
+            }
             *units = Some(report.units);
             report.files
         }

@@ -55,7 +55,7 @@ impl LspSources {
         if watch && !servers.is_empty() {
             for folder in folders {
                 let notified = servers.clone();
-                match TreeWatcher::start(folder, move |paths| {
+                match TreeWatcher::start(folder, [], move |paths| {
                     for server in &notified {
                         server.files_changed(&paths);
                     }

@@ -193,9 +193,11 @@ pub fn watch_dirs(watcher: &mut RecommendedWatcher, dirs: &[PathBuf]) {
     }
 }
 
-/// A watcher of a whole tree that reports the changes [`WatchFilter`] lets
-/// through, and watches the directories created in it; dropping it stops.
+/// A watcher of a whole tree that reports the file changes [`WatchFilter`]
+/// lets through, and watches the directories created in it (reporting the
+/// files already in them); dropping it stops.
 pub struct TreeWatcher {
+    filter: Arc<Mutex<WatchFilter>>,
     _watcher: Arc<Mutex<RecommendedWatcher>>,
 }
 
@@ -205,69 +207,96 @@ impl std::fmt::Debug for TreeWatcher {
     }
 }
 
+/// What a [`TreeWatcher`] calls with the changed files; on the watcher's
+/// thread, so it must be quick.
+type OnChange = Arc<dyn Fn(Vec<PathBuf>) + Send + Sync>;
+
 impl TreeWatcher {
-    /// Watches `root`; `on_change` gets the changed paths of each event, on
-    /// the watcher's thread.
+    /// Watches `root` (absolute), leaving out `output_dirs` too; must be
+    /// called within a tokio runtime.
     pub fn start(
         root: &Path,
-        on_change: impl Fn(Vec<PathBuf>) + Send + 'static,
+        output_dirs: impl IntoIterator<Item = PathBuf>,
+        on_change: impl Fn(Vec<PathBuf>) + Send + Sync + 'static,
     ) -> notify::Result<Self> {
-        let filter = Arc::new(Mutex::new(WatchFilter::new(root, [])));
+        let on_change: OnChange = Arc::new(on_change);
+        let filter = Arc::new(Mutex::new(WatchFilter::new(root, output_dirs)));
         let (new_dirs, mut queue) = tokio::sync::mpsc::unbounded_channel::<PathBuf>();
         let callback_filter = Arc::clone(&filter);
+        let callback = Arc::clone(&on_change);
         let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
-            let Ok(event) = event else { return };
+            let event = match event {
+                Ok(event) => event,
+                Err(error) => {
+                    tracing::warn!(%error, "file watcher error");
+                    return;
+                }
+            };
+            // Access events (a build reading the sources) change nothing.
             if !matches!(
                 event.kind,
-                EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+                EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_) | EventKind::Any
             ) {
                 return;
             }
-            let mut filter = callback_filter
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut filter = lock(&callback_filter);
             if event.paths.iter().any(|p| WatchFilter::is_ignore_file(p)) {
                 filter.reload_ignore_files();
             }
             let changed: Vec<PathBuf> = event
                 .paths
                 .into_iter()
-                .filter(|p| !filter.is_ignored(p))
+                .filter(|p| !WatchFilter::is_ignore_file(p) && !filter.is_ignored(p))
                 .collect();
             drop(filter);
-            for dir in changed.iter().filter(|p| p.is_dir()) {
-                let _ = new_dirs.send(dir.clone());
+            let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) =
+                changed.into_iter().partition(|p| p.is_dir());
+            for dir in dirs {
+                let _ = new_dirs.send(dir);
             }
-            let files: Vec<PathBuf> = changed.into_iter().filter(|p| !p.is_dir()).collect();
             if !files.is_empty() {
-                on_change(files);
+                tracing::debug!(paths = ?files, "files changed");
+                callback(files);
             }
         })?;
         let watcher = Arc::new(Mutex::new(watcher));
-        let dirs = filter
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .directories();
-        watch_dirs(
-            &mut watcher.lock().unwrap_or_else(PoisonError::into_inner),
-            &dirs,
-        );
+        let dirs = lock(&filter).directories();
+        watch_dirs(&mut lock(&watcher), &dirs);
         let weak = Arc::downgrade(&watcher);
+        let task_filter = Arc::clone(&filter);
         tokio::spawn(async move {
             while let Some(dir) = queue.recv().await {
                 let Some(watcher) = weak.upgrade() else { break };
-                let dirs = filter
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .directories_under(&dir);
-                watch_dirs(
-                    &mut watcher.lock().unwrap_or_else(PoisonError::into_inner),
-                    &dirs,
-                );
+                let dirs = lock(&task_filter).directories_under(&dir);
+                watch_dirs(&mut lock(&watcher), &dirs);
+                // Files written before the watch was in place.
+                let files: Vec<PathBuf> = dirs
+                    .iter()
+                    .filter_map(|dir| std::fs::read_dir(dir).ok())
+                    .flat_map(Iterator::flatten)
+                    .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
+                    .map(|entry| entry.path())
+                    .filter(|path| !lock(&task_filter).is_ignored(path))
+                    .collect();
+                if !files.is_empty() {
+                    on_change(files);
+                }
             }
         });
-        Ok(Self { _watcher: watcher })
+        Ok(Self {
+            filter,
+            _watcher: watcher,
+        })
     }
+
+    /// Leaves out more build output from now on.
+    pub fn add_output_dirs(&self, dirs: impl IntoIterator<Item = PathBuf>) {
+        lock(&self.filter).add_output_dirs(dirs);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -49,6 +49,8 @@ pub(crate) struct State {
     /// The server is starting (not yet initialized).
     starting: bool,
     initial: Initial,
+    /// When the last publish arrived.
+    last_publish: Option<Instant>,
 }
 
 impl State {
@@ -141,16 +143,18 @@ impl Store {
                 d
             })
             .collect();
+        let now = Instant::now();
         self.state.send_modify(|s| {
-            match s.initial {
-                Initial::Done => {}
+            s.last_publish = Some(now);
+            // The first analysis is over once its burst has paused: later
+            // publishes answer edits and must not restart the pause.
+            s.initial = match s.initial {
+                _ if s.initial_done() => Initial::Done,
                 Initial::Waiting { since } | Initial::Publishing { since, .. } => {
-                    s.initial = Initial::Publishing {
-                        since,
-                        last: Instant::now(),
-                    };
+                    Initial::Publishing { since, last: now }
                 }
-            }
+                Initial::Done => Initial::Done,
+            };
             if let Some(&awaited) = s.pending.get(&path)
                 && awaited != NOT_SENT
                 && version.is_none_or(|v| v >= awaited)
@@ -226,6 +230,11 @@ impl Store {
             .get(path)
             .map(|list| list.to_vec())
             .unwrap_or_default()
+    }
+
+    /// When the server's last publish (or pull answer) arrived.
+    pub(crate) fn last_publish(&self) -> Option<Instant> {
+        self.state.borrow().last_publish
     }
 
     /// Follows the state.
@@ -357,6 +366,12 @@ mod tests {
             .unwrap();
         assert!(start.elapsed() >= INITIAL_QUIET);
         assert!(store.settle().is_none());
+        // Over, it never comes back: an edit's publish settles at once.
+        let a = path("/w/a.py");
+        store.changed(&a);
+        store.sent(&a, 2);
+        store.publish(Arc::clone(&a), Some(2), Vec::new());
+        assert!(store.settle().is_none(), "no new quiet period");
         // Or when its progress ends.
         store.first_analysis();
         store.progress("t".into(), Some(String::new()));
