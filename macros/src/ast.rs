@@ -37,9 +37,10 @@ pub(crate) struct Param {
 
 /// What a parameter is taken from.
 pub(crate) enum ParamKind {
-    /// `&T`: a state of the server, by type.
-    Context,
-    /// One JSON argument.
+    /// `&T`: taken from the call (a state of the server, by type).
+    Extract,
+    /// One JSON argument, or, when its type implements `FromCall` and it
+    /// has no `#[arg]`, taken from the call (see `Arg::probe`).
     Arg(Arg),
     /// `#[args]`: the whole arguments object.
     Args {
@@ -56,6 +57,9 @@ pub(crate) struct Arg {
     pub(crate) wire_span: Span,
     pub(crate) description: Option<LitStr>,
     pub(crate) default: bool,
+    /// No `#[arg]`: whether the parameter is an argument or an extractor is
+    /// left to the type (`FromCall` or not), resolved by the generated code.
+    pub(crate) probe: bool,
 }
 
 impl Tool {
@@ -68,7 +72,7 @@ impl Tool {
         if let Some(abi) = &sig.abi {
             errors.spanned(abi, "`#[mcp_tool]` functions cannot have an `extern` ABI");
         }
-        if let Some(unsafety) = &sig.unsafety {
+        if let syn::Safety::Unsafe(unsafety) = &sig.safety {
             errors.spanned(unsafety, "`#[mcp_tool]` functions cannot be `unsafe`");
         }
         if let Some(variadic) = &sig.variadic {
@@ -131,13 +135,6 @@ impl Tool {
             ParamKind::Arg(arg) => Some((p, arg)),
             _ => None,
         })
-    }
-
-    /// The context parameters' types, in order.
-    pub(crate) fn contexts(&self) -> impl Iterator<Item = &Param> {
-        self.params
-            .iter()
-            .filter(|p| matches!(p.kind, ParamKind::Context))
     }
 }
 
@@ -238,7 +235,7 @@ fn context_param(
             "`#[args]` cannot be used on a context parameter (`&T`)",
         );
     }
-    ParamKind::Context
+    ParamKind::Extract
 }
 
 /// Any other parameter: one argument, or with `#[args]` all of them.
@@ -255,6 +252,7 @@ fn argument_param(
         }
         (Some(attr), None) => ParamKind::Args { attr },
         (None, arg_attr) => {
+            let probe = arg_attr.is_none();
             let arg_attr = arg_attr.map(|(a, _)| a).unwrap_or_default();
             let (wire_name, wire_span) = match &arg_attr.rename {
                 Some(rename) => (rename.value(), rename.span()),
@@ -265,6 +263,7 @@ fn argument_param(
                 wire_span,
                 description: arg_attr.description,
                 default: arg_attr.default.is_some(),
+                probe,
             })
         }
     }
@@ -364,17 +363,22 @@ mod tests {
         );
         assert!(!tool.is_async);
         assert_eq!(tool.ret.to_token_stream().to_string(), "DirtyResult");
-        let contexts: Vec<_> = tool.contexts().map(|p| p.ident.to_string()).collect();
-        assert_eq!(contexts, ["cx"]);
+        let extracted: Vec<_> = tool
+            .params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Extract))
+            .map(|p| p.ident.to_string())
+            .collect();
+        assert_eq!(extracted, ["cx"]);
         let args: Vec<_> = tool
             .args()
-            .map(|(p, a)| (p.ident.to_string(), a.wire_name.clone(), a.default))
+            .map(|(p, a)| (p.ident.to_string(), a.wire_name.clone(), a.default, a.probe))
             .collect();
         assert_eq!(
             args,
             [
-                ("file_path".into(), "filePath".into(), false),
-                ("limit".into(), "max".into(), true)
+                ("file_path".into(), "filePath".into(), false, true),
+                ("limit".into(), "max".into(), true, false)
             ]
         );
         let (_, limit) = tool.args().nth(1).unwrap();

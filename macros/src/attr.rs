@@ -107,6 +107,10 @@ pub(crate) struct ArgAttr {
 impl ArgAttr {
     /// Adds the keys of one `#[arg(...)]` attribute, pushing every problem into `errors`.
     pub(crate) fn parse_into(&mut self, attr: &syn::Attribute, errors: &mut Errors) {
+        // A bare `#[arg]` only says "a JSON argument, even if the type is an extractor".
+        if let syn::Meta::Path(_) = attr.meta {
+            return;
+        }
         let result = attr.parse_nested_meta(|meta| {
             let span = key_span(&meta.path);
             let result = if meta.path.is_ident("rename") {

@@ -49,7 +49,9 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
                 "a `#[mcp_tool]` function takes at most one `#[args]` parameter",
             );
         }
-        for (param, _) in tool.args() {
+        // Without `#[arg]`, a parameter beside `#[args]` must be taken from
+        // the call; the generated code requires that of its type.
+        for (param, _) in tool.args().filter(|(_, arg)| !arg.probe) {
             errors.spanned(
                 &param.ident,
                 "`#[args]` is the whole arguments object; other arguments belong in its struct",
@@ -158,7 +160,7 @@ mod tests {
             errors(
                 quote!(description = "d"),
                 quote!(
-                    fn f(#[args] a: A, #[args] b: B, c: u8) {}
+                    fn f(#[args] a: A, #[args] b: B, #[arg] c: u8, progress: Progress) {}
                 )
             ),
             [

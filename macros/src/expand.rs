@@ -6,25 +6,27 @@
 //!
 //! ```text
 //! const _: () = {
-//!     use ::ide_mcp_runtime::__private as __ide_mcp_private;
+//!     use ::ide_mcp_runtime::__private0_1 as __ide_mcp_private;
 //!     fn __input_schema() -> Schema { .. }       // one property per argument
-//!     fn __call(cx, args, out) -> Option<ToolFuture> { .. }
+//!     fn __states(out: &mut Vec<StateReq>) { .. } // the states the extractors need
+//!     fn __shim(call, args, out) -> Option<ToolFuture> { .. }
 //!     register_tool! { static __TOOL: ToolDef = ToolDef { .. }; }
 //! };
 //! ```
 //!
-//! Argument and context types are only ever named inside
-//! `argument::<T>()` / `context_param::<T>()`, spanned on the parameter: the
-//! bound lives on those `const fn`s alone, so a wrong type is one error at
-//! the parameter (rustc reports identical diagnostics once). For the same
-//! reason no arguments struct is derived: its derives would repeat it.
+//! Parameter types are only ever named inside `argument::<T>()`,
+//! `extractor::<T>()` or the probe `Param::<T>` (see `param_source`),
+//! spanned on the parameter, and the bounds live on those and their
+//! methods: a wrong type is one error at the parameter (rustc reports
+//! identical diagnostics once). For the same reason no arguments struct is
+//! derived: its derives would repeat it.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
-use syn::{Ident, ItemFn, Type};
+use syn::{Ident, ItemFn};
 
-use crate::ast::{ParamKind, Tool};
+use crate::ast::{Param, ParamKind, Tool};
 
 /// Generated names: mixed-site, so they never clash with the user's.
 fn ident(name: &str) -> Ident {
@@ -44,6 +46,7 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     let p = Ident::new("__ide_mcp_private", Span::call_site()).into_token_stream();
 
     let input_schema = input_schema(tool, &p);
+    let states = states(tool, &p);
     let shim = shim(tool, &p);
     let output_schema = output_schema(tool, &p);
     let tool_def = tool_def(tool, item, &p, output_schema.is_some());
@@ -69,8 +72,9 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
             clippy::nursery
         )]
         const _: () = {
-            use #krate::__private as #p;
+            use #krate::__private0_1 as #p;
             #input_schema
+            #states
             #shim
             #output_schema
             #tool_def
@@ -86,35 +90,85 @@ fn option(value: Option<TokenStream>) -> TokenStream {
     )
 }
 
-/// `argument::<T>()`, spanned on `T`.
-fn argument(ty: &Type, p: &TokenStream) -> TokenStream {
-    quote_spanned!(ty.span()=> #p::argument::<#ty>())
+/// Where a parameter comes from, as the generated code decides it.
+enum Source {
+    /// Decoded from the JSON arguments: `argument::<T>()`.
+    Argument,
+    /// Taken from the call: `extractor::<T>()`.
+    Extractor,
+    /// Left to the type: `(&Param::<T>::NEW).__param()`, an extractor when
+    /// `T: FromCall` and an argument otherwise.
+    Probe,
 }
 
-/// `context_param::<T>()`, spanned on `T`.
-fn context_param(ty: &Type, p: &TokenStream) -> TokenStream {
-    quote_spanned!(ty.span()=> #p::context_param::<#ty>())
+/// How the generated code decides where `param` comes from.
+fn source(tool: &Tool, param: &Param) -> Source {
+    match &param.kind {
+        ParamKind::Extract => Source::Extractor,
+        // Beside `#[args]`, every other parameter is taken from the call.
+        ParamKind::Arg(arg) if arg.probe && tool.args_param().is_some() => Source::Extractor,
+        ParamKind::Arg(arg) if arg.probe => Source::Probe,
+        ParamKind::Arg(_) | ParamKind::Args { .. } => Source::Argument,
+    }
+}
+
+/// The value whose methods (`early`, `late`, `schema_into`, `states`) take
+/// `param`, spanned on its type so that a bound that fails is reported there.
+fn param_source(tool: &Tool, param: &Param, p: &TokenStream) -> TokenStream {
+    let ty = &param.ty;
+    match source(tool, param) {
+        Source::Argument => quote_spanned!(ty.span()=> #p::argument::<#ty>()),
+        Source::Extractor => quote_spanned!(ty.span()=> #p::extractor::<#ty>()),
+        Source::Probe => quote_spanned! {ty.span()=>
+            {
+                use #p::{ArgTag as _, ExtractTag as _};
+                (&#p::Param::<#ty>::NEW).__param()
+            }
+        },
+    }
 }
 
 /// `fn __input_schema() -> Schema`: the `#[args]` type's schema, or one property per argument.
 fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
     let name = ident("__input_schema");
+    let schema = ident("__schema");
     let body = if let Some(param) = tool.args_param() {
-        let arg = argument(&param.ty, p);
+        let arg = param_source(tool, param, p);
         quote!(#arg.schema())
     } else {
         let args = tool.args().map(|(param, arg)| {
             let wire = &arg.wire_name;
-            let argument = argument(&param.ty, p);
+            let source = param_source(tool, param, p);
             let description = option(arg.description.as_ref().map(ToTokens::to_token_stream));
             let default = arg.default;
-            quote!(.arg(#wire, #argument, #description, #default))
+            let method = Ident::new("schema_into", param.ty.span());
+            quote!(let #schema = #source.#method(#schema, #wire, #description, #default);)
         });
-        quote!(#p::ObjectSchema::new() #(#args)* .build())
+        quote! {
+            let #schema = #p::ObjectSchema::new();
+            #(#args)*
+            #schema.build()
+        }
     };
     quote! {
         fn #name() -> #p::Schema {
             #body
+        }
+    }
+}
+
+/// `fn __states(out)`: the states the parameters need.
+fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
+    let name = ident("__states");
+    let out = ident("__out");
+    let each = tool.params.iter().map(|param| {
+        let source = param_source(tool, param, p);
+        let method = Ident::new("states", param.ty.span());
+        quote!(#source.#method(#out);)
+    });
+    quote! {
+        fn #name(#out: &mut #p::Vec<#p::StateReq>) {
+            #(#each)*
         }
     }
 }
@@ -141,113 +195,102 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
 
 /// The wire names of the plain arguments, in order: the slots of `ArgsObject`.
 fn wire_names(tool: &Tool) -> Vec<&str> {
-    tool.params
-        .iter()
-        .filter_map(|param| match &param.kind {
-            ParamKind::Arg(arg) => Some(arg.wire_name.as_str()),
-            _ => None,
-        })
-        .collect()
+    tool.args().map(|(_, arg)| arg.wire_name.as_str()).collect()
 }
 
-/// `fn __call(cx, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
+/// `fn __call(call, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
+///
+/// Every parameter goes through two steps: `early`, before the call, decodes
+/// the arguments (a spawned tool cannot keep borrowing them), and `late`,
+/// when the tool runs, takes the extractors from the call.
 fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
     let (name, _) = tool.name();
-    let cx = ident("__cx");
+    let cx = ident("__call");
     let args = ident("__args");
     let out = ident("__out");
     let fields = ident("__fields");
     let ret = ident("__ret");
     let func = &tool.ident;
 
-    // Arguments are decoded up front, in order; contexts are taken after.
-    let mut decode = Vec::new();
+    let mut early = Vec::new();
     let wire_names = wire_names(tool);
-    if !wire_names.is_empty() {
-        decode.push(quote!(
+    if !wire_names.is_empty() && tool.args_param().is_none() {
+        early.push(quote!(
             let #fields = #p::ArgsObject::parse(#name, #args, [#(#wire_names),*], #out)?;
         ));
     }
     let mut slot = 0_usize;
-    let mut contexts = Vec::new();
+    let mut lates = Vec::new();
     let mut call_args = Vec::new();
     for (i, param) in tool.params.iter().enumerate() {
         let local = format_ident!("__param{}", i, span = Span::mixed_site());
-        match &param.kind {
-            ParamKind::Context => contexts.push((local.clone(), &param.ty)),
-            ParamKind::Arg(arg) => {
-                let argument = argument(&param.ty, p);
-                let take = if arg.default {
-                    Ident::new("take_or_default", param.ty.span())
-                } else {
-                    Ident::new("take", param.ty.span())
-                };
-                decode.push(quote!(let #local = #argument.#take(#name, &#fields, #slot, #out)?;));
-                slot += 1;
-            }
+        let source = param_source(tool, param, p);
+        let span = param.ty.span();
+        let decode = match &param.kind {
             ParamKind::Args { .. } => {
-                let argument = argument(&param.ty, p);
-                decode.push(quote!(let #local = #argument.decode_object(#name, #args, #out)?;));
+                quote!(#source.decode_object(#name, #args, #out))
             }
-        }
+            ParamKind::Arg(arg) if tool.args_param().is_none() => {
+                let method = if arg.default {
+                    Ident::new("early_or_default", span)
+                } else {
+                    Ident::new("early", span)
+                };
+                let decoded = quote!(#source.#method(#name, &#fields, #slot, #out));
+                slot += 1;
+                decoded
+            }
+            // No arguments object is parsed: nothing to decode.
+            ParamKind::Arg(_) | ParamKind::Extract => {
+                quote!(::core::option::Option::Some(#p::Deferred))
+            }
+        };
+        early.push(quote!(let #local = #decode?;));
+        let late = Ident::new("late", span);
+        lates.push((local.clone(), quote!(#source.#late(#local, &#cx))));
         call_args.push(local);
     }
-    let extract = |ty: &Type, out: &TokenStream| {
-        let param = context_param(ty, p);
-        quote!(#param.extract(#cx, #out))
-    };
 
     let body = if tool.is_async {
-        let owned = ident("__cx_owned");
-        let checks = contexts.iter().map(|(_, ty)| {
-            let get = extract(ty, &out.to_token_stream());
-            quote!(let _ = #get?;)
-        });
-        let out_ref = quote!(&mut #out);
-        let takes = contexts.iter().map(|(local, ty)| {
-            let get = extract(ty, &out_ref);
+        let owned = ident("__owned");
+        let takes = lates.iter().map(|(local, late)| {
             quote! {
-                let ::core::option::Option::Some(#local) = #get else {
-                    return #p::reply_bytes(#out);
+                let #local = match #p::reply_rejected(#late) {
+                    ::core::result::Result::Ok(value) => value,
+                    ::core::result::Result::Err(reply) => return reply,
                 };
             }
         });
         // The value is written when the runtime asks: into the response
         // itself when the future was ready at once.
         let write = write_result(tool, p, &ret, &out.to_token_stream());
-        // A buffer for the error of a context that went missing meanwhile.
-        let error_buf = (!contexts.is_empty()).then(|| quote!(let mut #out = #p::Vec::new();));
         quote! {
-            #(#decode)*
-            // Fail before spawning when a state is missing; taken again inside the future.
-            #(#checks)*
-            let #owned = #p::ToolContext::clone(#cx);
+            #(#early)*
+            let #owned = #p::Call::to_owned(#cx);
             ::core::option::Option::Some(#p::boxed_future(async move {
-                #error_buf
-                let #cx = &#owned;
+                let #cx = #p::OwnedCall::as_call(&#owned);
                 #(#takes)*
                 let #ret = #func(#(#call_args),*).await;
                 #p::reply(move |#out: &mut #p::Vec<u8>| #write)
             }))
         }
     } else {
-        let takes = contexts.iter().map(|(local, ty)| {
-            let get = extract(ty, &out.to_token_stream());
-            quote!(let #local = #get?;)
-        });
+        let takes = lates
+            .iter()
+            .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
         let write = write_result(tool, p, &ret, &out.to_token_stream());
         quote! {
-            #(#decode)*
+            #(#early)*
             #(#takes)*
             let #ret = #func(#(#call_args),*);
             #write
             ::core::option::Option::None
         }
     };
-    let shim = ident("__call");
+    let shim = ident("__shim");
     quote! {
         fn #shim(
-            #cx: &#p::ToolContext,
+            #cx: &#p::Call<'_>,
             #args: ::core::option::Option<&#p::RawValue>,
             #out: &mut #p::Vec<u8>,
         ) -> ::core::option::Option<#p::ToolFuture> {
@@ -286,10 +329,6 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
         hint(attr.open_world),
     );
     let output_schema = option(structured.then(|| ident("__output_schema").into_token_stream()));
-    let states = tool.contexts().map(|param| {
-        let param = context_param(&param.ty, p);
-        quote!(#param.required_state)
-    });
     let execution = if tool.is_async {
         quote!(Async)
     } else if attr.blocking.is_some() {
@@ -303,7 +342,8 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
     let line = quote_spanned!(fn_span=> ::core::line!());
     let file = quote_spanned!(fn_span=> ::core::file!());
     let input_schema = ident("__input_schema");
-    let shim = ident("__call");
+    let states = ident("__states");
+    let shim = ident("__shim");
     let static_name = ident("__TOOL");
     quote! {
         #p::register_tool! {
@@ -319,7 +359,7 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
                 },
                 input_schema: #input_schema,
                 output_schema: #output_schema,
-                states: &[#(#states),*],
+                states: #states,
                 execution: #p::Execution::#execution,
                 call: #shim,
                 location: #p::SourceLocation {

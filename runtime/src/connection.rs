@@ -19,7 +19,8 @@ use tokio::sync::{mpsc, watch};
 use crate::dispatch::CancelReason;
 #[cfg(doc)]
 use crate::dispatch::MAX_IN_FLIGHT;
-use crate::notify::NotificationBytes;
+use crate::notify::{NOTIFY_QUEUE, NotificationBytes};
+use crate::peer::Peer;
 use crate::server::Server;
 use crate::session::Session;
 pub(crate) use crate::transport::wire::{Limits, Outbox, Recv, Wire};
@@ -50,6 +51,11 @@ pub(crate) async fn run<W: Wire>(
 ) -> io::Result<()> {
     let mut session = Session::new(server.clone());
     let mut out = Outbox::new(W::TERMINATOR);
+    // The session's own notifications (its calls' progress) are sent from
+    // the start; the server-wide ones once the client is initialized.
+    let (peer, peer_notes) = Peer::channel(NOTIFY_QUEUE);
+    session.set_peer(peer);
+    let mut own: Option<mpsc::Receiver<NotificationBytes>> = Some(peer_notes);
     let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
     let mut subscribed = false;
     loop {
@@ -58,6 +64,7 @@ pub(crate) async fn run<W: Wire>(
             biased;
             () = stopped(&mut shutdown) => Event::Shutdown,
             () = session.complete(&mut out.buf) => Event::Completed(mark),
+            note = next_note(&mut own) => Event::Notification(note),
             note = next_note(&mut notes) => Event::Notification(note),
             recv = wire.recv() => Event::Recv(recv),
         };
@@ -93,6 +100,8 @@ pub(crate) async fn run<W: Wire>(
                     buf.extend_from_slice(&bytes);
                     true
                 }),
+                // The server dropped its notifier. (The session's own queue
+                // never closes: the session holds its sender.)
                 Event::Notification(None) => notes = None,
             }
             if !subscribed && session.is_initialized() {
@@ -105,7 +114,10 @@ pub(crate) async fn run<W: Wire>(
                 let start = out.buf.len();
                 if session.try_complete(&mut out.buf) {
                     next = Some(Event::Completed(start));
-                } else if let Some(note) = notes.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                } else if let Some(note) = [&mut own, &mut notes]
+                    .into_iter()
+                    .find_map(|rx| rx.as_mut().and_then(|rx| rx.try_recv().ok()))
+                {
                     next = Some(Event::Notification(Some(note)));
                 } else {
                     next = wire.recv().now_or_never().map(Event::Recv);

@@ -1,4 +1,4 @@
-//! The states a server is built with, and how tool parameters are taken from them.
+//! The states a server is built with, found by type.
 
 use std::any::{Any, TypeId};
 use std::sync::Arc;
@@ -26,7 +26,7 @@ impl StateReq {
 ///
 /// Cheap to clone (one `Arc`). A host adds states with
 /// [`ServerBuilder::state`](crate::ServerBuilder::state); tools receive them as
-/// `&T` parameters.
+/// `&T` parameters (see [`FromCall`](crate::FromCall)).
 #[derive(Clone, Default)]
 pub struct ToolContext {
     states: Arc<StateMap>,
@@ -115,36 +115,6 @@ impl std::fmt::Display for MissingState {
 
 impl std::error::Error for MissingState {}
 
-/// Types a `#[mcp_tool]` function can take as a context parameter (`&T`).
-///
-/// The attribute emits one call of [`from_tool_context`](Self::from_tool_context)
-/// per context parameter; the work is here, in ordinary code.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a `#[mcp_tool]` context parameter",
-    label = "not a shared reference to a `Send + Sync + 'static` state",
-    note = "context parameters are `&T`, where `T: Send + Sync + 'static` is a state given to `ServerBuilder::state`",
-    note = "to take a JSON argument instead, use an owned type such as `String`"
-)]
-pub trait FromToolContext<'a>: Sized {
-    /// Takes the parameter from the context.
-    fn from_tool_context(cx: &'a ToolContext) -> Result<Self, MissingState>;
-
-    /// The state this parameter needs, checked when the server is built.
-    fn required_state() -> StateReq;
-}
-
-impl<'a, T: Send + Sync + 'static> FromToolContext<'a> for &'a T {
-    fn from_tool_context(cx: &'a ToolContext) -> Result<Self, MissingState> {
-        cx.get::<T>().ok_or(MissingState {
-            type_name: std::any::type_name::<T>(),
-        })
-    }
-
-    fn required_state() -> StateReq {
-        StateReq::of::<T>()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,12 +128,5 @@ mod tests {
         let cx = cx.with(2_u32);
         assert_eq!(cx.get::<u32>(), Some(&2));
         assert!(cx.contains(&StateReq::of::<String>()));
-    }
-
-    #[test]
-    fn extraction_names_the_missing_type() {
-        let cx = ToolContext::new();
-        let err = <&u64 as FromToolContext>::from_tool_context(&cx).unwrap_err();
-        assert_eq!(err.to_string(), "the server has no state of type `u64`");
     }
 }

@@ -12,9 +12,9 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tracing::Instrument as _;
 
+use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
 use crate::registry::RegisteredTool;
-use crate::server::Server;
 use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
@@ -74,6 +74,8 @@ struct Slot {
     tool: &'static str,
     started: Instant,
     abort: Option<AbortHandle>,
+    /// Cancelled when the slot is released before the call answered.
+    cancel: Option<CancellationToken>,
 }
 
 /// The calls of one connection that have not been answered yet.
@@ -100,7 +102,13 @@ impl InFlight {
         self.busy
     }
 
-    fn claim(&mut self, id: RequestId<'_>, tool: &'static str, stateless: bool) -> (u32, u32) {
+    fn claim(
+        &mut self,
+        id: RequestId<'_>,
+        tool: &'static str,
+        cancel: CancellationToken,
+        stateless: bool,
+    ) -> (u32, u32) {
         let index = if let Some(i) = self.slots.iter().position(|s| !s.busy) {
             i
         } else {
@@ -112,6 +120,7 @@ impl InFlight {
                 tool,
                 started: Instant::now(),
                 abort: None,
+                cancel: None,
             });
             self.slots.len() - 1
         };
@@ -123,6 +132,7 @@ impl InFlight {
         slot.tool = tool;
         slot.started = Instant::now();
         slot.abort = None;
+        slot.cancel = Some(cancel);
         self.busy += 1;
         (index as u32, slot.generation)
     }
@@ -133,6 +143,9 @@ impl InFlight {
         slot.generation = slot.generation.wrapping_add(1);
         if let Some(abort) = slot.abort.take() {
             abort.abort();
+        }
+        if let Some(cancel) = slot.cancel.take() {
+            cancel.cancel();
         }
         self.busy -= 1;
     }
@@ -215,14 +228,18 @@ impl Drop for InFlight {
             if let Some(abort) = slot.abort.take() {
                 abort.abort();
             }
+            if let Some(cancel) = slot.cancel.take() {
+                cancel.cancel();
+            }
         }
     }
 }
 
-/// Calls `tool` for request `id`. Returns `true` when the response was
-/// appended to `out` now, `false` when it will come from [`InFlight::complete`].
+/// Calls `tool` for request `id` with what the request carries in `call`.
+/// Returns `true` when the response was appended to `out` now, `false` when
+/// it will come from [`InFlight::complete`].
 pub(crate) fn call(
-    server: &Server,
+    call: Call<'_>,
     inflight: &mut InFlight,
     id: RequestId<'_>,
     tool: &RegisteredTool,
@@ -245,9 +262,14 @@ pub(crate) fn call(
         );
         return true;
     }
+    // Inline calls run to their end before the next message is read: only
+    // the others can be cancelled.
+    let cancel = (def.execution != Execution::Inline).then(CancellationToken::new);
+    let call = call.with_id(id).with_cancellation(cancel.as_ref());
     if def.execution == Execution::Blocking {
-        let (slot, generation) = inflight.claim(id, def.name, stateless);
-        let server = server.clone();
+        let owned = call.to_owned();
+        let (slot, generation) =
+            inflight.claim(id, def.name, cancel.unwrap_or_default(), stateless);
         let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
         let tx = inflight.tx.clone();
         let span = tracing::Span::current();
@@ -255,7 +277,7 @@ pub(crate) fn call(
             let _span = span.enter();
             let mut result = Vec::new();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
-                (def.call)(server.context(), args.as_deref(), &mut result)
+                (def.call)(&owned.as_call(), args.as_deref(), &mut result)
             }));
             match outcome {
                 Ok(None) => {
@@ -281,7 +303,7 @@ pub(crate) fn call(
     }
 
     let start = out.len();
-    let write = |out: &mut Vec<u8>| (def.call)(server.context(), args, out);
+    let write = |out: &mut Vec<u8>| (def.call)(&call, args, out);
     match write_result_inline(out, id, def.name, stateless, write) {
         Some(future) => {
             out.truncate(start);
@@ -301,7 +323,8 @@ pub(crate) fn call(
                     true
                 }
                 None => {
-                    let (slot, generation) = inflight.claim(id, def.name, stateless);
+                    let (slot, generation) =
+                        inflight.claim(id, def.name, cancel.unwrap_or_default(), stateless);
                     let tx = inflight.tx.clone();
                     let task = tokio::spawn(
                         async move {

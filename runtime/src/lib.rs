@@ -21,10 +21,13 @@ pub mod context;
 pub mod discovery;
 mod dispatch;
 pub mod era;
+pub mod extract;
 pub mod jsonrpc;
+#[cfg(feature = "lint")]
 pub mod lint;
 pub mod lockfile;
 pub mod notify;
+pub mod peer;
 pub mod registry;
 pub mod result;
 pub mod schema;
@@ -34,15 +37,18 @@ pub mod tool;
 pub mod transport;
 
 #[doc(hidden)]
-#[path = "private.rs"]
-pub mod __private;
+#[path = "private/mod.rs"]
+pub mod __private0_1;
 
 pub use args::ArgsError;
-pub use context::{FromToolContext, MissingState, StateReq, ToolContext};
+pub use context::{MissingState, StateReq, ToolContext};
 pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
 pub use era::{STATELESS_VERSIONS, SUPPORTED_VERSIONS};
+pub use extract::{Call, CancellationToken, FromCall, OwnedCall, Rejection};
 pub use ide_mcp_macros::mcp_tool;
+pub use jsonrpc::RequestId;
 pub use notify::Notifier;
+pub use peer::{Peer, Progress};
 pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
 pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
 pub use server::{BuildError, Server, ServerBuilder, ServerInfo};

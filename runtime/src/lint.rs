@@ -14,6 +14,11 @@
 //! enable it rewrite optional properties themselves, so that is not checked.
 //! The Gemini rules apply to input schemas, the ones sent as function
 //! declarations; output schemas may say `null`.
+//!
+//! Behind the runtime's `lint` feature: the meta-schema check needs
+//! `jsonschema` and its regex engines, which a server that only serves its
+//! tools should not compile. The CLI (`ide-mcp tools --lint`) and the test
+//! suites turn it on.
 
 use serde_json::Value;
 

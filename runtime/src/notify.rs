@@ -36,21 +36,7 @@ impl Notifier {
     /// Never blocks: a client whose queue is full misses this notification,
     /// and a client that went away is forgotten.
     pub fn notify<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> usize {
-        #[derive(Serialize)]
-        struct Notification<'a, P: ?Sized> {
-            jsonrpc: &'static str,
-            method: &'a str,
-            params: &'a P,
-        }
-        let Ok(bytes) = serde_json::to_vec(&Notification {
-            jsonrpc: "2.0",
-            method,
-            params,
-        }) else {
-            tracing::warn!(method, "notification params failed to serialize; not sent");
-            return 0;
-        };
-        self.send_bytes(&bytes.into())
+        notification(method, params).map_or(0, |bytes| self.send_bytes(&bytes))
     }
 
     /// Sends an already serialized notification to every subscribed client.
@@ -90,6 +76,31 @@ impl Notifier {
             .iter()
             .filter(|tx| !tx.is_closed())
             .count()
+    }
+}
+
+/// `{"jsonrpc":"2.0","method":<method>,"params":<params>}`, serialized once;
+/// `None` (logged) when the params fail to serialize.
+pub(crate) fn notification<P: Serialize + ?Sized>(
+    method: &str,
+    params: &P,
+) -> Option<NotificationBytes> {
+    #[derive(Serialize)]
+    struct Notification<'a, P: ?Sized> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        params: &'a P,
+    }
+    match serde_json::to_vec(&Notification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    }) {
+        Ok(bytes) => Some(bytes.into()),
+        Err(err) => {
+            tracing::warn!(method, %err, "notification params failed to serialize; not sent");
+            None
+        }
     }
 }
 

@@ -128,10 +128,12 @@ impl ServerBuilder {
             ),
         };
         let mut missing = Vec::new();
+        let mut states = Vec::new();
         for tool in registry.tools() {
-            for state in tool.def.states {
-                let req = state();
-                if !self.context.contains(&req) {
+            states.clear();
+            (tool.def.states)(&mut states);
+            for req in &states {
+                if !self.context.contains(req) {
                     missing.push(MissingStateForTool {
                         tool: tool.def.name,
                         type_name: req.type_name,

@@ -12,7 +12,9 @@ use serde_json::value::RawValue;
 
 use crate::dispatch::{self, InFlight};
 use crate::era::{self, Era};
+use crate::extract::Call;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
+use crate::peer::Peer;
 use crate::server::Server;
 
 /// The handshake-era MCP protocol versions this server negotiates in
@@ -36,6 +38,8 @@ pub struct Session {
     version: Option<&'static str>,
     initialized: bool,
     inflight: InFlight,
+    /// Where the calls' progress and the tools' own notifications go.
+    peer: Option<Peer>,
 }
 
 impl std::fmt::Debug for Session {
@@ -57,7 +61,14 @@ impl Session {
             version: None,
             initialized: false,
             inflight: InFlight::new(),
+            peer: None,
         }
+    }
+
+    /// Sends the calls' progress and the tools' own notifications to `peer`
+    /// (the transport drains its receiver); without one they are dropped.
+    pub fn set_peer(&mut self, peer: Peer) {
+        self.peer = Some(peer);
     }
 
     /// The negotiated protocol version, once `initialize` was answered.
@@ -265,13 +276,20 @@ impl Session {
         stateless: bool,
         out: &mut Vec<u8>,
     ) -> bool {
-        // Unknown members (`_meta` with `progressToken`, `claudecode/toolUseId`, …) are ignored.
+        // Unknown members (`claudecode/toolUseId`, …) are ignored.
         #[derive(Deserialize)]
         struct Params<'a> {
             #[serde(borrow)]
             name: Cow<'a, str>,
             #[serde(borrow, default)]
             arguments: Option<&'a RawValue>,
+            #[serde(borrow, default, rename = "_meta")]
+            meta: Option<Meta<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Meta<'a> {
+            #[serde(borrow, default, rename = "progressToken")]
+            progress_token: Option<&'a RawValue>,
         }
         // serde would also read a struct from an array (`["name", {…}]`);
         // MCP's `tools/call` params are an object, so say so instead.
@@ -318,8 +336,12 @@ impl Session {
             return true;
         };
         span.record("tool", tool.def.name);
+        let call = Call::new(self.server.context())
+            .with_notifier(self.server.notifier())
+            .with_peer(self.peer.as_ref())
+            .with_progress_token(params.meta.and_then(|meta| meta.progress_token));
         dispatch::call(
-            &self.server,
+            call,
             &mut self.inflight,
             id,
             tool,

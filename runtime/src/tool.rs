@@ -5,7 +5,8 @@ use std::pin::Pin;
 
 use serde_json::value::RawValue;
 
-use crate::context::{StateReq, ToolContext};
+use crate::context::StateReq;
+use crate::extract::Call;
 use crate::schema::Schema;
 
 /// Every tool linked into the binary, collected by `#[mcp_tool]` through `linkme`.
@@ -36,14 +37,14 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
 
 /// The call shim `#[mcp_tool]` generates.
 ///
-/// It extracts the context parameters from `cx`, decodes `args` (the raw
-/// `arguments` object of `tools/call`, `None` when absent) and calls the tool.
+/// It decodes `args` (the raw `arguments` object of `tools/call`, `None`
+/// when absent), takes the other parameters from `call` and calls the tool.
 /// A synchronous tool appends one complete MCP `CallToolResult` JSON object
 /// to `out` and returns `None`. An `async` tool returns the future that
 /// produces that object, or `None` after writing an error result to `out`
 /// (for instance when the arguments do not decode).
 pub type CallFn =
-    fn(cx: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture>;
+    fn(call: &Call<'_>, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture>;
 
 /// How the runtime runs a tool's shim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,8 +121,8 @@ pub struct ToolDef {
     pub input_schema: fn() -> Schema,
     /// The JSON Schema of `structuredContent`, for tools that opt in with `#[mcp_tool(structured)]`.
     pub output_schema: Option<fn() -> Schema>,
-    /// The states the context parameters need; `ServerBuilder::build` refuses to start without them.
-    pub states: &'static [fn() -> StateReq],
+    /// Pushes the states the parameters need; `ServerBuilder::build` refuses to start without them.
+    pub states: fn(&mut Vec<StateReq>),
     /// How the shim is run.
     pub execution: Execution,
     /// The generated call shim.

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use ide_mcp_runtime::server::MissingStateForTool;
 use ide_mcp_runtime::{
-    BuildError, Registry, RegistryProblem, Server, SourceLocation, ToolContext, ToolDef, tools,
+    BuildError, Call, Registry, RegistryProblem, Server, SourceLocation, ToolContext, ToolDef,
+    tools,
 };
 use serde_json::value::RawValue;
 
@@ -39,7 +40,7 @@ fn call(name: &str, args: Option<&str>) -> String {
         .unwrap_or_else(|| panic!("`{name}` is registered"));
     let args = args.map(|a| RawValue::from_string(a.to_owned()).expect("valid JSON"));
     let mut out = Vec::new();
-    let future = (tool.def.call)(&context(), args.as_deref(), &mut out);
+    let future = (tool.def.call)(&Call::new(&context()), args.as_deref(), &mut out);
     if let Some(future) = future {
         assert!(out.is_empty(), "an async tool writes through its future");
         let reply = tokio::runtime::Builder::new_current_thread()
@@ -86,9 +87,13 @@ fn definitions_carry_execution_states_and_location() {
     assert_eq!(def("add").execution, Execution::Inline);
     assert_eq!(def("divide").execution, Execution::Blocking);
     assert_eq!(def("fixture.echo").execution, Execution::Async);
-    let states: Vec<_> = def("greet").states.iter().map(|s| s().type_name).collect();
-    assert_eq!(states, ["fixture_tools::FixtureState"]);
-    assert!(def("add").states.is_empty());
+    let states = |name| {
+        let mut states = Vec::new();
+        (def(name).states)(&mut states);
+        states.iter().map(|s| s.type_name).collect::<Vec<_>>()
+    };
+    assert_eq!(states("greet"), ["fixture_tools::FixtureState"]);
+    assert!(states("add").is_empty());
     let location = def("add").location;
     assert_eq!(location.crate_name, "fixture-tools");
     assert!(location.file.ends_with("lib.rs"), "{location}");
@@ -170,8 +175,15 @@ fn a_missing_state_is_an_error_result_not_a_panic() {
         let tool = registry.get(name).expect("registered");
         let args = RawValue::from_string(r#"{"text": "x"}"#.to_owned()).expect("valid JSON");
         let mut out = Vec::new();
-        let future = (tool.def.call)(&ToolContext::new(), Some(&args), &mut out);
-        assert!(future.is_none(), "no future is started without the state");
+        let states = ToolContext::new();
+        // An async tool takes its extractors when it runs: its future writes the error.
+        if let Some(future) = (tool.def.call)(&Call::new(&states), Some(&args), &mut out) {
+            let reply = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("a runtime")
+                .block_on(future);
+            reply(&mut out);
+        }
         assert_eq!(
             String::from_utf8(out).expect("UTF-8"),
             r#"{"content":[{"type":"text","text":"the server has no state of type `fixture_tools::FixtureState`"}],"isError":true}"#

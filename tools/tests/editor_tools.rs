@@ -15,7 +15,8 @@ async fn call(cx: &ReadContext, name: &str, args: &str) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(&tcx, Some(&args), &mut out) {
+    let call = ide_mcp_runtime::Call::new(&tcx);
+    if let Some(future) = (tool.def.call)(&call, Some(&args), &mut out) {
         future.await(&mut out);
     }
     serde_json::from_slice(&out).unwrap()

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use ide_mcp_runtime::{Registry, Server, ToolContext};
+use ide_mcp_runtime::{Call, Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, ReadContext};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
@@ -31,7 +31,7 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = args.map(|a| serde_json::value::RawValue::from_string(a.to_owned()).unwrap());
     let mut out = Vec::new();
-    let bytes = match (tool.def.call)(&tcx, args.as_deref(), &mut out) {
+    let bytes = match (tool.def.call)(&Call::new(&tcx), args.as_deref(), &mut out) {
         Some(future) => {
             future.await(&mut out);
             out

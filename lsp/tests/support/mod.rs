@@ -139,7 +139,8 @@ pub async fn tool(cx: &ReadContext, name: &str, args: Value) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_string()).unwrap();
     let mut out = Vec::new();
-    let bytes = match (tool.def.call)(&tcx, Some(&args), &mut out) {
+    let call = ide_mcp_runtime::Call::new(&tcx);
+    let bytes = match (tool.def.call)(&call, Some(&args), &mut out) {
         Some(future) => {
             future.await(&mut out);
             out

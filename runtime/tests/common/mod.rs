@@ -6,11 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ide_mcp_runtime::__private::{decode_args, input_schema};
+use ide_mcp_runtime::__private0_1::argument;
 use ide_mcp_runtime::result::write_json_text;
+use ide_mcp_runtime::schema::input_schema;
 use ide_mcp_runtime::tool::{CallFn, ToolFuture, ToolReply};
 use ide_mcp_runtime::{
-    Execution, Registry, Server, SourceLocation, ToolAnnotations, ToolContext, ToolDef,
+    Call, Execution, Registry, Server, SourceLocation, ToolAnnotations, ToolDef,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -41,7 +42,7 @@ const fn def(
         annotations: ToolAnnotations::NONE,
         input_schema,
         output_schema: None,
-        states: &[],
+        states: |_| {},
         execution,
         call,
         location: SourceLocation {
@@ -52,40 +53,40 @@ const fn def(
     }
 }
 
-fn echo(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
-    let args: EchoArgs = decode_args("echo", args, out)?;
+fn echo(_: &Call<'_>, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    let args = argument::<EchoArgs>().decode_object("echo", args, out)?;
     write_json_text(out, &args.text);
     None
 }
 
-fn sleep(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
-    let args: SleepArgs = decode_args("sleep", args, out)?;
+fn sleep(_: &Call<'_>, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    let args = argument::<SleepArgs>().decode_object("sleep", args, out)?;
     Some(Box::pin(async move {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
         Box::new(move |out: &mut Vec<u8>| write_json_text(out, &args.tag)) as ToolReply
     }))
 }
 
-fn ready(_: &ToolContext, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
+fn ready(_: &Call<'_>, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
     Some(Box::pin(async {
         Box::new(|out: &mut Vec<u8>| out.extend_from_slice(br#"{"content":[]}"#)) as ToolReply
     }))
 }
 
-fn boom(_: &ToolContext, _: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+fn boom(_: &Call<'_>, _: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
     out.extend_from_slice(b"{\"partial");
     panic!("kaboom");
 }
 
-fn boom_later(_: &ToolContext, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
+fn boom_later(_: &Call<'_>, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
     Some(Box::pin(async {
         tokio::time::sleep(Duration::from_millis(5)).await;
         panic!("later kaboom");
     }))
 }
 
-fn block(_: &ToolContext, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
-    let args: SleepArgs = decode_args("block", args, out)?;
+fn block(_: &Call<'_>, args: Option<&RawValue>, out: &mut Vec<u8>) -> Option<ToolFuture> {
+    let args = argument::<SleepArgs>().decode_object("block", args, out)?;
     std::thread::sleep(Duration::from_millis(args.ms));
     write_json_text(out, &args.tag);
     None

@@ -15,8 +15,8 @@ use std::time::Duration;
 use client::{post, stateless};
 use ide_mcp_runtime::tool::{ToolFuture, ToolReply};
 use ide_mcp_runtime::{
-    Execution, HttpOptions, HttpServerHandle, HttpStats, Registry, Server, SourceLocation,
-    ToolAnnotations, ToolContext, ToolDef,
+    Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Registry, Server, SourceLocation,
+    ToolAnnotations, ToolDef,
 };
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -34,7 +34,7 @@ impl Drop for Alive {
 
 /// Never answers; counts itself alive until aborted.
 #[allow(clippy::unnecessary_wraps)] // the `CallFn` signature
-fn hang(_: &ToolContext, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
+fn hang(_: &Call<'_>, _: Option<&RawValue>, _: &mut Vec<u8>) -> Option<ToolFuture> {
     HANGING.fetch_add(1, Ordering::SeqCst);
     let alive = Alive;
     Some(Box::pin(async move {
@@ -48,9 +48,9 @@ static HANG: ToolDef = ToolDef {
     name: "hang",
     description: "Never answers.",
     annotations: ToolAnnotations::NONE,
-    input_schema: ide_mcp_runtime::__private::input_schema::<common::NoArgs>,
+    input_schema: ide_mcp_runtime::schema::input_schema::<common::NoArgs>,
     output_schema: None,
-    states: &[],
+    states: |_| {},
     execution: Execution::Async,
     call: hang,
     location: SourceLocation {

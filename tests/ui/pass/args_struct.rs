@@ -1,7 +1,7 @@
 //! One `#[args]` parameter is the whole arguments object; its serde
 //! attributes are honoured, and context parameters may sit beside it.
 
-use ide_mcp_runtime::{Registry, ToolContext, mcp_tool};
+use ide_mcp_runtime::{Call, Registry, ToolContext, mcp_tool};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -40,7 +40,7 @@ fn main() {
     let cx = ToolContext::new().with(Offset(1));
     let args = RawValue::from_string(r#"{"startLine": 3, "endLine": 7}"#.into()).unwrap();
     let mut out = Vec::new();
-    assert!((tool.def.call)(&cx, Some(&args), &mut out).is_none());
+    assert!((tool.def.call)(&Call::new(&cx), Some(&args), &mut out).is_none());
     assert_eq!(out, br#"{"content":[{"type":"text","text":"5"}]}"#);
 
     // The direct call still works: the function is unchanged.

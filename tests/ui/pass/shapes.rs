@@ -1,6 +1,6 @@
 //! Every signature shape the attribute accepts, called through the registry.
 
-use ide_mcp_runtime::{CallToolResult, Execution, Registry, ToolContext, mcp_tool};
+use ide_mcp_runtime::{Call, CallToolResult, Execution, Registry, ToolContext, mcp_tool};
 use serde_json::value::RawValue;
 
 struct Prefix(String);
@@ -41,14 +41,14 @@ fn call(cx: &ToolContext, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(cx, Some(&args), &mut out) {
+    if let Some(future) = (tool.def.call)(&Call::new(cx), Some(&args), &mut out) {
         out = block_on(future);
     }
     String::from_utf8(out).unwrap()
 }
 
 /// The futures here never wait: poll once.
-fn block_on(future: ide_mcp_runtime::__private::ToolFuture) -> Vec<u8> {
+fn block_on(future: ide_mcp_runtime::tool::ToolFuture) -> Vec<u8> {
     let mut future = future;
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut cx) {
@@ -78,7 +78,9 @@ fn main() {
     let registry = Registry::global().unwrap();
     let def = |name| registry.get(name).unwrap().def;
     assert_eq!(def("wrap").execution, Execution::Blocking);
-    assert_eq!(def("wrap").states.len(), 2);
+    let mut states = Vec::new();
+    (def("wrap").states)(&mut states);
+    assert_eq!(states.len(), 2);
     assert_eq!(def("async-fail").execution, Execution::Async);
     assert_eq!(def("async-fail").annotations.title, Some("Async failure"));
     assert_eq!(def("manual").description, "Hand-made result.\n\nWith a second paragraph.");
