@@ -7,8 +7,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::http_check::{HttpResponse, json_response, status_of};
+use super::http_sse::stream;
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
 use crate::jsonrpc::{self, RequestId};
+use crate::peer::Peer;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -19,14 +21,28 @@ pub(crate) const METHOD_HEADER: &str = "mcp-method";
 /// The header repeating the tool a 2026-07-28 `tools/call` names.
 pub(crate) const NAME_HEADER: &str = "mcp-name";
 
+/// How many notifications of one call may wait to be streamed.
+const PEER_QUEUE: usize = 64;
+
 /// Serves one request on a session of its own and answers it: 200 with the
-/// result, or the status its error maps to. Dropping the future (the client
-/// closed the connection) drops the session, which aborts the running call.
+/// result, or the status its error maps to; or, when the call sends
+/// notifications (progress) before its result, an event stream
+/// ([`http_sse`](super::http_sse)). Dropping the future (the client closed
+/// the connection) drops the session, which aborts the running call.
 pub(crate) async fn exchange(server: &Server, body: &[u8], id: &str) -> HttpResponse {
     let mut session = Session::new(server.clone());
+    let (peer, mut notes) = Peer::channel(PEER_QUEUE);
+    session.set_peer(peer);
     let mut out = Vec::with_capacity(256);
     if !session.handle(body, &mut out) {
-        session.complete(&mut out).await;
+        tokio::select! {
+            biased;
+            Some(first) = notes.recv() => return stream(session, notes, &first, out, false),
+            () = session.complete(&mut out) => {}
+        }
+    }
+    if let Ok(first) = notes.try_recv() {
+        return stream(session, notes, &first, out, true);
     }
     json_response(status_of(&out, id), out)
 }
