@@ -229,12 +229,13 @@ pub(crate) fn refuse_accept(headers: &HeaderMap) -> Option<HttpResponse> {
         any = true;
         for range in value.to_str().unwrap_or("").split(',') {
             let media = range.split(';').next().unwrap_or("").trim();
-            let media = media.to_ascii_lowercase();
-            match media.as_str() {
-                "*/*" => (json, stream) = (true, true),
-                "application/*" | "application/json" => json = true,
-                "text/*" | "text/event-stream" => stream = true,
-                _ => {}
+            let is = |name: &str| media.eq_ignore_ascii_case(name);
+            if is("*/*") {
+                (json, stream) = (true, true);
+            } else if is("application/*") || is("application/json") {
+                json = true;
+            } else if is("text/*") || is("text/event-stream") {
+                stream = true;
             }
         }
     }

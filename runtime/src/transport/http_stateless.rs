@@ -1,6 +1,8 @@
 //! 2026-07-28 over HTTP: one POST, one request, one answer, no session. The
 //! routing headers are checked against the body before anything is served.
 
+use std::borrow::Cow;
+
 use hyper::StatusCode;
 use hyper::header::HeaderMap;
 use serde::Deserialize;
@@ -79,8 +81,10 @@ pub(crate) fn header_mismatch(
             &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must each come at most once, as visible ASCII",
         );
     };
+    // One pass over the params for the tool's name; the era's own reader
+    // skips everything but `_meta`'s version.
     let body_version = match era::era_of(params) {
-        Ok(Era::Stateless(version)) => version.to_owned(),
+        Ok(Era::Stateless(version)) => Cow::Borrowed(version),
         Ok(Era::Handshake) => {
             if let Some(v) = version.filter(|v| era::STATELESS_VERSIONS.contains(v)) {
                 return mismatch(&format_args!(
@@ -89,10 +93,10 @@ pub(crate) fn header_mismatch(
             }
             return None;
         }
-        Err(Unsupported::Version(version)) => version.into_owned(),
+        Err(Unsupported::Version(version)) => version,
         Err(Unsupported::NotAString) => return None, // the session says why
     };
-    if version != Some(body_version.as_str()) {
+    if version != Some(&*body_version) {
         return mismatch(&format_args!(
             "the MCP-Protocol-Version header ({}) does not match the body's `_meta` protocol version ({})",
             version.map_or("absent", jsonrpc::clip),
@@ -110,7 +114,7 @@ pub(crate) fn header_mismatch(
         #[derive(Deserialize)]
         struct Named<'a> {
             #[serde(borrow, default)]
-            name: Option<std::borrow::Cow<'a, str>>,
+            name: Option<Cow<'a, str>>,
         }
         let name = params
             .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())
