@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::diagnostics::DIAGNOSTICS_WAIT;
-use crate::headless::{DiagnosticsSource, HeadlessOptions, SelectionSpec};
+use crate::diagnostics::sources::CargoMode;
+use crate::headless::{HeadlessOptions, SelectionSpec};
 
 /// Serves a workspace, its open files and its live cargo diagnostics to
 /// Claude Code and other MCP clients, with no editor.
@@ -120,6 +121,24 @@ pub struct StateArgs {
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DIAGNOSTICS_WAIT.as_millis() as u64)]
     pub diagnostics_wait: u64,
+    /// The target directory of the diagnostics' `cargo check`, relative to
+    /// each workspace folder when relative (e.g. `target/ide-mcp`). Default:
+    /// cargo's own, as rust-analyzer does: no second build, but the check
+    /// waits while your own `cargo build` holds the directory's lock (the
+    /// log says so). A separate one never waits, at the cost of one full
+    /// build of its own.
+    #[arg(long, value_name = "DIR")]
+    pub cargo_target_dir: Option<PathBuf>,
+    /// A language server whose diagnostics to serve, started by the host
+    /// over stdio: `'SERVER [ARGS...]'`, e.g. `'pyright-langserver --stdio'`
+    /// or `clangd` (repeatable: one per language; alongside cargo's).
+    #[arg(long = "lsp", value_name = "'SERVER [ARGS...]'", value_parser = parse_server)]
+    pub lsp: Vec<Vec<String>>,
+    /// Files to open in the language servers at start, as a glob relative to
+    /// each workspace folder (repeatable; gitignored files are left out):
+    /// servers such as clangd diagnose only open files.
+    #[arg(long = "lsp-open", value_name = "GLOB")]
+    pub lsp_open: Vec<String>,
     /// A file shown as an open editor (repeatable, in tab order).
     #[arg(long = "open", value_name = "FILE")]
     pub open: Vec<PathBuf>,
@@ -137,14 +156,21 @@ impl StateArgs {
             open: self.open.clone(),
             select: self.select.clone(),
             diagnostics: match self.diagnostics {
-                None => DiagnosticsSource::Auto,
-                Some(DiagnosticsArg::Cargo) => DiagnosticsSource::Cargo,
-                Some(DiagnosticsArg::None) => DiagnosticsSource::None,
+                None => CargoMode::Auto,
+                Some(DiagnosticsArg::Cargo) => CargoMode::Always,
+                Some(DiagnosticsArg::None) => CargoMode::Off,
             },
+            cargo_target_dir: self.cargo_target_dir.clone(),
+            lsp: self.lsp.clone(),
+            lsp_open: self.lsp_open.clone(),
             diagnostics_wait: Duration::from_millis(self.diagnostics_wait),
             ..HeadlessOptions::default()
         }
     }
+}
+
+fn parse_server(text: &str) -> Result<Vec<String>, String> {
+    ide_mcp_lsp::client::LspServerOptions::parse_command(text)
 }
 
 #[cfg(test)]
@@ -175,6 +201,12 @@ mod tests {
             "a/x.rs",
             "--select",
             "a/x.rs:2:3-4:5",
+            "--lsp",
+            "pyright-langserver --stdio",
+            "--lsp",
+            "clangd",
+            "--lsp-open",
+            "src/**/*.c",
         ])
         .unwrap();
         let Command::Serve(serve) = cli.command else {
@@ -183,9 +215,14 @@ mod tests {
         assert_eq!(serve.port, Some(0));
         let options = serve.state.options();
         assert_eq!(options.workspaces.len(), 2);
-        assert_eq!(options.diagnostics, DiagnosticsSource::None);
+        assert_eq!(options.diagnostics, CargoMode::Off);
         assert_eq!(options.diagnostics_wait, Duration::from_millis(300));
         assert_eq!(options.select.unwrap().end, (4, 5));
+        assert_eq!(
+            options.lsp,
+            [vec!["pyright-langserver", "--stdio"], vec!["clangd"]]
+        );
+        assert_eq!(options.lsp_open, ["src/**/*.c"]);
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
     }
 

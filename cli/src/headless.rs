@@ -1,29 +1,23 @@
 //! The headless state: workspace folders, files "open" from disk, a
-//! selection, and cargo diagnostics, in the tools crate's ports.
+//! selection, and the diagnostics sources, in the tools crate's ports.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
+use ide_mcp_lsp::client::language_id;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
-use ide_mcp_tools::{BufferId, BufferStore, DiagnosticsQuery, ReadContext};
+use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
 
-use crate::diagnostics::{CargoDiagnostics, CombinedDiagnostics, DIAGNOSTICS_WAIT, EngineConfig};
+use crate::diagnostics::lsp::{LspSources, glob_files};
+use crate::diagnostics::sources::{CargoMode, SourceOptions, combine, start_sources};
+use crate::diagnostics::{DIAGNOSTICS_WAIT, ProgressBoard};
 
-/// Where diagnostics come from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DiagnosticsSource {
-    /// `cargo` for each workspace folder that has a `Cargo.toml`.
-    #[default]
-    Auto,
-    /// `cargo check` in every workspace folder.
-    Cargo,
-    /// No diagnostics port (`getDiagnostics` answers `[]`).
-    None,
-}
+/// How long a one-shot query waits for the diagnostics: as long as the
+/// first check takes, within reason.
+pub const ONE_SHOT_WAIT: Duration = Duration::from_hours(1);
 
 /// What the headless host serves.
 #[derive(Clone, Debug)]
@@ -34,12 +28,32 @@ pub struct HeadlessOptions {
     pub open: Vec<PathBuf>,
     /// The active editor's selection (its file is opened too).
     pub select: Option<SelectionSpec>,
-    /// Where diagnostics come from.
-    pub diagnostics: DiagnosticsSource,
+    /// Which folders get cargo diagnostics.
+    pub diagnostics: CargoMode,
+    /// `CARGO_TARGET_DIR` for the checks (relative: to each folder).
+    pub cargo_target_dir: Option<PathBuf>,
     /// How long `getDiagnostics {}` waits for a running check.
     pub diagnostics_wait: Duration,
     /// Whether to re-check when files change (off for a one-shot `call`).
     pub watch: bool,
+    /// Whether diagnostics work starts only when first asked for.
+    pub lazy: bool,
+    /// Language servers (`--lsp`): each a program and its arguments.
+    pub lsp: Vec<Vec<String>>,
+    /// Globs of files to open in the language servers at start, relative to
+    /// each folder (`--lsp-open`).
+    pub lsp_open: Vec<String>,
+}
+
+impl HeadlessOptions {
+    /// For one query and exit (`ide-mcp call`): no watching; diagnostics
+    /// computed only when a tool asks for them, and then waited for in full.
+    pub fn one_shot(mut self) -> Self {
+        self.watch = false;
+        self.lazy = true;
+        self.diagnostics_wait = ONE_SHOT_WAIT;
+        self
+    }
 }
 
 impl Default for HeadlessOptions {
@@ -48,9 +62,13 @@ impl Default for HeadlessOptions {
             workspaces: Vec::new(),
             open: Vec::new(),
             select: None,
-            diagnostics: DiagnosticsSource::Auto,
+            diagnostics: CargoMode::Auto,
+            cargo_target_dir: None,
             diagnostics_wait: DIAGNOSTICS_WAIT,
             watch: true,
+            lazy: false,
+            lsp: Vec::new(),
+            lsp_open: Vec::new(),
         }
     }
 }
@@ -128,8 +146,10 @@ pub struct Headless {
     pub workspace: MemoryWorkspace,
     /// The workspace folders, absolute.
     pub folders: Vec<PathBuf>,
-    /// The running cargo diagnostics engines (dropping them stops them).
-    pub engines: Vec<Arc<CargoDiagnostics>>,
+    /// Where the diagnostics sources report long work.
+    pub progress: ProgressBoard,
+    /// The language servers, shut down by [`shutdown`](Self::shutdown).
+    pub lsp: LspSources,
 }
 
 impl Headless {
@@ -204,25 +224,22 @@ impl Headless {
             workspace.editor.set_active(Some(id));
         }
 
-        let engines: Vec<Arc<CargoDiagnostics>> = folders
-            .iter()
-            .filter(|folder| match options.diagnostics {
-                DiagnosticsSource::Auto => folder.join("Cargo.toml").is_file(),
-                DiagnosticsSource::Cargo => true,
-                DiagnosticsSource::None => false,
-            })
-            .map(|folder| {
-                let mut config = EngineConfig::new(folder);
-                config.wait = options.diagnostics_wait;
-                config.watch = options.watch;
-                Arc::new(CargoDiagnostics::start(config))
-            })
-            .collect();
-        let port: Option<Arc<dyn DiagnosticsQuery>> = match engines.as_slice() {
-            [] => None,
-            [one] => Some(Arc::clone(one) as Arc<dyn DiagnosticsQuery>),
-            many => Some(Arc::new(CombinedDiagnostics::new(many.to_vec()))),
+        let progress = ProgressBoard::new();
+        let sources = SourceOptions {
+            cargo: options.diagnostics,
+            cargo_target_dir: options.cargo_target_dir.clone(),
+            wait: options.diagnostics_wait,
+            watch: options.watch,
+            lazy: options.lazy,
+            lsp: options.lsp.clone(),
+            lsp_open: [
+                opened,
+                glob_files(&folders, &options.lsp_open).map_err(SetupError)?,
+            ]
+            .concat(),
         };
+        let (sources, lsp) = start_sources(&folders, &sources, &progress);
+        let port = combine(sources);
         let mut builder = ReadContext::builder()
             .editor(workspace.editor.clone())
             .buffers(workspace.buffers.clone())
@@ -234,37 +251,15 @@ impl Headless {
             context: builder.build(),
             workspace,
             folders,
-            engines,
+            progress,
+            lsp,
         })
     }
-}
 
-/// The LSP language identifier for a file, by its extension.
-pub fn language_id(path: &Path) -> &'static str {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    match extension.as_str() {
-        "rs" => "rust",
-        "toml" => "toml",
-        "md" => "markdown",
-        "json" => "json",
-        "yaml" | "yml" => "yaml",
-        "py" => "python",
-        "js" | "mjs" | "cjs" => "javascript",
-        "jsx" => "javascriptreact",
-        "ts" | "mts" | "cts" => "typescript",
-        "tsx" => "typescriptreact",
-        "go" => "go",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" => "cpp",
-        "java" => "java",
-        "sh" | "bash" => "shellscript",
-        "html" | "htm" => "html",
-        "css" => "css",
-        _ => "plaintext",
+    /// Stops what runs in the background: the language servers get
+    /// `shutdown` and `exit`, each bounded, and are killed if they hang.
+    pub async fn shutdown(&self) {
+        self.lsp.shutdown().await;
     }
 }
 
@@ -290,12 +285,5 @@ mod tests {
         ] {
             assert!(bad.parse::<SelectionSpec>().is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn language_ids_are_lsp_identifiers() {
-        assert_eq!(language_id(Path::new("/a/b.rs")), "rust");
-        assert_eq!(language_id(Path::new("/a/B.TSX")), "typescriptreact");
-        assert_eq!(language_id(Path::new("/a/Makefile")), "plaintext");
     }
 }

@@ -70,9 +70,9 @@ fn main() -> ExitCode {
 /// `ide-mcp lsp-proxy`: stdout is the editor's wire and stderr may be a
 /// broken pipe, so nothing here prints; errors go to the log.
 fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
-    if args.init_logging().is_err() {
+    let Ok(_flush) = args.init_logging() else {
         return ExitCode::FAILURE;
-    }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -90,8 +90,6 @@ fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             tracing::error!(%error, "lsp-proxy failed");
-            // Let the logging thread write it.
-            std::thread::sleep(Duration::from_millis(50));
             ExitCode::FAILURE
         }
     }

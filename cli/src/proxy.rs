@@ -7,6 +7,8 @@ use std::io::{self, Write};
 use std::os::fd::AsFd as _;
 use std::path::PathBuf;
 use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
 
 use clap::Args;
 use ide_mcp_lsp::proxy::ProxyOptions;
@@ -31,6 +33,10 @@ pub struct LspProxyArgs {
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Forward only, observe nothing and serve no IDE (the benchmarks'
+    /// baseline).
+    #[arg(long, hide = true)]
+    pub forward_only: bool,
     /// The language server and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "SERVER [ARGS]...")]
     pub server: Vec<OsString>,
@@ -54,28 +60,35 @@ impl LspProxyArgs {
                 .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
                 .collect(),
             config_dir: None,
+            forward_only: self.forward_only,
         }
     }
 
     /// Starts logging to `--log FILE` or stderr, through a thread: a log line
     /// never blocks the proxy (lines are dropped when the destination does
     /// not keep up) and a failed write (the editor gone, its stderr a broken
-    /// pipe) silences logging instead of panicking.
-    pub fn init_logging(&self) -> io::Result<()> {
+    /// pipe) silences logging instead of panicking. Dropping the returned
+    /// guard waits briefly for the lines already logged to be written.
+    pub fn init_logging(&self) -> io::Result<LogFlush> {
         let out = match &self.log {
             Some(path) => OpenOptions::new().create(true).append(true).open(path)?,
             None => File::from(io::stderr().as_fd().try_clone_to_owned()?),
         };
         let (lines, receiver) = sync_channel::<Vec<u8>>(LOG_BACKLOG);
+        let flushed = Arc::new((Mutex::new(false), Condvar::new()));
+        let signal = Arc::clone(&flushed);
         std::thread::Builder::new()
             .name("lsp-proxy-log".into())
             .spawn(move || {
                 let mut out = out;
+                let mut broken = false;
                 for line in &receiver {
-                    if out.write_all(&line).is_err() {
-                        // Drain and drop: the senders never block.
-                        for _ in &receiver {}
-                        return;
+                    if line.is_empty() {
+                        // A flush request: everything before it is written.
+                        *signal.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
+                        signal.1.notify_all();
+                    } else if !broken {
+                        broken = out.write_all(&line).is_err();
                     }
                 }
             })?;
@@ -83,11 +96,35 @@ impl LspProxyArgs {
             .with_env_filter(
                 EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
             )
-            .with_writer(LogWriter { lines })
+            .with_writer(LogWriter {
+                lines: lines.clone(),
+            })
             .with_ansi(false)
             .log_internal_errors(false)
             .init();
-        Ok(())
+        Ok(LogFlush { lines, flushed })
+    }
+}
+
+/// How long the proxy waits for its last log lines when it ends.
+const LOG_FLUSH: Duration = Duration::from_millis(200);
+
+/// Writes out the pending log lines when dropped (waiting at most
+/// [`LOG_FLUSH`]).
+#[derive(Debug)]
+pub struct LogFlush {
+    lines: SyncSender<Vec<u8>>,
+    flushed: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl Drop for LogFlush {
+    fn drop(&mut self) {
+        if self.lines.try_send(Vec::new()).is_err() {
+            return;
+        }
+        let (done, signal) = &*self.flushed;
+        let done = done.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = signal.wait_timeout_while(done, LOG_FLUSH, |done| !*done);
     }
 }
 

@@ -1,17 +1,15 @@
 //! The subcommands: `serve`, `tools`, `call`.
 
 use std::error::Error;
-use std::io::Write;
+use std::io::{IsTerminal as _, Write};
 
 use ide_mcp_runtime::lint::lint_registry;
 use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, WsOptions};
 use serde_json::{Value, json};
 
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
-use crate::headless::{DiagnosticsSource, Headless};
-
-/// The tool that reads diagnostics.
-const DIAGNOSTICS_TOOL: &str = "getDiagnostics";
+use crate::diagnostics::ProgressBoard;
+use crate::headless::Headless;
 
 /// A boxed error for the command line to print.
 pub type BoxError = Box<dyn Error + Send + Sync>;
@@ -29,7 +27,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     let headless = Headless::new(&args.state.options())?;
     let server = server(&headless)?;
     // The CLI learns the selection only from `selection_changed`: with
-    // `--select`, send it to every client that connects.
+    // `--select`, every client that connects receives it.
     let _selection = args
         .state
         .select
@@ -39,7 +37,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         tracing::info!(folders = ?headless.folders, "serving MCP on stdio");
         tokio::select! {
             result = server.serve_stdio() => result?,
-            result = shutdown_signal() => result?,
+            result = ide_mcp_runtime::shutdown_signal() => result?,
         }
         return Ok(());
     }
@@ -48,10 +46,11 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         None => None,
     };
     if args.no_ide {
-        shutdown_signal().await?;
+        ide_mcp_runtime::shutdown_signal().await?;
         if let Some(http) = http {
             http.shutdown().await;
         }
+        headless.shutdown().await;
         return Ok(());
     }
     let options = WsOptions {
@@ -88,6 +87,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     if let Some(http) = http {
         http.shutdown().await;
     }
+    headless.shutdown().await;
     Ok(())
 }
 
@@ -125,37 +125,58 @@ async fn serve_http(
     Ok(handle)
 }
 
-/// Resolves at SIGINT or SIGTERM.
-async fn shutdown_signal() -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result?,
-        _ = term.recv() => {}
-    }
-    tracing::info!("signal received; shutting down");
-    Ok(())
-}
-
-/// Sends `selection_changed` whenever a new client has subscribed, until the
-/// runtime shuts down.
-fn announce_selection(server: &Server, headless: &Headless) -> tokio::task::JoinHandle<()> {
+/// Publishes the selection given with `--select`: kept as the notifier's
+/// latest `selection_changed`, which every client that connects receives
+/// (see `SelectionPublisher`). The publisher lives as long as the server.
+fn announce_selection(server: &Server, headless: &Headless) -> ide_mcp_tools::SelectionPublisher {
     let publisher = ide_mcp_tools::SelectionPublisher::spawn(
         server.notifier().clone(),
         headless.context.clone(),
     );
-    let notifier = server.notifier().clone();
-    tokio::spawn(async move {
-        let mut clients = 0;
+    publisher.selection_changed();
+    publisher
+}
+
+/// Draws the sources' progress on one line of stderr (a terminal) until
+/// dropped, instead of logging it.
+fn progress_line(board: &ProgressBoard) -> ProgressLine {
+    board.set_logging(false);
+    let mut tasks = board.subscribe();
+    let task = tokio::spawn(async move {
+        let mut shown = false;
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
         loop {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            let now = notifier.client_count();
-            if now > clients {
-                publisher.selection_changed();
+            tokio::select! {
+                changed = tasks.changed() => if changed.is_err() { break },
+                _ = tick.tick() => {}
             }
-            clients = now;
+            let line = ProgressBoard::line(&tasks.borrow_and_update());
+            let mut stderr = std::io::stderr().lock();
+            match line {
+                Some(line) => {
+                    let _ = write!(stderr, "\r\x1b[2K{line}");
+                    shown = true;
+                }
+                None if shown => {
+                    let _ = write!(stderr, "\r\x1b[2K");
+                    shown = false;
+                }
+                None => {}
+            }
+            let _ = stderr.flush();
         }
-    })
+    });
+    ProgressLine(task)
+}
+
+/// The progress line's task; dropping it clears the line.
+struct ProgressLine(tokio::task::JoinHandle<()>);
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        self.0.abort();
+        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+    }
 }
 
 /// `ide-mcp tools`: prints the `tools/list` result; with `--lint`, reports
@@ -182,8 +203,9 @@ pub fn tools(args: &ToolsArgs, out: &mut impl Write) -> Result<bool, BoxError> {
 /// `ide-mcp call`: runs one tool through an in-memory MCP session and prints
 /// the `tools/call` result. Returns `false` when the tool reported an error.
 ///
-/// `getDiagnostics` waits for the first complete cargo check, however long;
-/// other tools start no check at all.
+/// The state is one-shot: diagnostics sources start when a tool first asks
+/// for them (so only a diagnostics tool runs a check) and are then waited
+/// for in full, with a progress line on a terminal's stderr.
 pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxError> {
     let arguments: Value = match &args.arguments {
         Some(text) => serde_json::from_str(text)
@@ -193,17 +215,10 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
     if !arguments.is_object() {
         return Err("the arguments must be a JSON object".into());
     }
-    let mut options = args.state.options();
-    options.watch = false;
-    if args.tool != DIAGNOSTICS_TOOL {
-        // No other tool reads diagnostics: spare the cargo run.
-        options.diagnostics = DiagnosticsSource::None;
-    }
-    let headless = Headless::new(&options)?;
-    // A one-shot call wants the real diagnostics, not the settle bound's.
-    for engine in &headless.engines {
-        engine.first_check().await;
-    }
+    let headless = Headless::new(&args.state.options().one_shot())?;
+    let _progress_line = std::io::stderr()
+        .is_terminal()
+        .then(|| progress_line(&headless.progress));
     let server = server(&headless)?;
     let mut client = server.connect_memory();
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -239,6 +254,7 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
         return Err(text.into());
     }
     let result = reply.get("result").cloned().unwrap_or(Value::Null);
+    headless.shutdown().await;
     serde_json::to_writer_pretty(&mut *out, &result)?;
     writeln!(out)?;
     Ok(result.get("isError") != Some(&Value::Bool(true)))

@@ -128,14 +128,21 @@ async fn a_broken_manifest_is_an_error_not_a_crash() {
     assert!(matches!(error, CheckError::Failed { .. }), "{error:?}");
     assert!(error.to_string().contains("Cargo.toml"), "{error}");
 
-    // The engine logs it and publishes an empty set.
+    // The engine serves cargo's message as a diagnostic on the manifest,
+    // where cargo points.
     let mut config = EngineConfig::new(dir.path());
     config.check = options;
     config.watch = false;
     let engine = CargoDiagnostics::start(config);
     let snapshot = wait_until(&engine, "the failed check", |s| s.generation() >= 1).await;
-    assert_eq!(snapshot.count(), 0);
     assert!(!engine.is_checking());
+    let manifest = dir.path().canonicalize().unwrap().join("Cargo.toml");
+    let errors = snapshot.file(&manifest);
+    assert_eq!(errors.len(), 1, "{snapshot:#?}");
+    assert_eq!(errors[0].range, range((0, 8), (0, 9)));
+    assert_eq!(errors[0].message, "unclosed table, expected `]`");
+    assert_eq!(errors[0].source.as_deref(), Some("cargo"));
+    assert_eq!(errors[0].severity, Some(DiagnosticSeverity::ERROR));
 }
 
 #[tokio::test]
@@ -192,9 +199,9 @@ async fn combined_settle_waits_for_the_longest_bound_not_the_sum() {
         config.check.cargo = script.clone().into();
         config.wait = Duration::from_millis(wait_ms);
         config.watch = false;
-        Arc::new(CargoDiagnostics::start(config))
+        Arc::new(CargoDiagnostics::start(config)) as Arc<dyn DiagnosticsQuery>
     };
-    let combined = CombinedDiagnostics::new(vec![engine(300), engine(300), engine(300)]);
+    let combined = CombinedDiagnostics::new([engine(300), engine(300), engine(300)]);
     let start = Instant::now();
     DiagnosticsQuery::settle(&combined)
         .expect("checks are running")
@@ -223,7 +230,8 @@ async fn two_folders_of_one_cargo_workspace_report_each_file_once() {
     for engine in &engines {
         engine.first_check().await;
     }
-    let combined = CombinedDiagnostics::new(engines);
+    let combined =
+        CombinedDiagnostics::new(engines.into_iter().map(|e| e as Arc<dyn DiagnosticsQuery>));
     let files: Vec<PathBuf> = combined
         .all()
         .iter()
@@ -245,4 +253,136 @@ async fn two_folders_of_one_cargo_workspace_report_each_file_once() {
             .for_file(&workspace.join("warns/Cargo.toml"))
             .is_none()
     );
+}
+
+/// A `cargo` that fails at once and counts its runs in `runs`.
+fn counting_cargo(dir: &Path) -> (PathBuf, PathBuf) {
+    let runs = dir.join("runs");
+    let script = slow_cargo(dir);
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\necho 'error: fake cargo' >&2\nexit 1\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    (script, runs)
+}
+
+fn run_count(runs: &Path) -> usize {
+    std::fs::read_to_string(runs).map_or(0, |text| text.lines().count())
+}
+
+#[tokio::test]
+async fn a_lazy_engine_runs_cargo_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, runs) = counting_cargo(dir.path());
+    let mut config = EngineConfig::new(dir.path());
+    config.check.cargo = script.into();
+    config.watch = false;
+    config.lazy = true;
+    let engine = CargoDiagnostics::start(config);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(run_count(&runs), 0, "nothing asked yet");
+    DiagnosticsQuery::settle(&engine)
+        .expect("asking starts the check")
+        .await;
+    assert!(run_count(&runs) >= 1);
+    // cargo's failure is served, on the manifest.
+    let manifest = dir.path().canonicalize().unwrap().join("Cargo.toml");
+    assert_eq!(engine.snapshot().file(&manifest)[0].message, "fake cargo");
+}
+
+#[tokio::test]
+async fn a_change_to_an_ignored_file_starts_no_check() {
+    let dir = tempfile::tempdir().unwrap();
+    // The fake cargo lives beside the watched tree, not in it.
+    let (script, runs) = counting_cargo(dir.path());
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    for sub in ["src", "target/debug", ".git", "node_modules/pkg", "gen"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    std::fs::write(root.join(".gitignore"), "gen/\n*.log\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "").unwrap();
+    let mut config = EngineConfig::new(&root);
+    config.check.cargo = script.into();
+    config.debounce = Duration::from_millis(50);
+    let engine = CargoDiagnostics::start(config);
+    wait_until(&engine, "the first check", |s| s.generation() >= 1).await;
+    let first = run_count(&runs);
+
+    for ignored in [
+        "target/debug/out.rmeta",
+        ".git/index",
+        "node_modules/pkg/index.js",
+        "gen/schema.rs",
+        "src/trace.log",
+        "src/.lib.rs.swp",
+        "src/lib.rs~",
+        "src/4913",
+    ] {
+        std::fs::write(root.join(ignored), "x").unwrap();
+    }
+    std::fs::create_dir(root.join("target/new")).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !engine.is_checking(),
+        "an ignored change marked the engine busy"
+    );
+    assert_eq!(run_count(&runs), first, "an ignored change started cargo");
+
+    // A source change does start one, in a directory created after start too.
+    std::fs::create_dir(root.join("src/new")).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until(&engine, "the directory's check", |_| true).await;
+    let before = run_count(&runs);
+    std::fs::write(root.join("src/new/mod.rs"), "x").unwrap();
+    let start = Instant::now();
+    while run_count(&runs) == before {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the change was not noticed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn columns_match_the_files_utf16_columns_with_multi_byte_and_astral_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"cols\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    // Each undefined name follows text of a different width: 2-byte é,
+    // 3-byte CJK, 4-byte astral (two UTF-16 units each), combining marks.
+    let source = "pub fn f() -> usize {\n    let _a = \"é\"; let _b = undefined_one;\n    let _c = \"漢字\"; let _d = undefined_two;\n    let _e = \"🦀𝄞\"; let _f = undefined_three;\n    let _g = \"e\u{301}🦀\"; undefined_four\n}\n";
+    std::fs::write(root.join("src/lib.rs"), source).unwrap();
+    let options = CheckOptions {
+        target_dir: Some(root.join("target")),
+        ..CheckOptions::default()
+    };
+    let report = run_check(&root, &options).await.unwrap();
+    let errors = &report.files[&root.join("src/lib.rs")];
+    assert_eq!(errors.len(), 4, "{errors:#?}");
+    for error in errors {
+        let name = error.message.split('`').nth(1).unwrap();
+        let (line, text) = source
+            .lines()
+            .enumerate()
+            .find(|(_, text)| text.contains(name))
+            .unwrap();
+        let byte = text.find(name).unwrap();
+        let start = text[..byte].encode_utf16().count() as u32;
+        let end = start + name.encode_utf16().count() as u32;
+        assert_eq!(
+            error.range,
+            range((line as u32, start), (line as u32, end)),
+            "{name}"
+        );
+    }
 }

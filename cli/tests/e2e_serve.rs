@@ -294,3 +294,52 @@ fn sigterm_during_a_check_kills_cargo_too() {
     }
     assert!(sandbox.lockfiles().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_selection_reaches_a_client_that_listens_late() {
+    let sandbox = Sandbox::new();
+    let warns = sandbox.file("warns/src/lib.rs");
+    let select = format!("{warns}:5:9-5:15");
+    let mut server = Running::spawn(sandbox.command(&[
+        "serve",
+        "--workspace",
+        sandbox.ws.to_str().unwrap(),
+        "--select",
+        &select,
+        "--ide-name",
+        "e2e IDE",
+        "--diagnostics",
+        "none",
+    ]));
+    let (_lockfile, port, token) = check_lockfile(&sandbox, &mut server);
+    // As the `claude` CLI: connect, initialize, say `ide_connected`, and see
+    // nothing of what arrives in the next 300 ms (its UI takes the
+    // connection only then; what came before is dropped for good).
+    let (ws, _) = tokio_tungstenite::connect_async(ws_request(port, &token))
+        .await
+        .unwrap();
+    let mut client = WsClient {
+        ws,
+        next_id: 0,
+        notifications: Vec::new(),
+    };
+    client.request("initialize", initialize_params()).await;
+    client.notify("notifications/initialized").await;
+    client.notify("ide_connected").await;
+    let deaf_until = Instant::now() + Duration::from_millis(300);
+    while let Some(left) = deaf_until.checked_duration_since(Instant::now()) {
+        if client.next_message(left).await.is_none() {
+            break;
+        }
+    }
+    // Listening now: the selection still arrives.
+    let selection = client
+        .next_message(Duration::from_secs(5))
+        .await
+        .expect("selection_changed to a client that listens late");
+    assert_eq!(selection["method"], "selection_changed");
+    assert_eq!(selection["params"]["text"], "ünused");
+    assert_eq!(selection["params"]["filePath"], warns.as_str());
+    // Once: nothing floods it afterwards.
+    assert_eq!(client.next_message(Duration::from_secs(2)).await, None);
+}

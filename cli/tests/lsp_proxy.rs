@@ -241,33 +241,157 @@ fn a_broken_stderr_neither_panics_nor_blocks_the_proxy() {
     );
 }
 
-#[test]
-fn two_proxies_of_one_editor_serve_one_ide_and_one_takes_over() {
+/// `textDocument/didOpen` of `path`.
+fn did_open(path: &std::path::Path, language: &str, text: &str) -> Vec<u8> {
+    message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": format!("file://{}", path.display()), "languageId": language, "version": 1, "text": text}}}),
+    )
+}
+
+/// The labels of `getOpenEditors` and the files with diagnostics, from the
+/// IDE of `lockfile`.
+async fn ide_view(
+    lockfile: &(std::path::PathBuf, serde_json::Value),
+) -> (Vec<String>, Vec<String>) {
+    let port: u16 = lockfile
+        .0
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut client = common::ws::connect(port, lockfile.1["authToken"].as_str().unwrap()).await;
+    let editors = client.call("getOpenEditors", json!({})).await;
+    let mut labels: Vec<String> = editors["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tab| tab["label"].as_str().unwrap().to_owned())
+        .collect();
+    labels.sort();
+    let diagnostics = client.call("getDiagnostics", json!({})).await;
+    let mut files: Vec<String> = diagnostics
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|file| !file["diagnostics"].as_array().unwrap().is_empty())
+        .map(|file| {
+            file["uri"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    files.sort();
+    (labels, files)
+}
+
+/// Polls `ide_view` until it equals `expected`, within the deadline.
+async fn wait_view(place: &Place, pid: u32, expected: (Vec<&str>, Vec<&str>)) {
+    let start = std::time::Instant::now();
+    loop {
+        let lockfiles = place.lockfiles();
+        if let [lockfile] = &lockfiles[..]
+            && lockfile.1["pid"] == json!(pid)
+        {
+            let (labels, files) = ide_view(lockfile).await;
+            if labels == expected.0 && files == expected.1 {
+                return;
+            }
+            assert!(
+                start.elapsed() < common::lsp::WAIT,
+                "open {labels:?}, diagnostics {files:?}, expected {expected:?}"
+            );
+        }
+        assert!(
+            start.elapsed() < common::lsp::WAIT,
+            "lockfiles {lockfiles:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxies_of_one_editor_serve_the_union_and_one_takes_over() {
     let place = Place::new();
-    let (mut first, lockfile) = serving(&place, &[]);
-    assert_eq!(lockfile["pid"], json!(first.pid()));
-    let mut second = place.proxy(&[], &Place::echo(&[]));
-    second.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
-    // The second proxy joins: still one IDE, served by the first.
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let lockfiles = place.lockfiles();
-    assert_eq!(lockfiles.len(), 1, "{lockfiles:?}");
-    assert_eq!(lockfiles[0].1["pid"], json!(first.pid()));
-    // Another editor of the same workspace gets its own IDE.
+    let ws = place.workspace.clone();
+    // Each server says something of its own file as it starts.
+    let diagnostics_of = |name: &str| {
+        let play = place.dir.path().join(format!("{name}.play"));
+        std::fs::write(
+            &play,
+            message(
+                &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+            "params": {"uri": format!("file://{}", ws.join(name).display()), "diagnostics": [{
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                "severity": 1, "message": format!("bad {name}")}]}}),
+            ),
+        )
+        .unwrap();
+        play
+    };
+    let mut proxies = Vec::new();
+    for name in ["a.c", "b.py", "c.rs"] {
+        let play = diagnostics_of(name);
+        let mut proxy = place.proxy(&[], &Place::echo(&["--play", play.to_str().unwrap()]));
+        proxy.send(&initialize(FAKE_EDITOR, &ws, "Test Editor"));
+        proxy.send(&did_open(&ws.join(name), "x", "one\ntwo\n"));
+        proxies.push(proxy);
+    }
+    let first = proxies[0].pid();
+    let all = vec!["a.c", "b.py", "c.rs"];
+    wait_view(&place, first, (all.clone(), all)).await;
+    // Another editor of the same workspace gets an IDE of its own.
     let mut other = place.proxy(&[], &Place::echo(&[]));
-    other.send(&initialize(FAKE_EDITOR + 1, &place.workspace, "Other"));
+    other.send(&initialize(FAKE_EDITOR + 1, &ws, "Other"));
     place.wait_lockfiles(&other, |found| found.len() == 2);
     other.send(&exit());
     assert_eq!(other.wait_exit(), Some(0));
-    // The first ends: the second serves.
-    first.send(&exit());
-    assert_eq!(first.wait_exit(), Some(0));
-    let second_pid = json!(second.pid());
-    let lockfiles = place.wait_lockfiles(&second, |found| {
-        found.len() == 1 && found[0].1["pid"] == second_pid
+    // The first ends: one of the others serves both remaining streams.
+    proxies[0].send(&exit());
+    assert_eq!(proxies[0].wait_exit(), Some(0));
+    let lockfiles = place.wait_lockfiles(&proxies[1], |found| {
+        found.len() == 1 && found[0].1["pid"] != json!(first)
     });
+    let next = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
+    assert!(next == proxies[1].pid() || next == proxies[2].pid());
     assert_eq!(lockfiles[0].1["ideName"], "Test Editor");
-    second.send(&exit());
-    assert_eq!(second.wait_exit(), Some(0));
+    let rest = vec!["b.py", "c.rs"];
+    wait_view(&place, next, (rest.clone(), rest)).await;
+    for proxy in &mut proxies[1..] {
+        proxy.send(&exit());
+        assert_eq!(proxy.wait_exit(), Some(0));
+    }
     assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+}
+
+#[test]
+fn log_file_takes_the_logs_and_stderr_stays_quiet() {
+    let place = Place::new();
+    let log = place.dir.path().join("proxy.log");
+    let (mut proxy, _) = serving(&place, &["--log", log.to_str().unwrap()]);
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    assert_eq!(proxy.running.stderr(), "");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("serving the IDE WebSocket"), "{logged}");
+    assert!(logged.contains("the language server ended"), "{logged}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_a_clear_error() {
+    let place = Place::new();
+    let mut proxy = place.proxy(&[], &["no-such-language-server"]);
+    assert_eq!(proxy.wait_exit(), Some(1));
+    let stderr = proxy.running.stderr();
+    assert!(
+        stderr.contains("cannot start the language server `no-such-language-server`"),
+        "{stderr}"
+    );
+    assert!(proxy.output().is_empty());
 }

@@ -1,30 +1,54 @@
 //! LSP on the wire for ide-mcp: framing that hands out each message's exact
-//! bytes, and (as the crate grows) the text mirror and the observer that turn
-//! an editor's LSP traffic into the IDE tools' ports.
+//! bytes, a text mirror kept in the server's position encoding, and the
+//! observer that turns an editor's LSP traffic into the IDE tools' ports.
+//!
+//! - [`framing`]: [`MessageReader`](framing::MessageReader) cuts a stream
+//!   into messages (and bytes that are not one), never re-serializing.
+//! - [`Observer`]: one per editor↔server stream; each message body goes
+//!   through [`from_client`](Observer::from_client) or
+//!   [`from_server`](Observer::from_server), whose verdict says whether to
+//!   forward it unchanged.
+//! - [`LspWorkspace`]: what the observers of one editor fill, shared; it is
+//!   the tools' `EditorAccess`, `BufferStore`, `DiagnosticsQuery` and
+//!   `FileOpener`, handed to the server as a `ReadContext`.
 //!
 //! ```
-//! use ide_mcp_lsp::framing::{Frame, Message, MessageReader};
+//! use std::sync::Arc;
+//!
+//! use ide_mcp_lsp::framing::{Frame, MessageReader};
+//! use ide_mcp_lsp::{ClientVerdict, LspWorkspace, Observer};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
-//! // What an editor writes to its language server: two messages in one read.
-//! let mut wire = Message::from_body(br#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#).into_bytes();
-//! wire.extend_from_slice(b"content-length: 33\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
+//! // What an editor writes to its language server.
+//! let open = r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///ws/a%20b.c","languageId":"c","version":0,"text":"int x;\n"}}}"#;
+//! let change = r#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///ws/a%20b.c","version":1},"contentChanges":[{"range":{"start":{"line":0,"character":4},"end":{"line":0,"character":5}},"text":"y"}]}}"#;
+//! let wire = format!("Content-Length: {}\r\n\r\n{open}content-length: {}\r\n\r\n{change}", open.len(), change.len());
 //!
-//! let mut reader = MessageReader::new(&wire[..]);
+//! let ws = Arc::new(LspWorkspace::new());
+//! let (mut observer, _toward_editor) = Observer::new(Arc::clone(&ws));
+//! let mut reader = MessageReader::new(wire.as_bytes());
 //! let mut forwarded = Vec::new();
 //! while let Some(frame) = reader.next().await? {
 //!     if let Frame::Message(message) = &frame {
-//!         assert!(message.body().starts_with(b"{"));
+//!         assert_eq!(observer.from_client(message.body()), ClientVerdict::Forward);
 //!     }
 //!     forwarded.extend_from_slice(frame.as_bytes()); // byte for byte
 //! }
-//! assert_eq!(forwarded, wire);
+//! assert_eq!(forwarded, wire.as_bytes());
+//!
+//! // The tools now see the document, edited and unsaved.
+//! let cx = ws.read_context().build();
+//! let dirty = ide_mcp_tools::check_document_dirty(&cx, "/ws/a b.c".into());
+//! assert!(dirty.is_dirty);
+//! let text = cx.buffers().unwrap().handle_for_path("/ws/a b.c".as_ref()).unwrap();
+//! assert_eq!(text.snapshot().text.to_string(), "int y;\n");
 //! # Ok(())
 //! # }
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+pub mod client;
 pub mod framing;
 pub mod mirror;
 pub mod observer;

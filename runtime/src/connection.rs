@@ -11,15 +11,17 @@
 //! error saying it was cancelled: no request goes unanswered.
 
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Sleep;
 
 use crate::dispatch::CancelReason;
 #[cfg(doc)]
 use crate::dispatch::MAX_IN_FLIGHT;
-use crate::notify::{NOTIFY_QUEUE, NotificationBytes};
+use crate::notify::{NOTIFY_QUEUE, NotificationBytes, REPLAY_DELAY};
 use crate::peer::Peer;
 use crate::server::Server;
 use crate::session::Session;
@@ -38,6 +40,8 @@ enum Event {
     /// A finished call's response was appended to the buffer from this offset.
     Completed(usize),
     Notification(Option<NotificationBytes>),
+    /// Time to send the latest states once more.
+    Replay,
     Shutdown,
 }
 
@@ -58,6 +62,10 @@ pub(crate) async fn run<W: Wire>(
     let mut own: Option<mpsc::Receiver<NotificationBytes>> = Some(peer_notes);
     let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
     let mut subscribed = false;
+    // The latest states (the selection) are replayed to this client at its
+    // `ide_connected` and once more `REPLAY_DELAY` after it subscribed.
+    let mut replay: Option<Pin<Box<Sleep>>> = None;
+    let mut replayed_when_ready = false;
     loop {
         let mark = out.buf.len();
         let event = tokio::select! {
@@ -66,6 +74,7 @@ pub(crate) async fn run<W: Wire>(
             () = session.complete(&mut out.buf) => Event::Completed(mark),
             note = next_note(&mut own) => Event::Notification(note),
             note = next_note(&mut notes) => Event::Notification(note),
+            () = replay_due(&mut replay) => Event::Replay,
             recv = wire.recv() => Event::Recv(recv),
         };
         let mut taken = 1;
@@ -103,10 +112,19 @@ pub(crate) async fn run<W: Wire>(
                 // The server dropped its notifier. (The session's own queue
                 // never closes: the session holds its sender.)
                 Event::Notification(None) => notes = None,
+                Event::Replay => {
+                    replay = None;
+                    push_latest(&server, &mut out);
+                }
             }
             if !subscribed && session.is_initialized() {
                 subscribed = true;
                 notes = Some(server.notifier().subscribe());
+                replay = Some(Box::pin(tokio::time::sleep(REPLAY_DELAY)));
+            }
+            if subscribed && !replayed_when_ready && session.is_ide_connected() {
+                replayed_when_ready = true;
+                push_latest(&server, &mut out);
             }
             // Take whatever else is ready without waiting, up to a batch.
             if taken < MAX_BATCH {
@@ -125,6 +143,23 @@ pub(crate) async fn run<W: Wire>(
             }
         }
         flush(&mut wire, &mut out, limits).await?;
+    }
+}
+
+/// Appends the notifier's latest states to `out`.
+fn push_latest(server: &Server, out: &mut Outbox) {
+    for bytes in server.notifier().latest() {
+        out.push(|buf| {
+            buf.extend_from_slice(&bytes);
+            true
+        });
+    }
+}
+
+async fn replay_due(replay: &mut Option<Pin<Box<Sleep>>>) {
+    match replay {
+        Some(sleep) => sleep.as_mut().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod result;
 pub mod schema;
 pub mod server;
 pub mod session;
+mod signal;
 pub mod tool;
 pub mod transport;
 
@@ -53,6 +54,7 @@ pub use registry::{RegisteredTool, Registry, RegistryError, RegistryProblem};
 pub use result::{CallToolResult, Content, IntoToolResult, PreparedResult};
 pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
 pub use session::{PROTOCOL_VERSIONS, Session};
+pub use signal::shutdown_signal;
 pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::http::{HttpOptions, HttpServerHandle, HttpStats};

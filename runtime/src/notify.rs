@@ -1,7 +1,17 @@
 //! Server-to-client notifications (the IDE protocol's `selection_changed`,
 //! `at_mentioned`), pushed to every connected, initialized client.
+//!
+//! A notification that carries a *state* (the selection) is sent with
+//! [`Notifier::notify_latest`], which also remembers it: a client that
+//! connects later receives the latest state too, when it says it is ready
+//! (the `claude` CLI's `ide_connected` notification) and once more
+//! [`REPLAY_DELAY`] after it subscribed. The CLI starts listening only once
+//! its UI has taken the connection, after `ide_connected` (15–170 ms after
+//! connecting, longer on a loaded machine), and drops what came before: the
+//! delayed copy is the one that reaches it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -13,6 +23,11 @@ pub const NOTIFY_QUEUE: usize = 64;
 /// A serialized JSON-RPC notification, shared by every client it goes to.
 pub type NotificationBytes = Arc<[u8]>;
 
+/// How long after a client subscribed (sent `notifications/initialized`) the
+/// latest states are sent to it once more; see the module documentation.
+/// Six times the longest delay seen before the CLI listens.
+pub const REPLAY_DELAY: Duration = Duration::from_secs(1);
+
 /// Pushes notifications to every connected, initialized client. Cheap to clone.
 #[derive(Clone, Debug, Default)]
 pub struct Notifier {
@@ -22,6 +37,8 @@ pub struct Notifier {
 #[derive(Debug, Default)]
 struct Hub {
     clients: Mutex<Vec<mpsc::Sender<NotificationBytes>>>,
+    /// The latest state notification of each method, in first-sent order.
+    latest: Mutex<Vec<(String, NotificationBytes)>>,
 }
 
 impl Notifier {
@@ -39,13 +56,41 @@ impl Notifier {
         notification(method, params).map_or(0, |bytes| self.send_bytes(&bytes))
     }
 
+    /// Sends like [`notify`](Self::notify), and remembers the notification
+    /// as the latest state of `method`, replayed to clients that connect
+    /// later (see the module documentation).
+    pub fn notify_latest<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> usize {
+        let Some(bytes) = notification(method, params) else {
+            return 0;
+        };
+        {
+            let mut latest = lock(&self.hub.latest);
+            match latest.iter_mut().find(|(m, _)| m == method) {
+                Some((_, kept)) => *kept = Arc::clone(&bytes),
+                None => latest.push((method.to_owned(), Arc::clone(&bytes))),
+            }
+        }
+        self.send_bytes(&bytes)
+    }
+
+    /// Forgets the latest state of `method` (there is none any more, e.g.
+    /// no file is active): clients that connect later receive nothing for it.
+    pub fn forget_latest(&self, method: &str) {
+        lock(&self.hub.latest).retain(|(m, _)| m != method);
+    }
+
+    /// The latest state notifications, in the order their methods were
+    /// first sent: what a client that connects now is sent.
+    pub fn latest(&self) -> Vec<NotificationBytes> {
+        lock(&self.hub.latest)
+            .iter()
+            .map(|(_, bytes)| Arc::clone(bytes))
+            .collect()
+    }
+
     /// Sends an already serialized notification to every subscribed client.
     pub fn send_bytes(&self, bytes: &NotificationBytes) -> usize {
-        let mut clients = self
-            .hub
-            .clients
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut clients = lock(&self.hub.clients);
         clients.retain(|tx| !tx.is_closed());
         let mut sent = 0;
         for tx in clients.iter() {
@@ -59,28 +104,27 @@ impl Notifier {
     /// Registers a client (called by a session once it is initialized).
     pub fn subscribe(&self) -> mpsc::Receiver<NotificationBytes> {
         let (tx, rx) = mpsc::channel(NOTIFY_QUEUE);
-        self.hub
-            .clients
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(tx);
+        lock(&self.hub.clients).push(tx);
         rx
     }
 
     /// How many clients are subscribed (closed ones are counted until the next send).
     pub fn client_count(&self) -> usize {
-        self.hub
-            .clients
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.hub.clients)
             .iter()
             .filter(|tx| !tx.is_closed())
             .count()
     }
 }
 
-/// `{"jsonrpc":"2.0","method":<method>,"params":<params>}`, serialized once;
-/// `None` (logged) when the params fail to serialize.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Each critical section leaves the data consistent: a panic elsewhere
+    // does not poison it.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `{"jsonrpc":"2.0","method":<method>,"params":<params>}`, or `None` (logged)
+/// when the params fail to serialize.
 pub(crate) fn notification<P: Serialize + ?Sized>(
     method: &str,
     params: &P,
@@ -91,11 +135,12 @@ pub(crate) fn notification<P: Serialize + ?Sized>(
         method: &'a str,
         params: &'a P,
     }
-    match serde_json::to_vec(&Notification {
+    let notification = Notification {
         jsonrpc: "2.0",
         method,
         params,
-    }) {
+    };
+    match serde_json::to_vec(&notification) {
         Ok(bytes) => Some(bytes.into()),
         Err(err) => {
             tracing::warn!(method, %err, "notification params failed to serialize; not sent");
@@ -123,5 +168,24 @@ mod tests {
             br#"{"jsonrpc":"2.0","method":"selection_changed","params":{"text":""}}"#
         );
         assert_eq!(notifier.client_count(), 1);
+    }
+
+    #[test]
+    fn the_latest_state_is_kept_per_method_until_forgotten() {
+        let notifier = Notifier::new();
+        assert_eq!(notifier.notify_latest("selection_changed", &1), 0);
+        notifier.notify_latest("other", &"x");
+        notifier.notify_latest("selection_changed", &2);
+        notifier.notify("selection_changed", &3); // not a state: not kept
+        let latest: Vec<_> = notifier.latest().iter().map(|b| b.to_vec()).collect();
+        assert_eq!(
+            latest,
+            [
+                br#"{"jsonrpc":"2.0","method":"selection_changed","params":2}"#.to_vec(),
+                br#"{"jsonrpc":"2.0","method":"other","params":"x"}"#.to_vec(),
+            ]
+        );
+        notifier.forget_latest("selection_changed");
+        assert_eq!(notifier.latest().len(), 1);
     }
 }

@@ -37,6 +37,8 @@ pub struct Session {
     server: Server,
     version: Option<&'static str>,
     initialized: bool,
+    /// The client sent the IDE protocol's `ide_connected`.
+    ide_connected: bool,
     inflight: InFlight,
     /// Where the calls' progress and the tools' own notifications go.
     peer: Option<Peer>,
@@ -60,6 +62,7 @@ impl Session {
             server,
             version: None,
             initialized: false,
+            ide_connected: false,
             inflight: InFlight::new(),
             peer: None,
         }
@@ -80,6 +83,13 @@ impl Session {
     /// receives server notifications).
     pub fn is_initialized(&self) -> bool {
         self.initialized
+    }
+
+    /// Whether the client sent the IDE protocol's `ide_connected`
+    /// notification (the `claude` CLI does, right after
+    /// `notifications/initialized`).
+    pub fn is_ide_connected(&self) -> bool {
+        self.ide_connected
     }
 
     /// How many calls are running (spawned async tools and blocking tools).
@@ -374,7 +384,10 @@ impl Session {
                     }
                 }
             }
-            // `ide_connected` (the CLI's pid) and any other notification: accepted silently.
+            // The CLI's pid: no use here, but the connection replays the
+            // latest states (the selection) at this point.
+            "ide_connected" => self.ide_connected = true,
+            // Any other notification: accepted silently.
             _ => tracing::debug!(method, "notification ignored"),
         }
     }

@@ -385,3 +385,72 @@ async fn a_client_that_never_reads_is_disconnected_and_others_are_served() {
     );
     sender.abort();
 }
+
+/// Every text message `client` receives within `window`.
+async fn messages_within(client: &mut Client, window: Duration) -> Vec<String> {
+    let mut messages = Vec::new();
+    let deadline = tokio::time::Instant::now() + window;
+    while let Ok(Some(Ok(message))) = tokio::time::timeout_at(deadline, client.next()).await {
+        if let Message::Text(text) = message {
+            messages.push(text.as_str().to_owned());
+        }
+    }
+    messages
+}
+
+#[tokio::test]
+async fn the_latest_selection_reaches_a_client_that_listens_late() {
+    let server = server();
+    let (handle, _dir) = serve_server(&server, WsOptions::default()).await;
+    let selection = serde_json::json!({"text": "x", "filePath": "/a.rs"});
+    // Set before anyone connects; a plain notification is not replayed.
+    assert_eq!(
+        server
+            .notifier()
+            .notify_latest("selection_changed", &selection),
+        0
+    );
+    server.notifier().notify("at_mentioned", &selection);
+    let expected = r#"{"jsonrpc":"2.0","method":"selection_changed","params":{"filePath":"/a.rs","text":"x"}}"#;
+
+    // As the CLI: initialize, initialized, ide_connected, then nothing it
+    // receives in the next 300 ms is seen (its UI does not listen yet).
+    let mut cli = initialized(&handle).await;
+    send(
+        &mut cli,
+        r#"{"jsonrpc":"2.0","method":"ide_connected","params":{"pid":1}}"#,
+    )
+    .await;
+    let dropped = messages_within(&mut cli, Duration::from_millis(300)).await;
+    assert_eq!(dropped, [expected], "sent at ide_connected");
+    // Listening now: the selection arrives once more, and only once.
+    let seen = messages_within(&mut cli, Duration::from_secs(2)).await;
+    assert_eq!(seen, [expected]);
+
+    // A client that never says ide_connected gets it once, after the delay.
+    let mut other = initialized(&handle).await;
+    let started = tokio::time::Instant::now();
+    assert_eq!(recv(&mut other).await, expected);
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    assert_eq!(
+        messages_within(&mut other, Duration::from_millis(1500))
+            .await
+            .len(),
+        0
+    );
+
+    // With the state forgotten, a new client gets nothing.
+    server.notifier().forget_latest("selection_changed");
+    let mut late = initialized(&handle).await;
+    send(
+        &mut late,
+        r#"{"jsonrpc":"2.0","method":"ide_connected","params":{"pid":1}}"#,
+    )
+    .await;
+    assert_eq!(
+        messages_within(&mut late, Duration::from_millis(1500))
+            .await
+            .len(),
+        0
+    );
+}

@@ -118,6 +118,10 @@ async fn token_holders_are_served_at_once_while_500_unauthenticated_connections_
     let token = handle.auth_token().to_owned();
     let before = fds_on(port);
     assert_eq!(before, 1, "the listener");
+    // The baseline: a token holder on an idle server.
+    let started = Instant::now();
+    drop(connect_to(port, &token).await);
+    let idle_admission = started.elapsed();
     let held = unauthenticated(port, HELD).await;
     // Both ends of every held connection are open in this process.
     let deadline = Instant::now() + WAIT;
@@ -183,7 +187,8 @@ async fn token_holders_are_served_at_once_while_500_unauthenticated_connections_
     drop(dir);
     let after = fds_settle_to(port, 0).await;
     eprintln!(
-        "admission: {HELD} unauthenticated held; first token holder admitted in {first_admission:?}; \
+        "admission: a token holder admitted in {idle_admission:?} on an idle server; \
+         {HELD} unauthenticated held; then one admitted in {first_admission:?}; \
          {CLIENTS} token holders x {PIPELINED} pipelined requests all answered, admitted in \
          median {:?}, max {:?}; descriptors before {before}, while serving {open_while_served}, after {after}",
         admissions[CLIENTS / 2],

@@ -8,6 +8,9 @@
 //! uses `#[mcp_tool]` tools and the real five tools over ports that fail.
 
 mod support;
+// `hang` and `slow`, shared with the child server.
+#[path = "../src/slow_tools.rs"]
+mod slow_tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,19 +49,6 @@ async fn panic_later() -> String {
 #[mcp_tool(blocking)]
 fn panic_blocking() -> String {
     panic!("injected panic (blocking)")
-}
-
-/// Never finishes.
-#[mcp_tool]
-async fn hang() -> String {
-    std::future::pending().await
-}
-
-/// Finishes after `ms` milliseconds.
-#[mcp_tool]
-async fn slow(ms: u64) -> String {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    format!("slept {ms} ms")
 }
 
 /// Returns `mb` MiB of text.

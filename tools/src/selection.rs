@@ -15,6 +15,9 @@ use crate::context::ReadContext;
 use crate::current_selection::SelectionState;
 use crate::uri::LossyPath;
 
+/// The notification that carries the selection.
+const SELECTION_CHANGED: &str = "selection_changed";
+
 /// How long the selection must stay still before `selection_changed` is sent.
 ///
 /// Typing and dragging change the selection many times a second; one
@@ -30,6 +33,12 @@ pub const SELECTION_DEBOUNCE: Duration = Duration::from_millis(100);
 /// [`ReadContext`] and sends it, built by the same code as
 /// `getCurrentSelection`: a burst coalesces into one notification carrying
 /// the last state. Nothing is sent while no file-backed buffer is active.
+///
+/// The last state is kept as the notifier's latest `selection_changed`
+/// ([`Notifier::notify_latest`]): every client that connects later receives
+/// it, when it reports ready and once more a moment later, because the
+/// `claude` CLI drops what arrives before its UI listens. A host reports the
+/// initial selection once; it need not watch for new clients.
 ///
 /// The task ends when the publisher is dropped (after sending a pending change).
 #[derive(Debug)]
@@ -124,10 +133,16 @@ async fn run(
     }
 }
 
+/// Sends the selection as the notifier's latest state of
+/// `selection_changed`, so that clients connecting later get it too; with no
+/// active file, sends nothing and forgets the last one.
 fn publish(notifier: &Notifier, cx: &ReadContext) {
     let state = SelectionState::read(cx);
-    if let Some(params) = state.params() {
-        notifier.notify("selection_changed", &params);
+    match state.params() {
+        Some(params) => {
+            notifier.notify_latest(SELECTION_CHANGED, &params);
+        }
+        None => notifier.forget_latest(SELECTION_CHANGED),
     }
 }
 
@@ -215,6 +230,25 @@ mod tests {
         drop(publisher);
         tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
         assert!(text(&client.try_recv().unwrap()).contains(r#""text":"fn""#));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_last_selection_is_kept_for_later_clients_and_forgotten_without_a_file() {
+        let ws = workspace();
+        let notifier = Notifier::new();
+        let publisher = SelectionPublisher::spawn(notifier.clone(), ws.read_context().build());
+        ws.select(BufferId(1), Position::new(0, 0), Position::new(0, 2));
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        // No client was connected; a server replays this to those that come.
+        let latest = notifier.latest();
+        assert_eq!(latest.len(), 1);
+        assert!(text(&latest[0]).contains(r#""text":"fn""#));
+
+        ws.editor.set_active(None);
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert!(notifier.latest().is_empty());
     }
 
     #[test]

@@ -7,9 +7,11 @@ use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use cargo_metadata::{Message, MetadataCommand};
-use tokio::process::Command;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{ChildStderr, Command};
 
 use super::convert::{Converter, DiagnosticsByFile};
+use super::progress::ProgressTask;
 
 /// How much of cargo's stderr a failure report keeps (its tail).
 const MAX_STDERR_IN_ERROR: usize = 4096;
@@ -45,6 +47,8 @@ pub struct CheckReport {
     pub files: DiagnosticsByFile,
     /// Whether the build succeeded (false when the code has errors).
     pub build_succeeded: bool,
+    /// The units cargo checked or found fresh (`compiler-artifact` messages).
+    pub units: u64,
     /// How long cargo ran.
     pub duration: Duration,
 }
@@ -111,59 +115,79 @@ impl std::error::Error for CheckError {
 /// Code with errors is a successful check (its diagnostics are the point);
 /// an error means cargo could not check at all.
 pub async fn run_check(dir: &Path, options: &CheckOptions) -> Result<CheckReport, CheckError> {
-    let started = Instant::now();
-    let metadata = workspace_metadata(dir, options).await?;
-    let workspace_root = PathBuf::from(metadata.workspace_root);
-    let mut output_dirs = vec![PathBuf::from(metadata.target_directory)];
-    output_dirs.extend(metadata.build_directory.map(PathBuf::from));
+    run_check_reporting(dir, options, None, None).await
+}
 
-    let mut output = check(dir, options, true).await?;
-    if !output.status.success()
-        && output.stdout.is_empty()
-        && String::from_utf8_lossy(&output.stderr).contains(KEEP_GOING)
-    {
-        // A cargo older than 1.74 does not know the flag.
-        output = check(dir, options, false).await?;
+/// [`run_check`], reporting to `progress`: each unit cargo finishes (its
+/// `compiler-artifact` message) counted against `expected_units` (the
+/// previous run's count; estimated from the dependency graph when `None`),
+/// and a wait for another cargo's lock on the build directory.
+pub async fn run_check_reporting(
+    dir: &Path,
+    options: &CheckOptions,
+    progress: Option<&ProgressTask>,
+    expected_units: Option<u64>,
+) -> Result<CheckReport, CheckError> {
+    let started = Instant::now();
+    let metadata = workspace_metadata(dir, options, expected_units.is_none()).await?;
+    let workspace_root = PathBuf::from(&metadata.workspace_root);
+    let mut output_dirs = vec![PathBuf::from(&metadata.target_directory)];
+    output_dirs.extend(metadata.build_directory.as_ref().map(PathBuf::from));
+    if let Some(progress) = progress {
+        match expected_units {
+            Some(units) => progress.count(Some(0), Some(units), false),
+            None => progress.count(Some(0), estimate_units(&metadata), true),
+        }
     }
 
     let mut converter = Converter::new(&workspace_root);
-    let mut finished = None;
-    for message in Message::parse_stream(output.stdout.as_slice()) {
-        match message {
-            Ok(Message::CompilerMessage(message)) => {
-                converter.add(&message.message);
-            }
-            Ok(Message::BuildFinished(build)) => finished = Some(build.success),
-            Ok(_) => {}
-            Err(error) => {
-                tracing::warn!(%error, "cannot read cargo's output");
-                break;
-            }
-        }
+    let mut run = check(dir, options, true, &mut converter, progress).await?;
+    if !run.status.success()
+        && run.units == 0
+        && run.finished.is_none()
+        && run.stderr.contains(KEEP_GOING)
+    {
+        // A cargo older than 1.74 does not know the flag.
+        run = check(dir, options, false, &mut converter, progress).await?;
     }
     // cargo exits non-zero for code with errors too; only a run that never
     // reached the end of a build is a failed invocation.
-    if finished.is_none() && !output.status.success() {
-        return Err(failed("cargo check", output.status, &output.stderr));
+    if run.finished.is_none() && !run.status.success() {
+        return Err(failed("cargo check", run.status, run.stderr.as_bytes()));
     }
     Ok(CheckReport {
         workspace_root,
         output_dirs,
         files: converter.finish(),
-        build_succeeded: finished.unwrap_or(output.status.success()),
+        build_succeeded: run.finished.unwrap_or(run.status.success()),
+        units: run.units,
         duration: started.elapsed(),
     })
+}
+
+/// The units a first check will build, roughly: one per package in the
+/// resolved graph (dependencies of every platform included, build scripts
+/// left out), plus each workspace member's extra targets.
+fn estimate_units(metadata: &cargo_metadata::Metadata) -> Option<u64> {
+    let resolved = metadata.resolve.as_ref()?.nodes.len();
+    let extra_targets: usize = metadata
+        .workspace_packages()
+        .iter()
+        .map(|package| package.targets.len().saturating_sub(1))
+        .sum();
+    Some((resolved + extra_targets) as u64)
 }
 
 async fn workspace_metadata(
     dir: &Path,
     options: &CheckOptions,
+    with_dependencies: bool,
 ) -> Result<cargo_metadata::Metadata, CheckError> {
     let mut metadata = MetadataCommand::new();
-    metadata
-        .cargo_path(&options.cargo)
-        .current_dir(dir)
-        .no_deps();
+    metadata.cargo_path(&options.cargo).current_dir(dir);
+    if !with_dependencies {
+        metadata.no_deps();
+    }
     if let Some(target_dir) = &options.target_dir {
         metadata.env("CARGO_TARGET_DIR", target_dir);
     }
@@ -181,11 +205,24 @@ async fn workspace_metadata(
 /// crate's warnings would come and go with the build order.
 const KEEP_GOING: &str = "--keep-going";
 
+/// What one `cargo check` process left.
+struct CheckRun {
+    status: ExitStatus,
+    /// `build-finished`'s verdict; `None` when cargo never got there.
+    finished: Option<bool>,
+    /// `compiler-artifact` messages: units checked (or found fresh).
+    units: u64,
+    /// The tail of its stderr.
+    stderr: String,
+}
+
 async fn check(
     dir: &Path,
     options: &CheckOptions,
     keep_going: bool,
-) -> Result<std::process::Output, CheckError> {
+    converter: &mut Converter,
+    progress: Option<&ProgressTask>,
+) -> Result<CheckRun, CheckError> {
     let mut command = cargo(options, dir);
     command.args([
         "check",
@@ -196,7 +233,85 @@ async fn check(
     if keep_going {
         command.arg(KEEP_GOING);
     }
-    output(command, &options.cargo).await
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(|source| CheckError::Spawn {
+        program: options.cargo.clone(),
+        source,
+    })?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let stdout_task = async {
+        let mut finished = None;
+        let mut units = 0;
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            match serde_json::from_str::<Message>(&line) {
+                Ok(Message::CompilerMessage(message)) => {
+                    converter.add(&message.message);
+                }
+                Ok(Message::CompilerArtifact(artifact)) => {
+                    units += 1;
+                    if let Some(progress) = progress {
+                        progress.count(Some(units), None, false);
+                        progress.message(format!("checked {}", artifact.target.name));
+                    }
+                }
+                Ok(Message::BuildFinished(build)) => finished = Some(build.success),
+                Ok(_) => {}
+                Err(error) => tracing::debug!(%error, "a line of cargo's output is not a message"),
+            }
+        }
+        (finished, units)
+    };
+    // Both pipes at once: cargo blocks when either fills.
+    let ((finished, units), stderr) = tokio::join!(stdout_task, read_stderr(stderr, progress));
+    let status = child.wait().await;
+    let status = status.map_err(|source| CheckError::Spawn {
+        program: options.cargo.clone(),
+        source,
+    })?;
+    Ok(CheckRun {
+        status,
+        finished,
+        units,
+        stderr,
+    })
+}
+
+/// What cargo prints when another cargo (the user's own build, an editor's
+/// check) holds the build directory.
+const LOCK_WAIT: &str = "Blocking waiting for file lock";
+
+/// Reads cargo's stderr to its end, keeping the tail, and reports a wait for
+/// the build directory's lock at once: otherwise the check looks hung.
+async fn read_stderr(stderr: ChildStderr, progress: Option<&ProgressTask>) -> String {
+    let mut tail = String::new();
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.contains(LOCK_WAIT) {
+            tracing::warn!(
+                "cargo check is waiting for another cargo's lock on the build directory \
+                 ({}); `--cargo-target-dir` gives the check its own",
+                line.trim()
+            );
+            if let Some(progress) = progress {
+                progress.message("waiting for another cargo's build-directory lock");
+            }
+        }
+        tail.push_str(&line);
+        tail.push('\n');
+        if tail.len() > 2 * MAX_STDERR_IN_ERROR {
+            let mut cut = tail.len() - MAX_STDERR_IN_ERROR;
+            while !tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            tail.drain(..cut);
+        }
+    }
+    tail
 }
 
 fn cargo(options: &CheckOptions, dir: &Path) -> Command {

@@ -1,14 +1,14 @@
 //! rustc's JSON diagnostics → `lsp_types::Diagnostic`, per absolute file path.
 //!
 //! rustc reports positions as 1-based lines and 1-based *character* columns;
-//! LSP wants zero-based lines and UTF-16 code units. The conversion goes
-//! through the file's text (read once per check run and cached), falling back
-//! to the source lines rustc copies into the span when the file cannot be read.
+//! LSP wants zero-based lines and UTF-16 code units. The conversion counts
+//! through the source lines rustc copies into each span (`spans[].text`): the
+//! text rustc checked, so the columns are right even when the file changed
+//! after the check, and no file is read while converting.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use cargo_metadata::diagnostic::{
     Diagnostic as RustcDiagnostic, DiagnosticLevel, DiagnosticSpan, DiagnosticSpanLine,
@@ -22,12 +22,10 @@ pub type DiagnosticsByFile = BTreeMap<PathBuf, Vec<Diagnostic>>;
 /// Suggested replacements longer than this are left out of the message.
 const MAX_INLINE_SUGGESTION: usize = 80;
 
-/// Converts the compiler messages of one check run, keeping the file texts it
-/// needed for positions.
+/// Converts the compiler messages of one check run.
 #[derive(Debug)]
 pub struct Converter {
     root: PathBuf,
-    texts: HashMap<PathBuf, Option<Arc<str>>>,
     files: DiagnosticsByFile,
 }
 
@@ -38,15 +36,8 @@ impl Converter {
     pub fn new(workspace_root: impl Into<PathBuf>) -> Self {
         Self {
             root: workspace_root.into(),
-            texts: HashMap::new(),
             files: DiagnosticsByFile::new(),
         }
-    }
-
-    /// Uses `text` as the content of `path` instead of reading the file.
-    pub fn with_text(mut self, path: impl Into<PathBuf>, text: &str) -> Self {
-        self.texts.insert(path.into(), Some(Arc::from(text)));
-        self
     }
 
     /// Adds one compiler message. Returns `false` when it was skipped: a
@@ -82,8 +73,8 @@ impl Converter {
         let span = self.located_span(reported)?;
         let path = self.resolve(&span.file_name);
         let range = Range::new(
-            self.position(&path, span.text.first(), span.line_start, span.column_start),
-            self.position(&path, span.text.last(), span.line_end, span.column_end),
+            position(span.text.first(), span.line_start, span.column_start),
+            position(span.text.last(), span.line_end, span.column_end),
         );
         let code = diagnostic.code.as_ref().map(|code| code.code.clone());
         let source = match &code {
@@ -128,48 +119,19 @@ impl Converter {
             self.root.join(path)
         }
     }
-
-    /// The LSP position of rustc's 1-based `line` and 1-based character
-    /// `column` in `path`.
-    fn position(
-        &mut self,
-        path: &Path,
-        span_line: Option<&DiagnosticSpanLine>,
-        line: usize,
-        column: usize,
-    ) -> Position {
-        let line = line.saturating_sub(1);
-        let chars = column.saturating_sub(1);
-        let character = match self.line_text(path, line) {
-            Some(text) => utf16_len_of_chars(&text, chars),
-            None => span_line.map_or(chars, |span_line| {
-                utf16_len_of_chars(&span_line.text, chars)
-            }),
-        };
-        Position::new(line as u32, character as u32)
-    }
-
-    /// Line `line` (zero-based) of `path`, without its line ending.
-    fn line_text(&mut self, path: &Path, line: usize) -> Option<String> {
-        let text = self
-            .texts
-            .entry(path.to_path_buf())
-            .or_insert_with(|| read_source(path))
-            .clone()?;
-        let found = text.split('\n').nth(line)?;
-        Some(found.strip_suffix('\r').unwrap_or(found).to_owned())
-    }
 }
 
-/// A file's text as rustc numbers it: without a leading byte-order mark.
-fn read_source(path: &Path) -> Option<Arc<str>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Some(Arc::from(text.strip_prefix('\u{feff}').unwrap_or(&text))),
-        Err(error) => {
-            tracing::debug!(path = %path.display(), %error, "cannot read a file named by a diagnostic");
-            None
-        }
-    }
+/// The LSP position of rustc's 1-based `line` and 1-based character
+/// `column`, counted through rustc's copy of that line (`span_line`). A span
+/// without one (rare: rustc could not read the source) counts one unit per
+/// character, which is exact for ASCII.
+fn position(span_line: Option<&DiagnosticSpanLine>, line: usize, column: usize) -> Position {
+    let line = line.saturating_sub(1);
+    let chars = column.saturating_sub(1);
+    let character = span_line.map_or(chars, |span_line| {
+        utf16_len_of_chars(&span_line.text, chars)
+    });
+    Position::new(line as u32, character as u32)
 }
 
 /// Whether rustc's `file_name` names a file (not `<std macros>` and the like).
@@ -281,8 +243,6 @@ mod tests {
     /// Real `cargo clippy` lines: a typo with a suggestion, a clippy lint.
     const CLIPPY_LINES: &str = include_str!("testdata/clippy.jsonl");
 
-    const BROKEN: &str = "//! Fixture: `missing_value` below is error E0425.\n\n/// Returns a greeting and a number.\npub fn greet() -> (&'static str, i32) {\n    let value = 1;\n    let pair = (\"héllo 🦀\", missing_value + value);\n    pair\n}\n";
-
     fn messages(lines: &str) -> Vec<RustcDiagnostic> {
         Message::parse_stream(lines.as_bytes())
             .filter_map(|message| match message.unwrap() {
@@ -306,10 +266,7 @@ mod tests {
 
     #[test]
     fn error_after_non_ascii_text_counts_utf16_units() {
-        let files = convert_all(
-            Converter::new("/ws").with_text("/ws/broken/src/lib.rs", BROKEN),
-            FIXTURE_LINES,
-        );
+        let files = convert_all(Converter::new("/ws"), FIXTURE_LINES);
         let broken = &files[Path::new("/ws/broken/src/lib.rs")];
         assert_eq!(
             broken.len(),
@@ -330,13 +287,7 @@ mod tests {
 
     #[test]
     fn warning_folds_its_help_and_drops_the_lint_note() {
-        let files = convert_all(
-            Converter::new("/ws").with_text(
-                "/ws/warns/src/lib.rs",
-                "//!\n\n\n\n    let ünused = \"🦀\";\n",
-            ),
-            FIXTURE_LINES,
-        );
+        let files = convert_all(Converter::new("/ws"), FIXTURE_LINES);
         let warning = &files[Path::new("/ws/warns/src/lib.rs")][0];
         assert_eq!(warning.range, range((4, 8), (4, 14)));
         assert_eq!(warning.severity, Some(DiagnosticSeverity::WARNING));
@@ -352,9 +303,9 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_file_falls_back_to_the_span_text() {
-        // No text given and no such file on disk: the span's own copy of the
-        // line is used, with the same UTF-16 result.
+    fn columns_come_from_the_span_text_not_the_file_on_disk() {
+        // No such file on disk, and a file that changed after the check would
+        // not matter either: the span carries the line rustc checked.
         let files = convert_all(
             Converter::new("/nonexistent-ws"),
             &FIXTURE_LINES.replace("/ws", "/nonexistent-ws"),
@@ -365,11 +316,7 @@ mod tests {
 
     #[test]
     fn clippy_lints_have_source_clippy_and_suggestions_are_folded() {
-        let text = "/// Doc.\npub fn f() -> i32 {\n    let résumé = 1;\n    let s = \"ü\"; résume + s.len() as i32\n}\n/// Doc.\npub fn g(v: &Vec<i32>) -> usize { v.len() }\n";
-        let files = convert_all(
-            Converter::new("/ws").with_text("/ws/src/lib.rs", text),
-            CLIPPY_LINES,
-        );
+        let files = convert_all(Converter::new("/ws"), CLIPPY_LINES);
         let list = &files[Path::new("/ws/src/lib.rs")];
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].range, range((3, 17), (3, 23)));
@@ -425,7 +372,7 @@ mod tests {
 
     #[test]
     fn absolute_paths_of_packages_outside_the_workspace_are_kept() {
-        let mut converter = Converter::new("/ws").with_text("/elsewhere/dep/src/lib.rs", "abc\n");
+        let mut converter = Converter::new("/ws");
         let (path, found) = converter
             .convert(&diagnostic(&serde_json::json!([span(
                 "/elsewhere/dep/src/lib.rs",
@@ -447,8 +394,7 @@ mod tests {
             (1, 9),
             Some(call_site),
         );
-        let mut converter = Converter::new("/ws")
-            .with_text("/ws/src/main.rs", "fn main() {\n    format!(\"{}\");\n}\n");
+        let mut converter = Converter::new("/ws");
         let (path, found) = converter
             .convert(&diagnostic(&serde_json::json!([inside])))
             .unwrap();
@@ -465,14 +411,18 @@ mod tests {
     }
 
     #[test]
-    fn crlf_and_bom_do_not_shift_positions() {
-        let path = std::env::temp_dir().join(format!("ide-mcp-crlf-{}.rs", std::process::id()));
-        std::fs::write(&path, "\u{feff}é🦀x\r\nsecond\r\n").unwrap();
-        let mut converter = Converter::new("/ws");
-        let first = converter.position(&path, None, 1, 3);
-        let second_end = converter.position(&path, None, 2, 7);
-        std::fs::remove_file(&path).unwrap();
-        assert_eq!(first, Position::new(0, 3));
-        assert_eq!(second_end, Position::new(1, 6));
+    fn multi_line_spans_count_each_end_on_its_own_line() {
+        let line = |text: &str| -> DiagnosticSpanLine {
+            serde_json::from_value(serde_json::json!({
+                "text": text, "highlight_start": 1, "highlight_end": 1,
+            }))
+            .unwrap()
+        };
+        let first = line("é🦀x = (");
+        let last = line("  𝄞𝄞) ;");
+        assert_eq!(position(Some(&first), 1, 3), Position::new(0, 3));
+        assert_eq!(position(Some(&last), 4, 5), Position::new(3, 6));
+        // Without rustc's copy of the line: one unit per character.
+        assert_eq!(position(None, 2, 7), Position::new(1, 6));
     }
 }

@@ -17,12 +17,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lsp_types::Diagnostic;
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{Event, EventKind, RecommendedWatcher};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use super::check::{CheckOptions, run_check};
+use super::check::{CheckError, CheckOptions, run_check_reporting};
 use super::convert::DiagnosticsByFile;
+use super::manifest::manifest_diagnostics;
+use super::progress::ProgressBoard;
+use super::watch::{WatchFilter, watch_dirs};
 
 /// How long a query for all diagnostics waits for a running check before it
 /// answers with the last complete set. The CLI waits 2 s for that answer.
@@ -45,11 +48,17 @@ pub struct EngineConfig {
     pub debounce: Duration,
     /// Whether to re-check on file changes (else: one check at start).
     pub watch: bool,
+    /// Whether the first check waits until the diagnostics are first asked
+    /// for (a one-shot `ide-mcp call` of another tool runs no cargo).
+    pub lazy: bool,
+    /// Where long checks report their progress.
+    pub progress: ProgressBoard,
 }
 
 impl EngineConfig {
     /// Checks `workspace` with the defaults: `cargo` from `PATH`, cargo's own
-    /// target directory, [`DIAGNOSTICS_WAIT`], [`DEBOUNCE`], watching on.
+    /// target directory, [`DIAGNOSTICS_WAIT`], [`DEBOUNCE`], watching on,
+    /// the first check at once.
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
@@ -57,6 +66,8 @@ impl EngineConfig {
             wait: DIAGNOSTICS_WAIT,
             debounce: DEBOUNCE,
             watch: true,
+            lazy: false,
+            progress: ProgressBoard::new(),
         }
     }
 }
@@ -128,6 +139,8 @@ struct Status {
 pub struct CargoDiagnostics {
     signals: Arc<Signals>,
     wait: Duration,
+    /// Whether the first check was asked for (always, unless lazy).
+    started: AtomicBool,
     task: JoinHandle<()>,
 }
 
@@ -141,8 +154,7 @@ impl CargoDiagnostics {
         if let Ok(canonical) = std::fs::canonicalize(&config.workspace) {
             config.workspace = canonical;
         }
-        let mut ignored = vec![config.workspace.join("target")];
-        ignored.extend(config.check.target_dir.clone());
+        let filter = WatchFilter::new(&config.workspace, config.check.target_dir.clone());
         let signals = Arc::new(Signals {
             status: watch::Sender::new(Status {
                 snapshot: Arc::new(DiagnosticsSnapshot::default()),
@@ -150,8 +162,7 @@ impl CargoDiagnostics {
             }),
             wake: Notify::new(),
             dirty: AtomicBool::new(false),
-            root: config.workspace.clone(),
-            ignored: Mutex::new(ignored),
+            filter: Mutex::new(filter),
             new_dirs: Mutex::new(Vec::new()),
         });
         let watcher = if config.watch {
@@ -167,11 +178,20 @@ impl CargoDiagnostics {
             None
         };
         let wait = config.wait;
+        let started = AtomicBool::new(!config.lazy);
         let task = tokio::spawn(check_loop(Arc::clone(&signals), config, watcher));
         Self {
             signals,
             wait,
+            started,
             task,
+        }
+    }
+
+    /// Starts the first check of a lazy engine (no-op otherwise).
+    pub(crate) fn start_if_lazy(&self) {
+        if !self.started.swap(true, Ordering::SeqCst) {
+            self.signals.wake.notify_one();
         }
     }
 
@@ -214,8 +234,9 @@ impl CargoDiagnostics {
     }
 
     /// Resolves once the first check has completed, however long it takes
-    /// (at once after that): for one-shot callers that want real results.
+    /// (at once after that); starts a lazy engine's first check.
     pub async fn first_check(&self) {
+        self.start_if_lazy();
         let mut status = self.signals.status.subscribe();
         let _ = status
             .wait_for(|status| status.snapshot.generation >= 1)
@@ -245,10 +266,9 @@ struct Signals {
     wake: Notify,
     /// Set by every change, cleared when a check starts.
     dirty: AtomicBool,
-    root: PathBuf,
-    /// Directories whose changes are cargo's own output.
-    ignored: Mutex<Vec<PathBuf>>,
-    /// Directories created at the top level, to be watched.
+    /// What cannot change a check.
+    filter: Mutex<WatchFilter>,
+    /// Directories created since the last check started, to be watched.
     new_dirs: Mutex<Vec<PathBuf>>,
 }
 
@@ -275,16 +295,20 @@ impl Signals {
         ) {
             return;
         }
-        let ignored = self
-            .ignored
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let mut filter = self.filter.lock().unwrap_or_else(PoisonError::into_inner);
+        if event
+            .paths
+            .iter()
+            .any(|path| WatchFilter::is_ignore_file(path))
+        {
+            filter.reload_ignore_files();
+        }
         let changed: Vec<&PathBuf> = event
             .paths
             .iter()
-            .filter(|path| !is_ignored(path, &ignored))
+            .filter(|path| !WatchFilter::is_ignore_file(path) && !filter.is_ignored(path))
             .collect();
+        drop(filter);
         if changed.is_empty() {
             return;
         }
@@ -293,7 +317,7 @@ impl Signals {
             new_dirs.extend(
                 changed
                     .iter()
-                    .filter(|path| path.parent() == Some(self.root.as_path()) && path.is_dir())
+                    .filter(|path| path.is_dir())
                     .map(|path| (*path).clone()),
             );
         }
@@ -302,45 +326,24 @@ impl Signals {
     }
 
     fn ignore(&self, dirs: impl IntoIterator<Item = PathBuf>) {
-        let mut ignored = self.ignored.lock().unwrap_or_else(PoisonError::into_inner);
-        for dir in dirs {
-            if !ignored.contains(&dir) {
-                ignored.push(dir);
-            }
-        }
+        self.filter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add_output_dirs(dirs);
     }
 }
 
-fn is_ignored(path: &Path, ignored: &[PathBuf]) -> bool {
-    ignored.iter().any(|dir| path.starts_with(dir))
-        || path.components().any(|part| part.as_os_str() == ".git")
-}
-
-/// Watches the workspace root itself and each top-level directory except
-/// the ignored ones recursively, so that `target/`'s thousands of
-/// directories never take inotify watches.
+/// Watches every directory of the workspace that can hold a source.
 fn watch_workspace(signals: &Arc<Signals>) -> notify::Result<RecommendedWatcher> {
     let callback_signals = Arc::clone(signals);
     let mut watcher = notify::recommended_watcher(move |event| callback_signals.on_event(event))?;
-    watcher.watch(&signals.root, RecursiveMode::NonRecursive)?;
-    let ignored = signals
-        .ignored
+    let dirs = signals
+        .filter
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    for entry in std::fs::read_dir(&signals.root)?.flatten() {
-        let path = entry.path();
-        if entry.file_type().is_ok_and(|kind| kind.is_dir()) && !is_ignored(&path, &ignored) {
-            watch_dir(&mut watcher, &path);
-        }
-    }
+        .directories();
+    watch_dirs(&mut watcher, &dirs);
     Ok(watcher)
-}
-
-fn watch_dir(watcher: &mut RecommendedWatcher, dir: &Path) {
-    if let Err(error) = watcher.watch(dir, RecursiveMode::Recursive) {
-        tracing::warn!(dir = %dir.display(), %error, "cannot watch a directory");
-    }
 }
 
 async fn check_loop(
@@ -349,19 +352,20 @@ async fn check_loop(
     watcher: Option<RecommendedWatcher>,
 ) {
     let mut watcher = watcher;
-    let mut first = true;
+    let mut units = None;
+    if config.lazy {
+        signals.wake.notified().await;
+    }
+    run_once(&signals, &config, &mut units).await;
     loop {
-        if !first {
-            signals.wake.notified().await;
-            // Quiet period: every further change restarts it.
-            loop {
-                tokio::select! {
-                    () = signals.wake.notified() => {}
-                    () = tokio::time::sleep(config.debounce) => break,
-                }
+        signals.wake.notified().await;
+        // Quiet period: every further change restarts it.
+        loop {
+            tokio::select! {
+                () = signals.wake.notified() => {}
+                () = tokio::time::sleep(config.debounce) => break,
             }
         }
-        first = false;
         if let Some(watcher) = &mut watcher {
             let new_dirs = std::mem::take(
                 &mut *signals
@@ -369,42 +373,65 @@ async fn check_loop(
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner),
             );
-            for dir in new_dirs {
-                watch_dir(watcher, &dir);
-            }
+            let filter = signals
+                .filter
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let dirs: Vec<PathBuf> = new_dirs
+                .iter()
+                .flat_map(|dir| filter.directories_under(dir))
+                .collect();
+            drop(filter);
+            watch_dirs(watcher, &dirs);
         }
-        signals.dirty.store(false, Ordering::SeqCst);
-        signals
-            .status
-            .send_if_modified(|status| !std::mem::replace(&mut status.busy, true));
-
-        tracing::info!(workspace = %config.workspace.display(), "cargo check started");
-        let files = match run_check(&config.workspace, &config.check).await {
-            Ok(report) => {
-                tracing::info!(
-                    diagnostics = report.count(),
-                    files = report.files.len(),
-                    duration_ms = report.duration.as_millis(),
-                    build_succeeded = report.build_succeeded,
-                    "cargo check finished"
-                );
-                signals.ignore(report.output_dirs);
-                report.files
-            }
-            Err(error) => {
-                tracing::warn!("cargo check could not run, so there are no diagnostics: {error}");
-                DiagnosticsByFile::new()
-            }
-        };
-        signals.status.send_modify(|status| {
-            let snapshot = &status.snapshot;
-            if snapshot.generation == 0 || !snapshot.same_files(&files) {
-                status.snapshot =
-                    Arc::new(DiagnosticsSnapshot::new(snapshot.generation + 1, files));
-            }
-            // Read under the channel's lock: a change marked after this
-            // keeps (or sets again) `busy`.
-            status.busy = signals.dirty.load(Ordering::SeqCst);
-        });
+        run_once(&signals, &config, &mut units).await;
     }
+}
+
+/// One check, published. `units` carries the previous run's unit count to
+/// the next, for its progress.
+async fn run_once(signals: &Signals, config: &EngineConfig, units: &mut Option<u64>) {
+    signals.dirty.store(false, Ordering::SeqCst);
+    signals
+        .status
+        .send_if_modified(|status| !std::mem::replace(&mut status.busy, true));
+
+    let workspace = config.workspace.display();
+    tracing::info!(%workspace, "cargo check started");
+    let progress = config.progress.begin(format!("cargo check {workspace}"));
+    let result = run_check_reporting(&config.workspace, &config.check, Some(&progress), *units);
+    let files = match result.await {
+        Ok(report) => {
+            tracing::info!(
+                diagnostics = report.count(),
+                files = report.files.len(),
+                units = report.units,
+                duration_ms = report.duration.as_millis(),
+                build_succeeded = report.build_succeeded,
+                "cargo check finished"
+            );
+            signals.ignore(report.output_dirs);
+            *units = Some(report.units);
+            report.files
+        }
+        Err(CheckError::Failed { step, stderr, .. }) => {
+            // A broken manifest: cargo's own words, on the manifest.
+            tracing::warn!("`{step}` failed; its errors are served as diagnostics:\n{stderr}");
+            manifest_diagnostics(&config.workspace, &stderr)
+        }
+        Err(error) => {
+            tracing::warn!("cargo check could not run, so there are no diagnostics: {error}");
+            DiagnosticsByFile::new()
+        }
+    };
+    drop(progress);
+    signals.status.send_modify(|status| {
+        let snapshot = &status.snapshot;
+        if snapshot.generation == 0 || !snapshot.same_files(&files) {
+            status.snapshot = Arc::new(DiagnosticsSnapshot::new(snapshot.generation + 1, files));
+        }
+        // Read under the channel's lock: a change marked after this
+        // keeps (or sets again) `busy`.
+        status.busy = signals.dirty.load(Ordering::SeqCst);
+    });
 }

@@ -115,6 +115,16 @@ impl Place {
     pub(crate) fn wait_lockfiles(
         &self,
         proxy: &Proxy,
+        ready: impl FnMut(&[(PathBuf, Value)]) -> bool,
+    ) -> Vec<(PathBuf, Value)> {
+        self.wait_lockfiles_of(&proxy.running, ready)
+    }
+
+    /// [`wait_lockfiles`](Self::wait_lockfiles), for any process whose
+    /// stderr explains a failure.
+    pub(crate) fn wait_lockfiles_of(
+        &self,
+        owner: &Running,
         mut ready: impl FnMut(&[(PathBuf, Value)]) -> bool,
     ) -> Vec<(PathBuf, Value)> {
         let start = Instant::now();
@@ -126,7 +136,7 @@ impl Place {
             assert!(
                 start.elapsed() < WAIT,
                 "lockfiles: {lockfiles:?}; stderr:\n{}",
-                proxy.running.stderr()
+                owner.stderr()
             );
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub(crate) mod lsp;
+pub(crate) mod neovim;
+pub(crate) mod stdio;
 pub(crate) mod ws;
 
 pub(crate) const TOOL_NAMES: [&str; 7] = [
@@ -114,6 +116,8 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 pub(crate) struct Running {
     pub(crate) child: Child,
     pub(crate) stderr: Arc<Mutex<String>>,
+    /// The thread copying stderr; it ends at the pipe's EOF.
+    reader: std::thread::JoinHandle<()>,
 }
 
 impl Running {
@@ -122,7 +126,7 @@ impl Running {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = child.stderr.take().unwrap();
         let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut buffer = [0; 4096];
             while let Ok(n @ 1..) = pipe.read(&mut buffer) {
                 sink.lock()
@@ -130,7 +134,11 @@ impl Running {
                     .push_str(&String::from_utf8_lossy(&buffer[..n]));
             }
         });
-        Self { child, stderr }
+        Self {
+            child,
+            stderr,
+            reader,
+        }
     }
 
     pub(crate) fn stderr(&self) -> String {
@@ -151,6 +159,13 @@ impl Running {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                // The last lines may still be in the pipe: wait for the
+                // reader to reach EOF (bounded: a grandchild such as a
+                // language server may hold the pipe open a little longer).
+                let drained = Instant::now();
+                while !self.reader.is_finished() && drained.elapsed() < Duration::from_secs(2) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 return status;
             }
             assert!(

@@ -29,6 +29,9 @@ pub(crate) struct Decoder {
     pos: usize,
     state: State,
     max_content_length: u64,
+    /// A large message's buffer handed back with [`recycle`](Self::recycle),
+    /// reused for the next large message.
+    spare: Option<Vec<u8>>,
 }
 
 /// What a header section at the start of some bytes is.
@@ -49,6 +52,37 @@ impl Decoder {
             pos: 0,
             state: State::Headers,
             max_content_length,
+            spare: None,
+        }
+    }
+
+    /// Keeps `buffer` (a message's, once written out) for the next message
+    /// too large for the read buffer: its pages are already mapped, so the
+    /// next large message is not slowed by page faults. Buffers smaller than
+    /// [`READ_CHUNK`] are not worth keeping; the largest one is kept.
+    pub(crate) fn recycle(&mut self, buffer: Vec<u8>) {
+        if buffer.capacity() >= READ_CHUNK
+            && self
+                .spare
+                .as_ref()
+                .is_none_or(|spare| spare.capacity() < buffer.capacity())
+        {
+            self.spare = Some(buffer);
+        }
+    }
+
+    /// A buffer for a message of `total` bytes: the spare one if it is
+    /// large enough.
+    fn message_buffer(&mut self, total: usize) -> Vec<u8> {
+        match self.spare.take() {
+            Some(mut spare) if spare.capacity() >= total => {
+                spare.clear();
+                spare
+            }
+            spare => {
+                self.spare = spare;
+                Vec::with_capacity(total)
+            }
         }
     }
 
@@ -142,7 +176,7 @@ impl Decoder {
                     let bytes = self.take(total);
                     return Some(Frame::Message(Message::from_parts(bytes, len)));
                 }
-                let mut message = Vec::with_capacity(total);
+                let mut message = self.message_buffer(total);
                 message.extend_from_slice(&self.buf[self.pos..]);
                 self.pos = self.buf.len();
                 self.state = State::Body {

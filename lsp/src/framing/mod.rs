@@ -39,7 +39,9 @@
 //! Small messages are copied once out of the read buffer. A message larger
 //! than what is buffered when its header is parsed gets a buffer of its exact
 //! size, and the rest of its body is read straight into it: a 50 MB `didOpen`
-//! is never copied after the read.
+//! is never copied after the read. A caller that hands such a message back
+//! with `recycle` once it is written out gets its buffer reused for the next
+//! large message, whose pages are then already mapped.
 
 mod decoder;
 mod reader;

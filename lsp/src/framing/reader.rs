@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::decoder::Decoder;
-use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame};
+use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame, Message, READ_CHUNK};
 
 /// Reads [`Frame`]s from an async byte stream (an editor's stdin, a language
 /// server's stdout).
@@ -69,6 +69,13 @@ impl<R: AsyncRead + Unpin> MessageReader<R> {
         }
     }
 
+    /// Hands a message's buffer back once its bytes are written out, to be
+    /// reused for the next large message (optional; saves mapping fresh
+    /// memory for every large `didOpen`).
+    pub fn recycle(&mut self, message: Message) {
+        self.decoder.recycle(message.into_bytes());
+    }
+
     /// The underlying stream.
     pub fn get_ref(&self) -> &R {
         &self.inner
@@ -92,6 +99,7 @@ pub struct SyncMessageReader<R> {
     inner: R,
     decoder: Decoder,
     eof: bool,
+    scratch: Box<[u8]>,
 }
 
 impl<R: Read> SyncMessageReader<R> {
@@ -106,7 +114,13 @@ impl<R: Read> SyncMessageReader<R> {
             inner,
             decoder: Decoder::new(limit),
             eof: false,
+            scratch: vec![0; READ_CHUNK].into_boxed_slice(),
         }
+    }
+
+    /// Hands a message's buffer back for reuse (see [`MessageReader::recycle`]).
+    pub fn recycle(&mut self, message: Message) {
+        self.decoder.recycle(message.into_bytes());
     }
 
     /// The next frame; `None` at the end of the stream.
@@ -119,16 +133,19 @@ impl<R: Read> SyncMessageReader<R> {
                 return Ok(None);
             }
             let (target, limit) = self.decoder.read_target();
-            let filled = target.len();
-            target.resize(filled + limit, 0);
+            // Read into a scratch buffer zeroed once, then copy what came:
+            // zeroing the target's free space before each read would cost a
+            // chunk per small message, and the whole rest of a large body at
+            // every read of a pipe (64 KiB at a time), O(body²).
+            let scratch = &mut self.scratch[..limit.min(READ_CHUNK)];
             let read = loop {
-                match self.inner.read(&mut target[filled..]) {
+                match self.inner.read(scratch) {
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     result => break result,
                 }
-            };
-            target.truncate(filled + *read.as_ref().unwrap_or(&0));
-            self.eof = read? == 0;
+            }?;
+            target.extend_from_slice(&scratch[..read]);
+            self.eof = read == 0;
         }
     }
 }

@@ -154,6 +154,34 @@ fn a_large_message_is_read_into_its_own_buffer() {
     assert_eq!(frames, [Frame::Message(wire)]);
 }
 
+#[tokio::test]
+async fn recycled_buffers_serve_the_next_large_message() {
+    let first = Message::from_body(vec![b'a'; 3 * READ_CHUNK]);
+    let second = Message::from_body(vec![b'b'; 2 * READ_CHUNK]);
+    let third = Message::from_body(vec![b'c'; 4 * READ_CHUNK]);
+    let wire = [first.as_bytes(), second.as_bytes(), third.as_bytes()].concat();
+    let mut reader = MessageReader::new(Chunked::new(wire, vec![READ_CHUNK]));
+    let Some(Frame::Message(got)) = reader.next().await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(got, first);
+    let address = got.as_bytes().as_ptr();
+    reader.recycle(got);
+    let Some(Frame::Message(got)) = reader.next().await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        got, second,
+        "a reused buffer holds exactly the next message"
+    );
+    assert_eq!(got.as_bytes().as_ptr(), address, "the same buffer");
+    reader.recycle(got);
+    let Some(Frame::Message(got)) = reader.next().await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(got, third, "too small a spare is not used");
+}
+
 #[test]
 fn messages_built_from_bodies() {
     let m = Message::from_body(br#"{"jsonrpc":"2.0"}"#);

@@ -2,8 +2,6 @@
 //! save support), diagnostics pushed and pulled, code action answers.
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Arc;
 
 use lsp_types::{Diagnostic, PublishDiagnosticsParams};
 use serde::Deserialize;
@@ -13,7 +11,6 @@ use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
 use super::{Observer, ServerVerdict, Tracked};
 use crate::mirror::{PositionEncoding, to_utf16};
-use crate::uri::uri_path;
 
 /// A pull-diagnostics report (`textDocument/diagnostic`'s result, and each
 /// of its `relatedDocuments`).
@@ -184,7 +181,7 @@ impl Observer {
         version: Option<i32>,
         mut diagnostics: Vec<Diagnostic>,
     ) {
-        let Some(path) = super::path_of(&self.docs, uri).or_else(|| uri_path(uri)) else {
+        let Some(path) = super::path_of(&self.docs, uri) else {
             return;
         };
         if self.server.encoding != PositionEncoding::Utf16
@@ -200,7 +197,6 @@ impl Observer {
                 d.source = Some(name.clone());
             }
         }
-        let path: Arc<Path> = path;
         self.ws
             .diagnostics
             .set(self.stream, &path, version, diagnostics.into());

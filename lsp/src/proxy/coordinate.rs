@@ -5,46 +5,45 @@
 
 use std::sync::Arc;
 
+use ide_mcp_runtime::WsOptions;
 use ide_mcp_runtime::lockfile::default_config_dir;
-use ide_mcp_runtime::{Server, WsOptions};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
-use super::editor::EditorInfo;
-use super::host::Host;
+use super::host::{FollowerFeed, push_events, server};
 use super::process::ProxyOptions;
 use super::relay;
 use super::rendezvous::{Leadership, Rendezvous, Role};
-use super::sink::Sink;
 use super::tap::Tap;
+use crate::workspace::{EditorInfo, LspWorkspace};
 
 /// What the coordination task works with.
 pub(crate) struct Coordinator {
     pub(crate) options: ProxyOptions,
-    pub(crate) host: Host,
+    /// This proxy's workspace: its own stream, and its followers' when it leads.
+    pub(crate) ws: Arc<LspWorkspace>,
     pub(crate) tap: Arc<Tap>,
-    /// The editor's stdout, for requests the IDE sends it.
-    #[allow(dead_code)]
-    pub(crate) editor: Sink,
     /// Becomes `true` when the proxy ends.
     pub(crate) stop: watch::Receiver<bool>,
 }
 
-/// Waits for the editor, then leads or follows until the proxy ends.
-pub(crate) async fn coordinate(mut this: Coordinator, editor: oneshot::Receiver<EditorInfo>) {
+/// Waits for the editor's `initialize`, then leads or follows until the
+/// proxy ends.
+pub(crate) async fn coordinate(mut this: Coordinator) {
     let mut stop = this.stop.clone();
     let editor = tokio::select! {
-        editor = editor => editor,
+        editor = this.ws.editor_known() => editor,
         _ = stop.wait_for(|&stop| stop) => return,
     };
-    let Ok(mut editor) = editor else { return };
-    if !this.options.workspaces.is_empty() {
-        editor.folders.clone_from(&this.options.workspaces);
-    }
+    // The editor started this proxy, or a wrapper of it did.
+    let pid = editor
+        .pid
+        .filter(|&pid| pid > 0)
+        .unwrap_or_else(std::os::unix::process::parent_id);
     let Some(config_dir) = this.options.config_dir.clone().or_else(default_config_dir) else {
         tracing::warn!("no home directory and no CLAUDE_CONFIG_DIR: serving no IDE");
         return;
     };
-    let meet = Rendezvous::new(&config_dir.join("ide"), &editor);
+    let meet = Rendezvous::new(&config_dir.join("ide"), pid, &this.ws.workspace_folders());
     loop {
         let role = tokio::select! {
             role = meet.elect() => role,
@@ -56,7 +55,7 @@ pub(crate) async fn coordinate(mut this: Coordinator, editor: oneshot::Receiver<
                 return;
             }
             Ok(Role::Leader(leadership)) => {
-                tracing::info!(editor = editor.pid, "serving the editor's IDE");
+                tracing::info!(editor = pid, "serving the editor's IDE");
                 if let Err(error) = lead(&mut this, &editor, leadership).await {
                     tracing::error!(%error, "cannot serve the IDE");
                 }
@@ -67,7 +66,7 @@ pub(crate) async fn coordinate(mut this: Coordinator, editor: oneshot::Receiver<
                     editor = editor.pid,
                     "another proxy serves the editor's IDE; relaying to it"
                 );
-                let copies = this.tap.upstream().connect(|| this.host.replay());
+                let copies = this.tap.upstream().connect(|| this.tap.replay());
                 tokio::select! {
                     result = relay::forward(stream, copies) => if let Err(error) = result {
                         tracing::info!(%error, "the link to the serving proxy failed");
@@ -87,13 +86,12 @@ async fn lead(
     editor: &EditorInfo,
     leadership: Leadership,
 ) -> std::io::Result<()> {
-    let server = Server::builder("ide-mcp lsp-proxy", env!("CARGO_PKG_VERSION"))
-        .state(this.host.context().clone())
-        .build()
-        .map_err(std::io::Error::other)?;
+    let server = server(&this.ws).map_err(std::io::Error::other)?;
+    let pushing = push_events(&server, &this.ws);
     let options = WsOptions {
-        workspace_folders: editor
-            .folders
+        workspace_folders: this
+            .ws
+            .workspace_folders()
             .iter()
             .map(|folder| folder.to_string_lossy().into_owned())
             .collect(),
@@ -117,7 +115,7 @@ async fn lead(
         tokio::select! {
             accepted = leadership.listener().accept() => match accepted {
                 Ok((stream, _)) => {
-                    let mut feed = this.host.follower();
+                    let mut feed = FollowerFeed::new(&this.ws);
                     followers.spawn(async move {
                         if let Err(error) = relay::receive(stream, |direction, body| feed.feed(direction, body)).await {
                             tracing::info!(%error, "a follower's stream ended badly");
@@ -131,6 +129,7 @@ async fn lead(
         }
     }
     handle.shutdown().await;
+    pushing.abort();
     drop(leadership);
     Ok(())
 }

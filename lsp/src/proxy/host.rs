@@ -1,60 +1,70 @@
-//! What the proxy serves: the IDE state its observers fill, one observer per
-//! stream (this proxy's own, and one per follower when it leads).
+//! What a leader serves: its workspace as the IDE's tools see it, with the
+//! selection and `at_mentioned` pushed to connected clients, and the
+//! followers' streams observed into the same workspace.
 
-use ide_mcp_tools::ReadContext;
+use std::sync::Arc;
 
-use super::pump::{Blind, Watch};
-use super::relay::{Copy, Direction};
+use ide_mcp_runtime::Server;
+use ide_mcp_tools::SelectionPublisher;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
 
-/// The IDE state of one proxy and the observers that feed it.
-#[derive(Clone, Debug, Default)]
-pub struct Host {
-    context: ReadContext,
+use super::relay::Direction;
+use crate::observer::Observer;
+use crate::workspace::{LspWorkspace, WorkspaceEvent};
+
+/// The MCP server over `ws`'s ports.
+pub fn server(ws: &Arc<LspWorkspace>) -> Result<Server, ide_mcp_runtime::BuildError> {
+    Server::builder("ide-mcp lsp-proxy", env!("CARGO_PKG_VERSION"))
+        .state(ws.read_context().build())
+        .build()
 }
 
-impl Host {
-    /// An empty IDE.
-    pub fn new() -> Self {
-        Self {
-            context: ReadContext::empty(),
+/// Pushes `ws`'s events to `server`'s clients: `selection_changed`
+/// (debounced) and `at_mentioned`; runs until the task is aborted.
+pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
+    let publisher = SelectionPublisher::spawn(server.notifier().clone(), ws.read_context().build());
+    let mut events = ws.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(WorkspaceEvent::SelectionChanged) | Err(RecvError::Lagged(_)) => {
+                    publisher.selection_changed();
+                }
+                Ok(WorkspaceEvent::AtMentioned {
+                    path,
+                    line_start,
+                    line_end,
+                }) => {
+                    publisher.at_mentioned(&path, Some(line_start), Some(line_end));
+                }
+                Err(RecvError::Closed) => return,
+            }
         }
-    }
-
-    /// The observer of this proxy's own stream.
-    pub fn watch(&self) -> Box<dyn Watch> {
-        Box::new(Blind)
-    }
-
-    /// Synthetic messages that rebuild this proxy's own stream elsewhere.
-    pub fn replay(&self) -> Vec<Copy> {
-        Vec::new()
-    }
-
-    /// A feed for a follower's stream: its copies go through an observer of
-    /// their own into this state; dropping the feed forgets the stream.
-    pub fn follower(&self) -> FollowerFeed {
-        FollowerFeed {
-            watch: Box::new(Blind),
-        }
-    }
-
-    /// The ports the tools read.
-    pub fn context(&self) -> &ReadContext {
-        &self.context
-    }
+    })
 }
 
-/// The leader's observer of one follower's stream.
+/// The leader's observer of one follower's stream; dropping it forgets the
+/// stream (its documents close unless another stream has them open).
 pub struct FollowerFeed {
-    watch: Box<dyn Watch>,
+    observer: Observer,
 }
 
 impl FollowerFeed {
+    /// A feed into `ws`. Requests the observer would send to the editor
+    /// (`window/showDocument`) cannot reach the follower's editor from here
+    /// and are dropped; the workspace asks through the leader's own stream
+    /// when its editor supports them.
+    pub fn new(ws: &Arc<LspWorkspace>) -> Self {
+        let (observer, _requests) = Observer::new(ws.clone());
+        Self { observer }
+    }
+
     /// One copied message; verdicts are the follower's business.
     pub fn feed(&mut self, direction: Direction, body: &[u8]) {
         match direction {
-            Direction::FromEditor => drop(self.watch.editor_message(body)),
-            Direction::FromServer => drop(self.watch.server_message(body)),
+            Direction::FromEditor => drop(self.observer.from_client(body)),
+            Direction::FromServer => drop(self.observer.from_server(body)),
         }
     }
 }

@@ -13,10 +13,11 @@ use tokio::sync::{mpsc, watch};
 
 use super::child::{EXIT_GRACE, ServerProcess, exit_code, wait_or_kill};
 use super::coordinate::{Coordinator, coordinate};
-use super::host::Host;
-use super::pump::{self, PumpEvent};
+use super::pump::{self, Blind, PumpEvent, Watch};
 use super::sink::Sink;
 use super::tap::Tap;
+use crate::observer::Observer;
+use crate::workspace::LspWorkspace;
 
 /// How long the server's last output may take to reach the editor once the
 /// server has exited.
@@ -39,6 +40,8 @@ pub struct ProxyOptions {
     /// Claude Code's configuration directory, where the lockfile goes
     /// (default: `CLAUDE_CONFIG_DIR`, else `~/.claude`).
     pub config_dir: Option<PathBuf>,
+    /// Forward only: no observer, no IDE (the benchmarks' baseline).
+    pub forward_only: bool,
 }
 
 /// Runs the proxy on this process's stdin and stdout until the server ends;
@@ -51,33 +54,52 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     } = ServerProcess::spawn(&options.server, &options.args)?;
     let editor = Sink::stdout()?;
     let to_server = Sink::new("server", stdin);
-    let host = Host::new();
-    let (tap, editor_info) = Tap::new(host.watch());
-    let tap = Arc::new(tap);
+    let ws = Arc::new(LspWorkspace::new());
+    if !options.workspaces.is_empty() {
+        ws.override_folders(options.workspaces.clone());
+    }
+    let (observer, mut requests) = Observer::new(ws.clone());
+    let tap = Arc::new(Tap::new(observer));
+    // What the observer asks the editor on its own (`window/showDocument`).
+    let requests_to = editor.clone();
+    let requesting = tokio::spawn(async move {
+        while let Some(request) = requests.recv().await {
+            requests_to.send(request.as_bytes());
+        }
+    });
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    let watch: Arc<dyn Watch> = if options.forward_only {
+        Arc::new(Blind)
+    } else {
+        tap.clone()
+    };
     spawn_pump("lsp-proxy-in", {
-        let (tap, to_server, editor, events) = (
-            tap.clone(),
+        let (watch, to_server, editor, events) = (
+            watch.clone(),
             to_server.clone(),
             editor.clone(),
             events_tx.clone(),
         );
-        move || pump::editor_to_server(input, &to_server, &editor, &*tap, &events)
+        move || pump::editor_to_server(input, &to_server, &editor, &*watch, &events)
     })?;
     spawn_pump("lsp-proxy-out", {
-        let (tap, editor) = (tap.clone(), editor.clone());
-        move || pump::server_to_editor(stdout, &editor, &*tap, &events_tx)
+        let editor = editor.clone();
+        move || pump::server_to_editor(stdout, &editor, &*watch, &events_tx)
     })?;
     let (stop, stopped) = watch::channel(false);
+    let forward_only = options.forward_only;
     let coordinator = Coordinator {
         options,
-        host,
+        ws,
         tap,
-        editor,
         stop: stopped,
     };
-    let coordination = tokio::spawn(coordinate(coordinator, editor_info));
+    let coordination = tokio::spawn(async move {
+        if !forward_only {
+            coordinate(coordinator).await;
+        }
+    });
     let mut output_ended = false;
     let status = loop {
         tokio::select! {
@@ -111,6 +133,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
     }
     stop.send_replace(true);
+    requesting.abort();
     if tokio::time::timeout(SERVE_SHUTDOWN, coordination)
         .await
         .is_err()

@@ -13,33 +13,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::sink::Sink;
-use crate::framing::{Frame, SyncMessageReader};
-
-/// What the proxy does with a message from the editor.
-#[derive(Debug, PartialEq, Eq)]
-pub enum EditorVerdict {
-    /// Forward it to the server.
-    Forward,
-    /// Do not forward it; send these bytes (a whole message) to the editor.
-    Answer(Vec<u8>),
-    /// Do not forward it (an answer to the proxy's own request).
-    Keep,
-}
-
-/// What the proxy does with a message from the server.
-#[derive(Debug, PartialEq, Eq)]
-pub enum ServerVerdict {
-    /// Forward it to the editor.
-    Forward,
-    /// Send these bytes (a whole message) to the editor instead.
-    Replace(Vec<u8>),
-}
+use crate::framing::{Frame, Message, SyncMessageReader};
+use crate::observer::{ClientVerdict, ServerVerdict};
 
 /// What watches the traffic. Implementations must be quick: they run on the
 /// forwarding path.
 pub trait Watch: Send + Sync {
     /// A message body from the editor, before it is forwarded.
-    fn editor_message(&self, body: &[u8]) -> EditorVerdict;
+    fn editor_message(&self, body: &[u8]) -> ClientVerdict;
     /// A message body from the server, before it is forwarded.
     fn server_message(&self, body: &[u8]) -> ServerVerdict;
 }
@@ -49,8 +30,8 @@ pub trait Watch: Send + Sync {
 pub struct Blind;
 
 impl Watch for Blind {
-    fn editor_message(&self, _: &[u8]) -> EditorVerdict {
-        EditorVerdict::Forward
+    fn editor_message(&self, _: &[u8]) -> ClientVerdict {
+        ClientVerdict::Forward
     }
     fn server_message(&self, _: &[u8]) -> ServerVerdict {
         ServerVerdict::Forward
@@ -66,6 +47,21 @@ pub(crate) enum PumpEvent {
     EditorEnded,
     /// The server's output ended (or failed).
     ServerEnded,
+}
+
+/// From this size on, an editor message that cannot be kept from the server
+/// is forwarded before it is observed.
+const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
+
+/// Whether the observer's verdict on an editor message could be other than
+/// `Forward`: only for `workspace/executeCommand` (our code action's) and
+/// the editor's responses (to the proxy's own requests, which carry no
+/// `"method"`). Small messages are always observed first: the check would
+/// cost more than it saves.
+fn verdict_may_differ(body: &[u8]) -> bool {
+    body.len() < OBSERVE_AFTER_FORWARDING
+        || memchr::memmem::find(body, b"workspace/executeCommand").is_some()
+        || memchr::memmem::find(body, b"\"method\"").is_none()
 }
 
 /// Runs `watch` so that a panic in it costs only its verdict: logged once,
@@ -91,18 +87,24 @@ pub(crate) fn editor_to_server(
     loop {
         match reader.next_frame() {
             Ok(Some(Frame::Message(message))) => {
-                match guarded(EditorVerdict::Forward, || {
-                    watch.editor_message(message.body())
-                }) {
-                    EditorVerdict::Forward => {
+                let body = message.body();
+                if !verdict_may_differ(body) {
+                    // A large notification (a `didOpen` of a big file):
+                    // the server gets it before the observer reads it.
+                    server.send(message.as_bytes());
+                    guarded(ClientVerdict::Forward, || watch.editor_message(body));
+                    continue;
+                }
+                match guarded(ClientVerdict::Forward, || watch.editor_message(body)) {
+                    ClientVerdict::Forward => {
                         server.send(message.as_bytes());
                     }
-                    EditorVerdict::Answer(answer) => {
-                        editor.send(&answer);
+                    ClientVerdict::Answer(body) => {
+                        editor.send(Message::from_body(body).as_bytes());
                     }
-                    EditorVerdict::Keep => {}
+                    ClientVerdict::Drop => {}
                 }
-                if super::editor::is_exit(message.body()) {
+                if is_exit(body) {
                     let _ = events.send(PumpEvent::ExitSent);
                 }
             }
@@ -139,7 +141,9 @@ pub(crate) fn server_to_editor(
                     watch.server_message(message.body())
                 }) {
                     ServerVerdict::Forward => editor.send(message.as_bytes()),
-                    ServerVerdict::Replace(bytes) => editor.send(&bytes),
+                    ServerVerdict::Replace(body) => {
+                        editor.send(Message::from_body(body).as_bytes())
+                    }
                 };
             }
             Ok(Some(Frame::Unframed(bytes))) => {
@@ -159,6 +163,20 @@ pub(crate) fn server_to_editor(
     let _ = events.send(PumpEvent::ServerEnded);
 }
 
+/// Whether `body` is the `exit` notification (checked only on short bodies).
+pub(crate) fn is_exit(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    body.len() < 256
+        && memchr::memmem::find(body, b"\"exit\"").is_some()
+        && serde_json::from_slice::<Method<'_>>(body)
+            .is_ok_and(|message| message.method == Some("exit") && message.id.is_none())
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{self, Read as _};
@@ -169,7 +187,7 @@ mod tests {
     struct Panicking;
 
     impl Watch for Panicking {
-        fn editor_message(&self, _: &[u8]) -> EditorVerdict {
+        fn editor_message(&self, _: &[u8]) -> ClientVerdict {
             panic!("observer bug")
         }
         fn server_message(&self, _: &[u8]) -> ServerVerdict {
@@ -181,11 +199,11 @@ mod tests {
     struct Answering;
 
     impl Watch for Answering {
-        fn editor_message(&self, body: &[u8]) -> EditorVerdict {
+        fn editor_message(&self, body: &[u8]) -> ClientVerdict {
             if body.starts_with(b"{\"cmd") {
-                EditorVerdict::Answer(b"answer".to_vec())
+                ClientVerdict::Answer(b"answer".to_vec())
             } else {
-                EditorVerdict::Forward
+                ClientVerdict::Forward
             }
         }
         fn server_message(&self, _: &[u8]) -> ServerVerdict {
@@ -220,6 +238,31 @@ mod tests {
     const SESSION: &[u8] = b"Content-Length: 2\r\n\r\n{}garbage\r\n\r\ncontent-length:   14\nContent-Type: x\n\n{\"cmd\":\"run\"}\nContent-Length: 33\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}";
 
     #[test]
+    fn exit_is_the_notification_only() {
+        assert!(is_exit(br#"{"jsonrpc":"2.0","method":"exit"}"#));
+        assert!(is_exit(
+            br#"{"jsonrpc": "2.0", "method": "exit", "params": null}"#
+        ));
+        assert!(!is_exit(br#"{"jsonrpc":"2.0","id":3,"method":"exit"}"#));
+        assert!(!is_exit(br#"{"jsonrpc":"2.0","method":"shutdown","id":2}"#));
+    }
+
+    #[test]
+    fn only_large_notifications_pass_before_they_are_observed() {
+        let large = |body: &str| format!("{body}{}", " ".repeat(OBSERVE_AFTER_FORWARDING));
+        assert!(verdict_may_differ(br#"{"method":"textDocument/didOpen"}"#));
+        assert!(!verdict_may_differ(
+            large(r#"{"method":"textDocument/didOpen"}"#).as_bytes()
+        ));
+        assert!(verdict_may_differ(
+            large(r#"{"method":"workspace/executeCommand"}"#).as_bytes()
+        ));
+        assert!(verdict_may_differ(
+            large(r#"{"id":"ide-mcp/1","result":{}}"#).as_bytes()
+        ));
+    }
+
+    #[test]
     fn every_byte_is_forwarded_even_when_the_observer_panics() {
         let (to_server, to_editor, events) = run_editor_side(SESSION, &Panicking);
         assert_eq!(to_server, SESSION);
@@ -235,6 +278,6 @@ mod tests {
         let at = memchr::memmem::find(&expected, kept).unwrap();
         expected.drain(at..at + kept.len());
         assert_eq!(to_server, expected);
-        assert_eq!(to_editor, b"answer");
+        assert_eq!(to_editor, b"Content-Length: 6\r\n\r\nanswer");
     }
 }

@@ -19,8 +19,6 @@ use std::time::Duration;
 
 use tokio::net::{UnixListener, UnixStream};
 
-use super::editor::EditorInfo;
-
 /// The longest Unix socket path (`sun_path` holds 108 bytes on Linux,
 /// 104 on macOS, with the terminating NUL).
 const MAX_SOCKET_PATH: usize = 100;
@@ -73,13 +71,13 @@ impl Drop for Leadership {
 }
 
 impl Rendezvous {
-    /// The rendezvous of `editor`'s proxies in `dir` (the lockfile
-    /// directory), or in the temporary directory when `dir` is too deep for
-    /// a socket path.
-    pub fn new(dir: &Path, editor: &EditorInfo) -> Self {
+    /// The rendezvous of the proxies of editor `pid` for `folders`, in `dir`
+    /// (the lockfile directory), or in the temporary directory when `dir` is
+    /// too deep for a socket path.
+    pub fn new(dir: &Path, pid: u32, folders: &[PathBuf]) -> Self {
         let mut hasher = DefaultHasher::new();
-        editor.folders.hash(&mut hasher);
-        let stem = format!("lsp-{}-{:016x}", editor.pid, hasher.finish());
+        folders.hash(&mut hasher);
+        let stem = format!("lsp-{pid}-{:016x}", hasher.finish());
         let dir = if dir.join(&stem).as_os_str().len() + 5 > MAX_SOCKET_PATH {
             std::env::temp_dir()
         } else {
@@ -157,18 +155,14 @@ impl Rendezvous {
 mod tests {
     use super::*;
 
-    fn editor(pid: u32, folder: &str) -> EditorInfo {
-        EditorInfo {
-            pid,
-            folders: vec![folder.into()],
-            name: None,
-        }
+    fn meet(dir: &Path, pid: u32, folder: &str) -> Rendezvous {
+        Rendezvous::new(dir, pid, &[PathBuf::from(folder)])
     }
 
     #[tokio::test]
     async fn the_first_leads_the_next_follow_and_one_takes_over() {
         let dir = tempfile::tempdir().unwrap();
-        let meet = Rendezvous::new(dir.path(), &editor(7, "/w"));
+        let meet = meet(dir.path(), 7, "/w");
         let Role::Leader(leader) = meet.elect().await.unwrap() else {
             panic!("the first proxy must lead")
         };
@@ -190,9 +184,9 @@ mod tests {
     #[tokio::test]
     async fn other_editors_and_workspaces_meet_elsewhere() {
         let dir = tempfile::tempdir().unwrap();
-        let a = Rendezvous::new(dir.path(), &editor(7, "/w"));
-        let b = Rendezvous::new(dir.path(), &editor(8, "/w"));
-        let c = Rendezvous::new(dir.path(), &editor(7, "/v"));
+        let a = meet(dir.path(), 7, "/w");
+        let b = meet(dir.path(), 8, "/w");
+        let c = meet(dir.path(), 7, "/v");
         assert_ne!(a.socket_path(), b.socket_path());
         assert_ne!(a.socket_path(), c.socket_path());
         let roles = (
@@ -209,7 +203,7 @@ mod tests {
     #[test]
     fn a_deep_directory_falls_back_to_the_temporary_one() {
         let deep = PathBuf::from(format!("/{}", "d".repeat(120)));
-        let meet = Rendezvous::new(&deep, &editor(7, "/w"));
+        let meet = meet(&deep, 7, "/w");
         assert!(meet.socket_path().starts_with(std::env::temp_dir()));
     }
 }

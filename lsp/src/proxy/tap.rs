@@ -1,69 +1,60 @@
-//! The proxy's own watch over its stream: learns the editor from
-//! `initialize`, runs the observer, and copies what it saw to the leader
-//! when this proxy follows one.
+//! The proxy's own watch over its stream: the observer, and a copy of what
+//! it saw for the leader when this proxy follows one.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use tokio::sync::oneshot;
+use super::pump::Watch;
+use super::relay::{Copy, Direction, Upstream};
+use crate::observer::{ClientVerdict, Observer, Replayed, ServerVerdict};
 
-use super::editor::EditorInfo;
-use super::pump::{EditorVerdict, ServerVerdict, Watch};
-use super::relay::{Direction, Upstream};
-
-/// The watch the pumps call: the observer, plus what the process needs.
+/// The watch the pumps call.
 pub(crate) struct Tap {
-    observer: Box<dyn Watch>,
+    observer: Mutex<Observer>,
     upstream: Upstream,
-    parent_pid: u32,
-    editor: Mutex<Option<oneshot::Sender<EditorInfo>>>,
-    learned: AtomicBool,
 }
 
 impl Tap {
-    /// A tap over `observer`; the receiver yields the editor once its
-    /// `initialize` has passed.
-    pub(crate) fn new(observer: Box<dyn Watch>) -> (Self, oneshot::Receiver<EditorInfo>) {
-        let (sender, receiver) = oneshot::channel();
-        let tap = Self {
-            observer,
+    /// A tap over `observer`.
+    pub(crate) fn new(observer: Observer) -> Self {
+        Self {
+            observer: Mutex::new(observer),
             upstream: Upstream::default(),
-            parent_pid: std::os::unix::process::parent_id(),
-            editor: Mutex::new(Some(sender)),
-            learned: AtomicBool::new(false),
-        };
-        (tap, receiver)
+        }
     }
 
     /// The link to the leader.
     pub(crate) fn upstream(&self) -> &Upstream {
         &self.upstream
     }
+
+    /// The messages that rebuild this stream's state in a leader.
+    pub(crate) fn replay(&self) -> Vec<Copy> {
+        self.lock().replay().into_iter().map(to_copy).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Observer> {
+        self.observer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A replayed message as a relayed copy.
+pub(crate) fn to_copy(replayed: Replayed) -> Copy {
+    match replayed {
+        Replayed::FromClient(body) => (Direction::FromEditor, body),
+        Replayed::FromServer(body) => (Direction::FromServer, body),
+    }
 }
 
 impl Watch for Tap {
-    fn editor_message(&self, body: &[u8]) -> EditorVerdict {
-        if !self.learned.load(Ordering::Relaxed)
-            && let Some(info) = EditorInfo::from_initialize(body, self.parent_pid)
-        {
-            self.learned.store(true, Ordering::Relaxed);
-            let sender = self
-                .editor
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
-            if let Some(sender) = sender {
-                let _ = sender.send(info);
-            }
-        }
+    fn editor_message(&self, body: &[u8]) -> ClientVerdict {
         self.upstream.observe(Direction::FromEditor, body, || {
-            self.observer.editor_message(body)
+            self.lock().from_client(body)
         })
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
         self.upstream.observe(Direction::FromServer, body, || {
-            self.observer.server_message(body)
+            self.lock().from_server(body)
         })
     }
 }

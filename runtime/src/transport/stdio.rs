@@ -189,7 +189,9 @@ impl StdioOutput {
         {
             use std::os::fd::AsFd as _;
             if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
-                // Best effort: a pipe keeps its size when the system refuses.
+                // Best effort: a pipe keeps its size when the system refuses
+                // (and on systems other than Linux, which cannot resize one).
+                #[cfg(any(target_os = "linux", target_os = "android"))]
                 if rustix::pipe::fcntl_setpipe_size(&fd, STDOUT_PIPE_BYTES).is_err() {
                     tracing::debug!("stdout's pipe could not be enlarged");
                 }

@@ -139,21 +139,12 @@ impl WsServerHandle {
         drop(self.lockfile.take());
     }
 
-    /// Serves until SIGINT or SIGTERM (Ctrl-C elsewhere), then shuts down and
-    /// removes the lockfile. A host binary calls this last in `main`.
+    /// Serves until SIGINT or SIGTERM (Ctrl-C, Ctrl-Break or the console
+    /// closing on Windows: [`shutdown_signal`](crate::shutdown_signal)),
+    /// then shuts down and removes the lockfile. A host binary calls this
+    /// last in `main`.
     pub async fn run_until_signal(self) -> io::Result<()> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let mut term = signal(SignalKind::terminate())?;
-            tokio::select! {
-                r = tokio::signal::ctrl_c() => r?,
-                _ = term.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await?;
-        tracing::info!("signal received; shutting down");
+        crate::signal::shutdown_signal().await?;
         self.shutdown().await;
         Ok(())
     }

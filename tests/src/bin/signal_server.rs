@@ -9,25 +9,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use ide_mcp_runtime::{Server, WsOptions, mcp_tool};
+use ide_mcp_runtime::{Server, WsOptions};
 use ide_mcp_tools::ReadContext;
 
 ide_mcp_runtime::link!(ide_mcp_tools);
 
-/// Never finishes.
-#[mcp_tool]
-async fn hang() -> String {
-    std::future::pending().await
-}
-
-/// Sleeps for `ms` milliseconds, then says so.
-#[mcp_tool]
-async fn slow(ms: u64) -> String {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    format!("slept {ms} ms")
-}
+#[path = "../slow_tools.rs"]
+mod slow_tools;
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -1,0 +1,297 @@
+//! What `ide-mcp lsp-proxy` adds between an editor and its language server:
+//! the same editor-side driver talks to the echo language server
+//! (`ide-mcp lsp-echo`) directly, through the proxy forwarding only, and
+//! through the proxy observing everything (as users run it), runs
+//! interleaved so that they share the machine's noise.
+//!
+//! - latency: per keystroke, one `didChange` (one character) and one
+//!   `hover` written together, timed until the hover's answer;
+//! - pass-through: a `didOpen` of `--open-mb` MB and one request written
+//!   together, timed from the first byte until the request's answer.
+//!
+//! ```text
+//! cargo build --release -p ide-mcp -p ide-mcp-benches
+//! target/release/lsp-proxy --server target/release/ide-mcp --requests 20000 --open-mb 50 --runs 3
+//! ```
+
+// Statistics turn counts into floats; the values are far below 2^52.
+#![allow(clippy::cast_precision_loss)]
+
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use ide_mcp_benches::client::Report;
+use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(about = "Latency and pass-through of `ide-mcp lsp-proxy`")]
+struct Cli {
+    /// The `ide-mcp` binary.
+    #[arg(long)]
+    server: PathBuf,
+    /// Timed keystrokes per run.
+    #[arg(long, default_value_t = 20_000)]
+    requests: usize,
+    /// The size of the large `didOpen`, in MB.
+    #[arg(long, default_value_t = 50)]
+    open_mb: usize,
+    /// Runs of each way.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+}
+
+/// How the driver reaches the echo server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    Direct,
+    ForwardOnly,
+    Observing,
+}
+
+impl Way {
+    const ALL: [Self; 3] = [Self::Direct, Self::ForwardOnly, Self::Observing];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::ForwardOnly => "proxy, forward only",
+            Self::Observing => "proxy, observing",
+        }
+    }
+}
+
+/// A language server process with the driver's ends of its pipes.
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    reader: SyncMessageReader<std::process::ChildStdout>,
+    config: TempDir,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A directory removed on drop (benches avoid a tempfile dependency).
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn message(value: &serde_json::Value) -> Vec<u8> {
+    let body = value.to_string();
+    let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    bytes.extend_from_slice(body.as_bytes());
+    bytes
+}
+
+impl Peer {
+    fn start(binary: &Path, way: Way, tag: usize) -> io::Result<Self> {
+        let config = TempDir(
+            std::env::temp_dir().join(format!("ide-mcp-lsp-bench-{}-{tag}", std::process::id())),
+        );
+        std::fs::create_dir_all(&config.0)?;
+        let mut command = Command::new(binary);
+        match way {
+            Way::Direct => {}
+            Way::ForwardOnly => {
+                command
+                    .args(["lsp-proxy", "--forward-only", "--"])
+                    .arg(binary);
+            }
+            Way::Observing => {
+                command.args(["lsp-proxy", "--"]).arg(binary);
+            }
+        }
+        let mut child = command
+            .arg("lsp-echo")
+            .env("CLAUDE_CONFIG_DIR", &config.0)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child.stdin.take().expect("piped");
+        let reader = SyncMessageReader::new(child.stdout.take().expect("piped"));
+        let mut peer = Self {
+            child,
+            stdin,
+            reader,
+            config,
+        };
+        let root = peer.config.0.join("ws");
+        peer.stdin.write_all(&message(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"processId": std::process::id(), "rootUri": format!("file://{}", root.display()),
+                       "capabilities": {}, "clientInfo": {"name": "bench"}}})))?;
+        peer.answer()?;
+        peer.stdin.write_all(&message(
+            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        ))?;
+        Ok(peer)
+    }
+
+    /// Reads until a response; returns its size.
+    fn answer(&mut self) -> io::Result<usize> {
+        loop {
+            match self.reader.next_frame()? {
+                Some(Frame::Message(message))
+                    if message.body().starts_with(br#"{"jsonrpc":"2.0","id""#) =>
+                {
+                    return Ok(message.as_bytes().len());
+                }
+                Some(_) => {}
+                None => return Err(io::ErrorKind::UnexpectedEof.into()),
+            }
+        }
+    }
+}
+
+/// One keystroke: a one-character `didChange` and a `hover`, written at once.
+fn keystroke(uri: &str, version: usize, id: usize) -> Vec<u8> {
+    let line = (version % 40) as u32;
+    let mut bytes = message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": uri, "version": version},
+        "contentChanges": [{"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 4}}, "text": "x"}]}}),
+    );
+    bytes.extend_from_slice(&message(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": 5}}}),
+    ));
+    bytes
+}
+
+/// Round trips of `requests` keystrokes.
+fn latencies(peer: &mut Peer, requests: usize) -> io::Result<Vec<Duration>> {
+    let uri = format!("file://{}/main.c", peer.config.0.join("ws").display());
+    let text = "int x;\n".repeat(40);
+    peer.stdin.write_all(&message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "c", "version": 1, "text": text}}}),
+    ))?;
+    let mut times = Vec::with_capacity(requests);
+    for n in 0..requests + requests / 10 {
+        let bytes = keystroke(&uri, n + 2, n + 1);
+        let start = Instant::now();
+        peer.stdin.write_all(&bytes)?;
+        peer.answer()?;
+        // The first tenth warms up.
+        if n >= requests / 10 {
+            times.push(start.elapsed());
+        }
+    }
+    Ok(times)
+}
+
+/// Seconds from the first byte of a `megabytes` MB `didOpen` to the answer
+/// of the request after it.
+fn pass_through(peer: Peer, megabytes: usize) -> io::Result<(f64, usize)> {
+    let mut peer = peer;
+    let uri = format!("file://{}/big.txt", peer.config.0.join("ws").display());
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
+    let text = line.repeat(megabytes * 1_000_000 / line.len());
+    let mut bytes = message(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}}));
+    drop(text);
+    bytes.extend_from_slice(&message(
+        &json!({"jsonrpc": "2.0", "id": 999_999, "method": "test/after", "params": []}),
+    ));
+    let size = bytes.len();
+    let mut stdin = peer.stdin.try_clone_writer()?;
+    let start = Instant::now();
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+    peer.answer()?;
+    let seconds = start.elapsed().as_secs_f64();
+    writer.join().expect("writer")?;
+    Ok((seconds, size))
+}
+
+/// `ChildStdin` cannot be cloned; a duplicate of its descriptor can.
+trait TryCloneWriter {
+    fn try_clone_writer(&self) -> io::Result<std::fs::File>;
+}
+
+impl TryCloneWriter for ChildStdin {
+    fn try_clone_writer(&self) -> io::Result<std::fs::File> {
+        use std::os::fd::AsFd as _;
+        Ok(std::fs::File::from(self.as_fd().try_clone_to_owned()?))
+    }
+}
+
+fn main() -> io::Result<()> {
+    let cli = Cli::parse();
+    let mut all: Vec<(Way, Vec<Duration>)> =
+        Way::ALL.iter().map(|&way| (way, Vec::new())).collect();
+    let mut rates: Vec<(Way, Vec<f64>)> = Way::ALL.iter().map(|&way| (way, Vec::new())).collect();
+    let mut tag = 0;
+    for run in 0..cli.runs {
+        for (index, &way) in Way::ALL.iter().enumerate() {
+            tag += 1;
+            let mut peer = Peer::start(&cli.server, way, tag)?;
+            all[index].1.extend(latencies(&mut peer, cli.requests)?);
+            tag += 1;
+            let peer = Peer::start(&cli.server, way, tag)?;
+            let (seconds, size) = pass_through(peer, cli.open_mb)?;
+            rates[index].1.push(size as f64 / seconds / 1e9);
+            eprintln!("run {run}: {} done", way.name());
+        }
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let mut lines = vec![
+        format!(
+            "keystroke round trip (didChange + hover), µs, {} runs × {} requests",
+            cli.runs, cli.requests
+        ),
+        "| way | p50 | p99 | p50 added | p99 added |".to_owned(),
+        "|---|---|---|---|---|".to_owned(),
+    ];
+    let mut direct = (0.0, 0.0);
+    for (way, mut latencies) in all {
+        latencies.sort();
+        let report = Report {
+            requests: latencies.len() as u64,
+            elapsed: latencies.iter().sum(),
+            latencies,
+            bytes: 0,
+        };
+        let (p50, p99) = (us(report.quantile(0.5)), us(report.quantile(0.99)));
+        if way == Way::Direct {
+            direct = (p50, p99);
+        }
+        lines.push(format!(
+            "| {} | {p50:.1} | {p99:.1} | {:.1} | {:.1} |",
+            way.name(),
+            p50 - direct.0,
+            p99 - direct.1
+        ));
+    }
+    lines.push(String::new());
+    lines.push(format!(
+        "pass-through of a {} MB didOpen, GB/s: best, then each run",
+        cli.open_mb
+    ));
+    for (way, runs) in &rates {
+        let best = runs.iter().copied().fold(0.0, f64::max);
+        let each: Vec<String> = runs.iter().map(|rate| format!("{rate:.2}")).collect();
+        lines.push(format!(
+            "| {} | {best:.2} | {} |",
+            way.name(),
+            each.join(", ")
+        ));
+    }
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", lines.join("\n"));
+    }
+    Ok(())
+}

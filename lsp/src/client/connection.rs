@@ -1,0 +1,372 @@
+//! One running language server: the child process, its framed stdio, the
+//! requests the host sends and the server's own requests and
+//! notifications, answered or turned into the diagnostics [`Store`].
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use super::known::ServerKind;
+use super::state::Store;
+use super::uri::{path_of_uri, uri_of_path};
+use crate::framing::{Frame, Message, MessageReader};
+
+/// How many lines of a server's stderr are kept for the log of its death.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// What a connection needs besides the process.
+#[derive(Debug)]
+pub(crate) struct Context {
+    pub(crate) store: Arc<Store>,
+    pub(crate) kind: ServerKind,
+    pub(crate) folders: Vec<PathBuf>,
+}
+
+type Responses = Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>;
+
+/// A started language server.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    child: Child,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    responses: Responses,
+    next_id: AtomicI64,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Flips to `true` when the server's stdout ends.
+    closed: watch::Receiver<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Connection {
+    /// Starts `command` (program and arguments) in the first folder.
+    pub(crate) fn spawn(command: &[String], cx: &Arc<Context>) -> std::io::Result<Self> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| std::io::Error::other("empty server command"))?;
+        let mut child = Command::new(program);
+        child
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(folder) = cx.folders.first() {
+            child.current_dir(folder);
+        }
+        let mut child = child.spawn()?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (out, queue) = mpsc::unbounded_channel();
+        let responses = Responses::default();
+        let (closed_tx, closed) = watch::channel(false);
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::clone(&stderr_tail);
+        let name = cx.kind.name.clone();
+        let tasks = vec![
+            tokio::spawn(write_loop(stdin, queue)),
+            tokio::spawn(read_loop(
+                stdout,
+                Arc::clone(cx),
+                out.clone(),
+                Arc::clone(&responses),
+                closed_tx,
+            )),
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::trace!(server = %name, "stderr: {line}");
+                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    if tail.len() == STDERR_TAIL_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            }),
+        ];
+        Ok(Self {
+            child,
+            out,
+            responses,
+            next_id: AtomicI64::new(1),
+            stderr_tail,
+            closed,
+            tasks,
+        })
+    }
+
+    /// Sends a notification.
+    pub(crate) fn notify(&self, method: &str, params: &Value) {
+        send(
+            &self.out,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        );
+    }
+
+    /// Sends a request and waits, at most `timeout`, for its answer: the
+    /// `result`, or the error as text.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.responses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        send(
+            &self.out,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        let answer = tokio::time::timeout(timeout, rx).await;
+        self.responses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        match answer {
+            Ok(Ok(mut response)) => match response.get_mut("error") {
+                Some(error) => Err(error.to_string()),
+                None => Ok(response
+                    .get_mut("result")
+                    .map(Value::take)
+                    .unwrap_or_default()),
+            },
+            Ok(Err(_)) => Err("the server exited".to_owned()),
+            Err(_) => Err(format!("no answer within {timeout:?}")),
+        }
+    }
+
+    /// Resolves when the server's output ends (it exited or closed it).
+    pub(crate) async fn closed(&self) {
+        let mut closed = self.closed.clone();
+        let _ = closed.wait_for(|closed| *closed).await;
+    }
+
+    /// The last lines the server wrote to stderr.
+    pub(crate) fn stderr_tail(&self) -> String {
+        let tail = self
+            .stderr_tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Waits at most `timeout` for the process to exit; kills it if it does not.
+    pub(crate) async fn reap(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        if let Ok(Ok(status)) = tokio::time::timeout(timeout, self.child.wait()).await {
+            return Some(status);
+        }
+        let _ = self.child.kill().await;
+        None
+    }
+
+    /// `shutdown`, then `exit`, each bounded; killed if it hangs.
+    pub(crate) async fn shut_down(&mut self, timeout: Duration) {
+        if let Err(error) = self.request("shutdown", Value::Null, timeout).await {
+            tracing::debug!(%error, "the server did not answer `shutdown`");
+        }
+        self.notify("exit", &Value::Null);
+        self.reap(timeout).await;
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+fn send(out: &mpsc::UnboundedSender<Vec<u8>>, message: &Value) {
+    let body = serde_json::to_vec(message).expect("JSON values serialize");
+    let _ = out.send(Message::from_body(body).into_bytes());
+}
+
+async fn write_loop(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(bytes) = queue.recv().await {
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn read_loop(
+    stdout: tokio::process::ChildStdout,
+    cx: Arc<Context>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    responses: Responses,
+    closed: watch::Sender<bool>,
+) {
+    let mut reader = MessageReader::new(stdout);
+    loop {
+        match reader.next().await {
+            Ok(Some(Frame::Message(message))) => {
+                match serde_json::from_slice::<Value>(message.body()) {
+                    Ok(value) => handle(&cx, &out, &responses, value),
+                    Err(error) => tracing::debug!(server = %cx.kind.name, %error, "not JSON"),
+                }
+            }
+            Ok(Some(Frame::Unframed(bytes))) => {
+                tracing::debug!(server = %cx.kind.name, "unframed output: {}", String::from_utf8_lossy(&bytes));
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    responses
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    let _ = closed.send(true);
+}
+
+fn handle(cx: &Context, out: &mpsc::UnboundedSender<Vec<u8>>, responses: &Responses, value: Value) {
+    let method = value.get("method").and_then(Value::as_str);
+    let id = value.get("id").filter(|id| !id.is_null());
+    match (method, id) {
+        (Some(method), Some(id)) => {
+            let answer = match answer(cx, method, value.get("params")) {
+                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Err((code, message)) => json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": code, "message": message}}),
+            };
+            send(out, &answer);
+        }
+        (Some(method), None) => notification(cx, method, value.get("params")),
+        (None, Some(id)) => {
+            if let Some(tx) = id.as_i64().and_then(|id| {
+                responses
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id)
+            }) {
+                let _ = tx.send(value);
+            }
+        }
+        (None, None) => {}
+    }
+}
+
+/// The host's answer to a request from the server.
+fn answer(cx: &Context, method: &str, params: Option<&Value>) -> Result<Value, (i64, String)> {
+    Ok(match method {
+        "workspace/configuration" => {
+            let items = params
+                .and_then(|p| p.get("items"))
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            Value::Array(
+                items
+                    .iter()
+                    .map(|item| cx.kind.setting(item.get("section").and_then(Value::as_str)))
+                    .collect(),
+            )
+        }
+        "workspace/workspaceFolders" => Value::Array(
+            cx.folders
+                .iter()
+                .map(|folder| json!({"uri": uri_of_path(folder), "name": folder_name(folder)}))
+                .collect(),
+        ),
+        "window/showDocument" => json!({"success": false}),
+        "workspace/applyEdit" => {
+            json!({"applied": false, "failureReason": "a headless host edits nothing"})
+        }
+        "window/workDoneProgress/create"
+        | "client/registerCapability"
+        | "client/unregisterCapability"
+        | "window/showMessageRequest"
+        | "workspace/diagnostic/refresh"
+        | "workspace/codeLens/refresh"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/inlineValue/refresh"
+        | "workspace/foldingRange/refresh" => Value::Null,
+        other => return Err((-32601, format!("`{other}` is not handled by ide-mcp"))),
+    })
+}
+
+fn notification(cx: &Context, method: &str, params: Option<&Value>) {
+    let Some(params) = params else { return };
+    match method {
+        "textDocument/publishDiagnostics" => {
+            let Ok(published) =
+                serde_json::from_value::<Published>(params.clone()).map_err(|error| {
+                    tracing::debug!(server = %cx.kind.name, %error, "unreadable publishDiagnostics");
+                })
+            else {
+                return;
+            };
+            if let Some(path) = path_of_uri(&published.uri) {
+                cx.store
+                    .publish(path, published.version, published.diagnostics);
+            }
+        }
+        "$/progress" => {
+            let token = match params.get("token") {
+                Some(Value::String(token)) => token.clone(),
+                Some(other) => other.to_string(),
+                None => return,
+            };
+            let value = params.get("value").unwrap_or(&Value::Null);
+            let text = |key: &str| value.get(key).and_then(Value::as_str);
+            match text("kind") {
+                Some("begin" | "report") => {
+                    let mut line = text("title").unwrap_or_default().to_owned();
+                    if let Some(message) = text("message") {
+                        if !line.is_empty() {
+                            line.push(' ');
+                        }
+                        line.push_str(message);
+                    }
+                    if let Some(percent) = value.get("percentage").and_then(Value::as_u64) {
+                        let _ = write!(line, " {percent}%");
+                    }
+                    cx.store.progress(token, Some(line));
+                }
+                Some("end") => cx.store.progress(token, None),
+                _ => {}
+            }
+        }
+        "window/logMessage" | "window/showMessage" => {
+            let message = params
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if params.get("type").and_then(Value::as_u64) == Some(1) {
+                tracing::warn!(server = %cx.kind.name, "{message}");
+            } else {
+                tracing::debug!(server = %cx.kind.name, "{message}");
+            }
+        }
+        _ => {}
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Published {
+    uri: String,
+    version: Option<i32>,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+}
+
+/// The folder's last component, for `workspaceFolders[].name`.
+pub(crate) fn folder_name(folder: &std::path::Path) -> String {
+    folder.file_name().map_or_else(
+        || folder.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}

@@ -1,0 +1,412 @@
+//! The host as an LSP client: [`LspDiagnostics`] starts a language server,
+//! keeps it told of the files that change on disk, and serves what it
+//! publishes as the tools' `DiagnosticsQuery` port (`ide-mcp serve --lsp`).
+//!
+//! - Start: `initialize` with the workspace folders and what the host really
+//!   does (publishDiagnostics with `versionSupport`, work-done progress,
+//!   `workspace/configuration` answered, UTF-16 positions), `initialized`,
+//!   then `didOpen` for the files to open up front.
+//! - Changes: each file changed on disk that the server diagnoses is opened
+//!   (`didOpen`) or updated (`didChange` with the whole text, `didSave`);
+//!   a query waits, within its bound, for the server's publish of that new
+//!   version or for the end of its work-done progress.
+//! - Failure: a server that cannot start, exits, or does not answer
+//!   `initialize` is logged with the tail of its stderr and started again
+//!   after a growing pause ([`MAX_RESTARTS`] in a row at most); its
+//!   diagnostics are dropped meanwhile, never served stale.
+//! - Exit: [`LspDiagnostics::shutdown`] sends `shutdown` and `exit`, each
+//!   bounded, and kills a server that hangs; dropping the handle kills it.
+
+mod connection;
+mod documents;
+mod known;
+mod state;
+mod uri;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
+use lsp_types::Diagnostic;
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+pub use documents::language_id;
+pub use known::ServerKind;
+
+use connection::{Connection, Context};
+use documents::Documents;
+use state::Store;
+
+/// How long `initialize` may take before the server counts as hung.
+pub const INITIALIZE_TIMEOUT: Duration = Duration::from_mins(1);
+/// How long `shutdown` and then the exit may each take before a kill.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
+/// The first pause before a restart; it doubles with each failure in a row.
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+/// The longest pause before a restart.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Failures in a row after which the server is given up.
+pub const MAX_RESTARTS: u32 = 8;
+/// A server that ran this long had no failure "in a row".
+const STABLE: Duration = Duration::from_mins(1);
+
+/// How one language server is run.
+#[derive(Clone, Debug)]
+pub struct LspServerOptions {
+    /// The program and its arguments, e.g. `["pyright-langserver", "--stdio"]`.
+    pub command: Vec<String>,
+    /// The workspace folders (absolute); the server runs in the first.
+    pub folders: Vec<PathBuf>,
+    /// Files to open at start (absolute); those the server does not
+    /// diagnose are left out.
+    pub open: Vec<PathBuf>,
+    /// The bound of a query's wait for fresh diagnostics.
+    pub wait: Duration,
+    /// Whether the server starts only when diagnostics are first asked for.
+    pub lazy: bool,
+}
+
+impl LspServerOptions {
+    /// Parses `SERVER [ARGS...]` (split at whitespace; quotes group words).
+    pub fn parse_command(text: &str) -> Result<Vec<String>, String> {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut quote = None;
+        let mut any = false;
+        for c in text.chars() {
+            match (quote, c) {
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    any = true;
+                }
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => {
+                    if any {
+                        words.push(std::mem::take(&mut word));
+                        any = false;
+                    }
+                }
+                (_, c) => {
+                    word.push(c);
+                    any = true;
+                }
+            }
+        }
+        if quote.is_some() {
+            return Err(format!("unclosed quote in `{text}`"));
+        }
+        if any {
+            words.push(word);
+        }
+        if words.is_empty() {
+            return Err("expected `SERVER [ARGS...]`, got nothing".to_owned());
+        }
+        Ok(words)
+    }
+}
+
+/// Hears about the server's work-done progress: `Some(line)` while it works,
+/// `None` when it is done.
+pub type ProgressCallback = Arc<dyn Fn(Option<String>) + Send + Sync>;
+
+enum Command {
+    Changed(Vec<Arc<Path>>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// One language server's diagnostics, kept fresh; see the
+/// [module documentation](self).
+pub struct LspDiagnostics {
+    store: Arc<Store>,
+    kind: ServerKind,
+    commands: mpsc::UnboundedSender<Command>,
+    start: Arc<Notify>,
+    started: AtomicBool,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for LspDiagnostics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LspDiagnostics")
+            .field("server", &self.kind.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LspDiagnostics {
+    /// Starts the server (at once, unless `options.lazy`); must be called
+    /// within a tokio runtime. `progress` hears about its long work.
+    pub fn start(options: &LspServerOptions, progress: Option<ProgressCallback>) -> Self {
+        let program = options.command.first().map_or("", String::as_str);
+        let kind = ServerKind::of(program);
+        let store = Arc::new(Store::new(&kind.name, options.wait));
+        let (commands, queue) = mpsc::unbounded_channel();
+        let start = Arc::new(Notify::new());
+        if !options.lazy {
+            store.starting(true);
+            start.notify_one();
+        }
+        let cx = Arc::new(Context {
+            store: Arc::clone(&store),
+            kind: kind.clone(),
+            folders: options.folders.clone(),
+        });
+        let task = tokio::spawn(supervise(
+            options.clone(),
+            cx,
+            queue,
+            Arc::clone(&start),
+            progress,
+        ));
+        Self {
+            store,
+            kind,
+            commands,
+            start,
+            started: AtomicBool::new(!options.lazy),
+            task,
+        }
+    }
+
+    /// What the host knows of this server.
+    pub fn kind(&self) -> &ServerKind {
+        &self.kind
+    }
+
+    /// Files changed on disk: those the server diagnoses are sent to it, and
+    /// queries wait for their fresh diagnostics from this call on.
+    pub fn files_changed(&self, paths: &[PathBuf]) {
+        let handled: Vec<Arc<Path>> = paths
+            .iter()
+            .filter(|path| self.kind.handles(path))
+            .map(|path| Arc::from(path.as_path()))
+            .collect();
+        if handled.is_empty() || !self.started.load(Ordering::SeqCst) {
+            return;
+        }
+        for path in &handled {
+            self.store.changed(path);
+        }
+        let _ = self.commands.send(Command::Changed(handled));
+    }
+
+    /// Shuts the server down: `shutdown` and `exit`, each bounded by
+    /// [`SHUTDOWN_TIMEOUT`], then a kill.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Shutdown(tx)).is_ok() {
+            let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT * 3, rx).await;
+        }
+        self.task.abort();
+    }
+
+    fn start_if_lazy(&self) {
+        if !self.started.swap(true, Ordering::SeqCst) {
+            self.store.starting(true);
+            self.start.notify_one();
+        }
+    }
+}
+
+impl Drop for LspDiagnostics {
+    fn drop(&mut self) {
+        // The connection's child is killed on drop.
+        self.task.abort();
+    }
+}
+
+impl DiagnosticsQuery for LspDiagnostics {
+    fn all(&self) -> Vec<FileDiagnostics> {
+        self.start_if_lazy();
+        self.store.all()
+    }
+
+    fn for_file(&self, path: &Path) -> Option<Arc<[Diagnostic]>> {
+        self.start_if_lazy();
+        self.store.for_file(path)
+    }
+
+    fn generation(&self) -> u64 {
+        self.store.generation()
+    }
+
+    fn settle(&self) -> Option<SettleFuture> {
+        self.start_if_lazy();
+        self.store.settle()
+    }
+}
+
+/// Runs the server, restarting it when it fails, until shut down.
+async fn supervise(
+    options: LspServerOptions,
+    cx: Arc<Context>,
+    mut queue: mpsc::UnboundedReceiver<Command>,
+    start: Arc<Notify>,
+    progress: Option<ProgressCallback>,
+) {
+    start.notified().await;
+    let name = cx.kind.name.clone();
+    let mut documents = Documents::new(options.open.iter().filter(|p| cx.kind.handles(p)));
+    let mut failures = 0u32;
+    let mut reporter = progress.map(|callback| spawn_progress(&cx.store, callback));
+    loop {
+        cx.store.starting(true);
+        let began = Instant::now();
+        let outcome = match Connection::spawn(&options.command, &cx) {
+            Ok(mut connection) => {
+                let outcome = run(&mut connection, &cx, &mut documents, &mut queue).await;
+                if let Outcome::Died(why) = &outcome {
+                    let status = connection.reap(SHUTDOWN_TIMEOUT).await;
+                    tracing::warn!(
+                        server = %name,
+                        ?status,
+                        "language server failed ({why}); its diagnostics are dropped until it is back. \
+                         Last stderr lines:\n{}",
+                        connection.stderr_tail()
+                    );
+                }
+                outcome
+            }
+            Err(error) => {
+                tracing::warn!(server = %name, command = ?options.command, %error, "cannot start the language server");
+                Outcome::Died(error.to_string())
+            }
+        };
+        cx.store.clear();
+        if let Outcome::ShutDown(done) = outcome {
+            let _ = done.send(());
+            break;
+        }
+        failures = if began.elapsed() >= STABLE {
+            1
+        } else {
+            failures + 1
+        };
+        if failures > MAX_RESTARTS {
+            tracing::error!(server = %name, "the language server failed {MAX_RESTARTS} times in a row; giving up");
+            break;
+        }
+        let pause = FIRST_BACKOFF
+            .saturating_mul(1 << (failures - 1).min(16))
+            .min(MAX_BACKOFF);
+        tracing::info!(server = %name, ?pause, "restarting the language server");
+        // Keep taking commands while pausing: changes are replayed on
+        // restart, a shutdown ends it all.
+        let sleep = tokio::time::sleep(pause);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                () = &mut sleep => break,
+                command = queue.recv() => match command {
+                    Some(Command::Changed(paths)) => {
+                        for path in &paths {
+                            cx.store.not_sent(path);
+                        }
+                        documents.noted(paths);
+                    }
+                    Some(Command::Shutdown(done)) => {
+                        let _ = done.send(());
+                        return;
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+    if let Some(reporter) = reporter.take() {
+        reporter.abort();
+    }
+}
+
+enum Outcome {
+    ShutDown(oneshot::Sender<()>),
+    Died(String),
+}
+
+/// One life of the server: initialize, open, follow changes.
+async fn run(
+    connection: &mut Connection,
+    cx: &Context,
+    documents: &mut Documents,
+    queue: &mut mpsc::UnboundedReceiver<Command>,
+) -> Outcome {
+    let init = connection.request(
+        "initialize",
+        documents::initialize_params(&cx.folders),
+        INITIALIZE_TIMEOUT,
+    );
+    let capabilities = tokio::select! {
+        result = init => match result {
+            Ok(result) => result.get("capabilities").cloned().unwrap_or_default(),
+            Err(error) => return Outcome::Died(format!("`initialize`: {error}")),
+        },
+        () = connection.closed() => return Outcome::Died("it exited during `initialize`".to_owned()),
+    };
+    connection.notify("initialized", &serde_json::json!({}));
+    connection.notify(
+        "workspace/didChangeConfiguration",
+        &serde_json::json!({"settings": cx.kind.settings}),
+    );
+    documents.set_capabilities(&capabilities);
+    if cx.kind.whole_workspace {
+        cx.store.first_analysis();
+    }
+    documents.reopen_all(connection, &cx.store).await;
+    cx.store.starting(false);
+    loop {
+        tokio::select! {
+            () = connection.closed() => return Outcome::Died("it exited".to_owned()),
+            command = queue.recv() => match command {
+                Some(Command::Changed(paths)) => documents.sync(connection, &cx.store, paths).await,
+                Some(Command::Shutdown(done)) => {
+                    connection.shut_down(SHUTDOWN_TIMEOUT).await;
+                    return Outcome::ShutDown(done);
+                }
+                None => {
+                    connection.shut_down(SHUTDOWN_TIMEOUT).await;
+                    let (done, _) = oneshot::channel();
+                    return Outcome::ShutDown(done);
+                }
+            },
+        }
+    }
+}
+
+/// Forwards the store's progress line to `callback` as it changes.
+fn spawn_progress(store: &Arc<Store>, callback: ProgressCallback) -> JoinHandle<()> {
+    let store = Arc::clone(store);
+    let mut state = store.subscribe();
+    tokio::spawn(async move {
+        let mut last = None;
+        while state.changed().await.is_ok() {
+            let line = store.progress_line();
+            if line != last {
+                callback(line.clone());
+                last = line;
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_split_at_whitespace_with_quotes() {
+        let parse = LspServerOptions::parse_command;
+        assert_eq!(
+            parse("pyright-langserver  --stdio").unwrap(),
+            ["pyright-langserver", "--stdio"]
+        );
+        assert_eq!(
+            parse(r#"clangd "--query-driver=/usr/bin/*" ''"#).unwrap(),
+            ["clangd", "--query-driver=/usr/bin/*", ""]
+        );
+        assert!(parse("  ").is_err());
+        assert!(parse("a 'b").is_err());
+    }
+}

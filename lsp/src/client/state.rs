@@ -1,0 +1,375 @@
+//! One server's diagnostics as it published them, and what a query waits
+//! for: the fresh publish of each document changed on disk, the end of the
+//! server's work-done progress, or its start.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
+use lsp_types::Diagnostic;
+use tokio::sync::watch;
+
+/// The version a change waits for before the host has sent it.
+const NOT_SENT: i32 = i32::MIN;
+
+/// A server that diagnoses the whole workspace publishes its first results
+/// in a burst (pyright: every file at once, `[]` for the clean ones): its
+/// first analysis counts as done once publishes pause this long...
+pub(crate) const INITIAL_QUIET: Duration = Duration::from_millis(300);
+/// ...or its work-done progress ends, or this long after it started (a
+/// workspace with nothing to diagnose publishes nothing).
+pub(crate) const INITIAL_LIMIT: Duration = Duration::from_secs(30);
+/// How often a wait looks again during the first analysis.
+const INITIAL_TICK: Duration = Duration::from_millis(50);
+
+/// Where the first analysis of a whole-workspace server stands.
+#[derive(Clone, Copy, Debug, Default)]
+enum Initial {
+    /// Over (or not wanted: the server diagnoses open documents only).
+    #[default]
+    Done,
+    /// Nothing published yet since `since`.
+    Waiting { since: Instant },
+    /// Publishing; the last publish at `last`.
+    Publishing { since: Instant, last: Instant },
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct State {
+    /// Bumped after every change of `files`, atomically with it.
+    generation: u64,
+    files: Arc<BTreeMap<Arc<Path>, Arc<[Diagnostic]>>>,
+    /// Documents changed on disk: the version whose diagnostics are awaited
+    /// ([`NOT_SENT`] until the change reached the server).
+    pending: HashMap<Arc<Path>, i32>,
+    /// Work-done progress running: token → its line.
+    progress: BTreeMap<String, String>,
+    /// The server is starting (not yet initialized).
+    starting: bool,
+    initial: Initial,
+}
+
+impl State {
+    fn settled(&self) -> bool {
+        self.pending.is_empty() && self.progress.is_empty() && !self.starting && self.initial_done()
+    }
+
+    fn initial_done(&self) -> bool {
+        match self.initial {
+            Initial::Done => true,
+            Initial::Waiting { since } => since.elapsed() >= INITIAL_LIMIT,
+            Initial::Publishing { since, last } => {
+                last.elapsed() >= INITIAL_QUIET || since.elapsed() >= INITIAL_LIMIT
+            }
+        }
+    }
+}
+
+/// The diagnostics store of one server, shared by its connection (writer)
+/// and the port (readers).
+#[derive(Debug)]
+pub(crate) struct Store {
+    state: watch::Sender<State>,
+    /// The `source` of diagnostics that name none.
+    name: String,
+    wait: Duration,
+}
+
+impl Store {
+    pub(crate) fn new(name: &str, wait: Duration) -> Self {
+        Self {
+            state: watch::Sender::new(State::default()),
+            name: name.to_owned(),
+            wait,
+        }
+    }
+
+    /// The server is starting (`true`) or stopped starting.
+    pub(crate) fn starting(&self, on: bool) {
+        self.state
+            .send_if_modified(|s| std::mem::replace(&mut s.starting, on) != on);
+    }
+
+    /// The server is initialized and analyzes the whole workspace on its
+    /// own: queries wait for that first analysis too.
+    pub(crate) fn first_analysis(&self) {
+        self.state.send_modify(|s| {
+            s.initial = Initial::Waiting {
+                since: Instant::now(),
+            };
+        });
+    }
+
+    /// A change of `path` on disk was seen: queries wait for its fresh
+    /// diagnostics from now on.
+    pub(crate) fn changed(&self, path: &Arc<Path>) {
+        self.state.send_modify(|s| {
+            s.pending.insert(Arc::clone(path), NOT_SENT);
+        });
+    }
+
+    /// The change reached the server as `version`.
+    pub(crate) fn sent(&self, path: &Arc<Path>, version: i32) {
+        self.state.send_modify(|s| {
+            s.pending.insert(Arc::clone(path), version);
+        });
+    }
+
+    /// Nothing was sent for `path` after all (its text did not change, or it
+    /// could not be read): stop waiting for it.
+    pub(crate) fn not_sent(&self, path: &Path) {
+        self.state
+            .send_if_modified(|s| s.pending.remove(path).is_some());
+    }
+
+    /// The server published `diagnostics` for `path` (for document
+    /// `version`, when it says).
+    pub(crate) fn publish(
+        &self,
+        path: Arc<Path>,
+        version: Option<i32>,
+        diagnostics: Vec<Diagnostic>,
+    ) {
+        let diagnostics: Arc<[Diagnostic]> = diagnostics
+            .into_iter()
+            .map(|mut d| {
+                if d.source.is_none() {
+                    d.source = Some(self.name.clone());
+                }
+                d
+            })
+            .collect();
+        self.state.send_modify(|s| {
+            match s.initial {
+                Initial::Done => {}
+                Initial::Waiting { since } | Initial::Publishing { since, .. } => {
+                    s.initial = Initial::Publishing {
+                        since,
+                        last: Instant::now(),
+                    };
+                }
+            }
+            if let Some(&awaited) = s.pending.get(&path)
+                && awaited != NOT_SENT
+                && version.is_none_or(|v| v >= awaited)
+            {
+                s.pending.remove(&path);
+            }
+            let old = s.files.get(&path);
+            let same = match old {
+                Some(old) => **old == *diagnostics,
+                None => diagnostics.is_empty(),
+            };
+            if !same {
+                let files = Arc::make_mut(&mut s.files);
+                if diagnostics.is_empty() {
+                    files.remove(&path);
+                } else {
+                    files.insert(path, diagnostics);
+                }
+                s.generation += 1;
+            }
+        });
+    }
+
+    /// Work-done progress `token` began or reported (`Some(line)`) or ended.
+    /// When the last one ends, the changes the server was sent count as
+    /// seen: it is done working.
+    pub(crate) fn progress(&self, token: String, line: Option<String>) {
+        self.state.send_modify(|s| {
+            match line {
+                Some(line) => {
+                    s.progress.insert(token, line);
+                }
+                None => {
+                    s.progress.remove(&token);
+                }
+            }
+            if s.progress.is_empty() {
+                s.pending.retain(|_, version| *version == NOT_SENT);
+                s.initial = Initial::Done;
+            }
+        });
+    }
+
+    /// The progress line: every running piece of work, `None` when idle.
+    pub(crate) fn progress_line(&self) -> Option<String> {
+        let state = self.state.borrow();
+        (!state.progress.is_empty()).then(|| {
+            let lines: Vec<&str> = state.progress.values().map(String::as_str).collect();
+            format!("{}: {}", self.name, lines.join(", "))
+        })
+    }
+
+    /// The server is gone: its diagnostics go with it (never served stale as
+    /// fresh), and nothing is waited for until it is back.
+    pub(crate) fn clear(&self) {
+        self.state.send_modify(|s| {
+            if !s.files.is_empty() {
+                s.files = Arc::default();
+                s.generation += 1;
+            }
+            s.pending.clear();
+            s.progress.clear();
+            s.starting = false;
+            s.initial = Initial::Done;
+        });
+    }
+
+    /// What `path` has now, as a list to publish again.
+    pub(crate) fn for_path(&self, path: &Path) -> Vec<Diagnostic> {
+        self.state
+            .borrow()
+            .files
+            .get(path)
+            .map(|list| list.to_vec())
+            .unwrap_or_default()
+    }
+
+    /// Follows the state.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<State> {
+        self.state.subscribe()
+    }
+}
+
+impl DiagnosticsQuery for Store {
+    fn all(&self) -> Vec<FileDiagnostics> {
+        let files = Arc::clone(&self.state.borrow().files);
+        files
+            .iter()
+            .map(|(path, diagnostics)| FileDiagnostics {
+                path: Arc::clone(path),
+                diagnostics: Arc::clone(diagnostics),
+            })
+            .collect()
+    }
+
+    fn for_file(&self, path: &Path) -> Option<Arc<[Diagnostic]>> {
+        self.state.borrow().files.get(path).cloned()
+    }
+
+    fn generation(&self) -> u64 {
+        self.state.borrow().generation
+    }
+
+    fn settle(&self) -> Option<SettleFuture> {
+        if self.state.borrow().settled() {
+            return None;
+        }
+        let mut state = self.state.subscribe();
+        let deadline = tokio::time::Instant::now() + self.wait;
+        let name = self.name.clone();
+        Some(Box::pin(async move {
+            loop {
+                let (settled, timed) = {
+                    let now = state.borrow_and_update();
+                    (now.settled(), !now.initial_done())
+                };
+                if settled {
+                    return;
+                }
+                // During the first analysis, time alone can settle it.
+                let wake = if timed {
+                    deadline.min(tokio::time::Instant::now() + INITIAL_TICK)
+                } else {
+                    deadline
+                };
+                let changed = tokio::time::timeout_at(wake, state.changed()).await;
+                if matches!(changed, Ok(Err(_))) || tokio::time::Instant::now() >= deadline {
+                    tracing::debug!(server = %name, "still working; answering with what it published");
+                    return;
+                }
+            }
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{Position, Range};
+
+    fn diagnostic(message: &str) -> Diagnostic {
+        Diagnostic {
+            range: Range::new(Position::new(0, 0), Position::new(0, 1)),
+            message: message.to_owned(),
+            ..Diagnostic::default()
+        }
+    }
+
+    fn path(p: &str) -> Arc<Path> {
+        Arc::from(Path::new(p))
+    }
+
+    #[tokio::test]
+    async fn a_change_is_waited_for_until_its_version_is_published() {
+        let store = Store::new("clangd", Duration::from_secs(5));
+        assert!(store.settle().is_none());
+        let a = path("/w/a.c");
+        store.changed(&a);
+        let settle = store.settle().expect("a change is pending");
+        store.sent(&a, 3);
+        store.publish(Arc::clone(&a), Some(2), vec![diagnostic("old")]);
+        assert!(store.settle().is_some(), "version 2 is stale");
+        let generation = store.generation();
+        store.publish(Arc::clone(&a), Some(3), vec![diagnostic("new")]);
+        tokio::time::timeout(Duration::from_secs(1), settle)
+            .await
+            .unwrap();
+        assert!(store.settle().is_none());
+        assert!(store.generation() > generation);
+        let list = store.for_file(&a).unwrap();
+        assert_eq!(list[0].message, "new");
+        assert_eq!(list[0].source.as_deref(), Some("clangd"), "tagged");
+        // An empty publish removes the file.
+        store.publish(Arc::clone(&a), None, Vec::new());
+        assert!(store.all().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_end_of_progress_settles_sent_changes_and_clear_drops_everything() {
+        let store = Store::new("pyright", Duration::from_secs(5));
+        let a = path("/w/a.py");
+        store.publish(Arc::clone(&a), None, vec![diagnostic("x")]);
+        store.changed(&a);
+        store.sent(&a, 2);
+        store.progress("t".into(), Some("Analyzing 3/10".into()));
+        assert_eq!(store.progress_line().unwrap(), "pyright: Analyzing 3/10");
+        store.progress("t".into(), None);
+        assert!(store.settle().is_none(), "done working");
+        store.clear();
+        assert!(store.all().is_empty());
+        assert!(store.settle().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_first_analysis_ends_when_publishes_pause() {
+        let store = Store::new("pyright", Duration::from_secs(5));
+        store.first_analysis();
+        let settle = store.settle().expect("the first analysis runs");
+        let start = std::time::Instant::now();
+        store.publish(path("/w/a.py"), None, vec![diagnostic("e")]);
+        store.publish(path("/w/b.py"), None, Vec::new());
+        tokio::time::timeout(Duration::from_secs(2), settle)
+            .await
+            .unwrap();
+        assert!(start.elapsed() >= INITIAL_QUIET);
+        assert!(store.settle().is_none());
+        // Or when its progress ends.
+        store.first_analysis();
+        store.progress("t".into(), Some(String::new()));
+        store.progress("t".into(), None);
+        assert!(store.settle().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_wait_is_bounded() {
+        let store = Store::new("s", Duration::from_millis(100));
+        store.starting(true);
+        let start = std::time::Instant::now();
+        store.settle().unwrap().await;
+        assert!(start.elapsed() >= Duration::from_millis(90));
+    }
+}
