@@ -66,7 +66,7 @@ async fn answer(headless: &Headless) -> Vec<u8> {
     let mut out = Vec::new();
     get_diagnostics(&headless.context, None)
         .await
-        .write_tool_result(&mut out);
+        .write_tool_result(&mut ide_mcp_runtime::ResultOut::new(&mut out));
     out
 }
 

@@ -176,13 +176,9 @@ async fn http_beside_the_websocket_serves_the_same_state() {
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
 }
 
-#[test]
-fn http_alone_with_a_token_from_a_file() {
-    let sandbox = Sandbox::new();
-    let token_file = sandbox.dir.path().join("token");
-    let fixed = "0123456789abcdef0123456789abcdef-fixed";
-    std::fs::write(&token_file, format!("{fixed}\n")).unwrap();
-    let mut server = Running::spawn(sandbox.command(&[
+/// `serve --http --no-ide` with the token in `token_file`.
+fn serve_http_alone(sandbox: &Sandbox, token_file: &std::path::Path) -> Running {
+    Running::spawn(sandbox.command(&[
         "serve",
         "--workspace",
         sandbox.ws.to_str().unwrap(),
@@ -192,7 +188,16 @@ fn http_alone_with_a_token_from_a_file() {
         "--no-ide",
         "--http-token-file",
         token_file.to_str().unwrap(),
-    ]));
+    ]))
+}
+
+#[test]
+fn http_alone_with_a_token_from_a_file() {
+    let sandbox = Sandbox::new();
+    let token_file = sandbox.dir.path().join("token");
+    let fixed = "0123456789abcdef0123456789abcdef-fixed";
+    std::fs::write(&token_file, format!("{fixed}\n")).unwrap();
+    let mut server = serve_http_alone(&sandbox, &token_file);
     let (url, token) = printed_line(&mut server);
     assert_eq!(token, fixed);
     let (status, discover) = post(&url, &token, 1, "server/discover", &json!({}));
@@ -215,17 +220,7 @@ fn http_alone_with_a_token_from_a_file() {
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
 
     std::fs::write(&token_file, "short").unwrap();
-    let mut refused = Running::spawn(sandbox.command(&[
-        "serve",
-        "--workspace",
-        sandbox.ws.to_str().unwrap(),
-        "--diagnostics",
-        "none",
-        "--http",
-        "--no-ide",
-        "--http-token-file",
-        token_file.to_str().unwrap(),
-    ]));
+    let mut refused = serve_http_alone(&sandbox, &token_file);
     let status = refused.wait_timeout(Duration::from_secs(20));
     assert!(!status.success());
     assert!(

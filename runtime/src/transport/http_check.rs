@@ -11,8 +11,19 @@ use subtle::ConstantTimeEq as _;
 
 use crate::jsonrpc::{self, INVALID_REQUEST};
 
+/// The body of this transport's answers: whole, or a request-scoped event
+/// stream.
+pub(crate) type HttpBody = http_body_util::Either<Full<Bytes>, super::http_sse::SseBody>;
+
 /// The HTTP response of this transport.
-pub(crate) type HttpResponse = Response<Full<Bytes>>;
+pub(crate) type HttpResponse = Response<HttpBody>;
+
+/// A response without a body.
+pub(crate) fn empty(status: StatusCode) -> HttpResponse {
+    let mut response = Response::new(HttpBody::Left(Full::new(Bytes::new())));
+    *response.status_mut() = status;
+    response
+}
 
 /// The `WWW-Authenticate` challenge of a 401.
 const CHALLENGE: &str = r#"Bearer realm="ide-mcp""#;
@@ -48,7 +59,7 @@ pub(crate) fn overloaded(
 
 /// A JSON response.
 pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = Response::new(HttpBody::Left(Full::new(Bytes::from(body))));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -218,12 +229,13 @@ pub(crate) fn refuse_accept(headers: &HeaderMap) -> Option<HttpResponse> {
         any = true;
         for range in value.to_str().unwrap_or("").split(',') {
             let media = range.split(';').next().unwrap_or("").trim();
-            let media = media.to_ascii_lowercase();
-            match media.as_str() {
-                "*/*" => (json, stream) = (true, true),
-                "application/*" | "application/json" => json = true,
-                "text/*" | "text/event-stream" => stream = true,
-                _ => {}
+            let is = |name: &str| media.eq_ignore_ascii_case(name);
+            if is("*/*") {
+                (json, stream) = (true, true);
+            } else if is("application/*") || is("application/json") {
+                json = true;
+            } else if is("text/*") || is("text/event-stream") {
+                stream = true;
             }
         }
     }

@@ -11,7 +11,7 @@ use hyper::{Method, Request, StatusCode};
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
 use super::http_check::{
-    Gate, HttpResponse, is_error, json_response, method_not_allowed, overloaded, refusal,
+    Gate, HttpResponse, empty, is_error, json_response, method_not_allowed, overloaded, refusal,
     refuse_accept, refuse_content_type,
 };
 use super::http_session::{Missing, SESSION_QUEUE};
@@ -146,9 +146,7 @@ async fn post(shared: &Shared, headers: &HeaderMap, body: Bytes) -> HttpResponse
 }
 
 fn accepted() -> HttpResponse {
-    let mut response = HttpResponse::new(http_body_util::Full::new(Bytes::new()));
-    *response.status_mut() = StatusCode::ACCEPTED;
-    response
+    empty(StatusCode::ACCEPTED)
 }
 
 async fn open_session(shared: &Shared, body: Bytes) -> HttpResponse {
@@ -275,9 +273,7 @@ fn delete(shared: &Shared, headers: &HeaderMap) -> HttpResponse {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if shared.sessions.end(session) {
-        let mut response = HttpResponse::new(http_body_util::Full::new(Bytes::new()));
-        *response.status_mut() = StatusCode::NO_CONTENT;
-        response
+        empty(StatusCode::NO_CONTENT)
     } else {
         refusal(
             StatusCode::NOT_FOUND,

@@ -1,14 +1,18 @@
 //! 2026-07-28 over HTTP: one POST, one request, one answer, no session. The
 //! routing headers are checked against the body before anything is served.
 
+use std::borrow::Cow;
+
 use hyper::StatusCode;
 use hyper::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::http_check::{HttpResponse, json_response, status_of};
+use super::http_sse::stream;
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
 use crate::jsonrpc::{self, RequestId};
+use crate::peer::Peer;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -19,14 +23,28 @@ pub(crate) const METHOD_HEADER: &str = "mcp-method";
 /// The header repeating the tool a 2026-07-28 `tools/call` names.
 pub(crate) const NAME_HEADER: &str = "mcp-name";
 
+/// How many notifications of one call may wait to be streamed.
+const PEER_QUEUE: usize = 64;
+
 /// Serves one request on a session of its own and answers it: 200 with the
-/// result, or the status its error maps to. Dropping the future (the client
-/// closed the connection) drops the session, which aborts the running call.
+/// result, or the status its error maps to; or, when the call sends
+/// notifications (progress) before its result, an event stream
+/// ([`http_sse`](super::http_sse)). Dropping the future (the client closed
+/// the connection) drops the session, which aborts the running call.
 pub(crate) async fn exchange(server: &Server, body: &[u8], id: &str) -> HttpResponse {
     let mut session = Session::new(server.clone());
+    let (peer, mut notes) = Peer::channel(PEER_QUEUE);
+    session.set_peer(peer);
     let mut out = Vec::with_capacity(256);
     if !session.handle(body, &mut out) {
-        session.complete(&mut out).await;
+        tokio::select! {
+            biased;
+            Some(first) = notes.recv() => return stream(session, notes, &first, out, false),
+            () = session.complete(&mut out) => {}
+        }
+    }
+    if let Ok(first) = notes.try_recv() {
+        return stream(session, notes, &first, out, true);
     }
     json_response(status_of(&out, id), out)
 }
@@ -63,8 +81,10 @@ pub(crate) fn header_mismatch(
             &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must each come at most once, as visible ASCII",
         );
     };
+    // One pass over the params for the tool's name; the era's own reader
+    // skips everything but `_meta`'s version.
     let body_version = match era::era_of(params) {
-        Ok(Era::Stateless(version)) => version.to_owned(),
+        Ok(Era::Stateless(version)) => Cow::Borrowed(version),
         Ok(Era::Handshake) => {
             if let Some(v) = version.filter(|v| era::STATELESS_VERSIONS.contains(v)) {
                 return mismatch(&format_args!(
@@ -73,10 +93,10 @@ pub(crate) fn header_mismatch(
             }
             return None;
         }
-        Err(Unsupported::Version(version)) => version.into_owned(),
+        Err(Unsupported::Version(version)) => version,
         Err(Unsupported::NotAString) => return None, // the session says why
     };
-    if version != Some(body_version.as_str()) {
+    if version != Some(&*body_version) {
         return mismatch(&format_args!(
             "the MCP-Protocol-Version header ({}) does not match the body's `_meta` protocol version ({})",
             version.map_or("absent", jsonrpc::clip),
@@ -94,7 +114,7 @@ pub(crate) fn header_mismatch(
         #[derive(Deserialize)]
         struct Named<'a> {
             #[serde(borrow, default)]
-            name: Option<std::borrow::Cow<'a, str>>,
+            name: Option<Cow<'a, str>>,
         }
         let name = params
             .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())

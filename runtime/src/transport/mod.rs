@@ -7,6 +7,7 @@ pub mod http;
 mod http_check;
 mod http_route;
 mod http_session;
+mod http_sse;
 mod http_stateless;
 pub mod memory;
 pub mod stdio;

@@ -15,8 +15,8 @@ use std::time::Duration;
 use client::{post, stateless};
 use ide_mcp_runtime::tool::{ToolFuture, ToolReply};
 use ide_mcp_runtime::{
-    Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Registry, ResultOut, Server,
-    SourceLocation, ToolAnnotations, ToolDef,
+    Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Progress, Registry, ResultOut,
+    Server, SourceLocation, ToolAnnotations, ToolDef, mcp_tool,
 };
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -60,8 +60,19 @@ static HANG: ToolDef = ToolDef {
     },
 };
 
+/// Counts up to `steps`, reporting each step as progress.
+#[mcp_tool]
+async fn count_up(progress: Progress, steps: u32) -> u32 {
+    for step in 1..=steps {
+        progress.report(f64::from(step), Some(f64::from(steps)), None);
+        tokio::task::yield_now().await;
+    }
+    steps
+}
+
 pub(crate) fn server() -> Server {
-    let registry = Registry::from_tools([&common::ECHO, &common::SLEEP, &common::BLOCK, &HANG]);
+    let defs = [&common::ECHO, &common::SLEEP, &common::BLOCK, &HANG];
+    let registry = Registry::from_tools(defs.into_iter().chain(ide_mcp_runtime::tools()));
     Server::builder("fixture-host", "9.9.9")
         .registry(Arc::new(registry.unwrap()))
         .build()
@@ -121,7 +132,7 @@ async fn stateless_requests_are_answered_as_json() {
     let list = list.json();
     assert_eq!(list["result"]["resultType"], "complete");
     assert_eq!(list["result"]["cacheScope"], "public");
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
 
     let echo = stateless(
         &token,
@@ -159,6 +170,41 @@ async fn stateless_requests_are_answered_as_json() {
     .send(addr)
     .await;
     assert_eq!((note.status, note.body.as_str()), (202, ""));
+    settles(&handle, IDLE).await;
+}
+
+#[tokio::test]
+async fn progress_comes_as_events_before_the_result() {
+    let handle = serve(HttpOptions::default()).await;
+    let (addr, token) = (handle.local_addr(), handle.auth_token().to_owned());
+    let call = |token_meta: &str| {
+        stateless(
+            &token,
+            7,
+            "tools/call",
+            &format!(r#""name":"countUp","arguments":{{"steps":2}}{token_meta}"#),
+        )
+    };
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"countUp","arguments":{"steps":2},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let streamed = call("").body(body).send(addr).await;
+    assert_eq!(streamed.status, 200);
+    assert_eq!(streamed.header("content-type"), Some("text/event-stream"));
+    assert_eq!(streamed.header("cache-control"), Some("no-cache"));
+    assert_eq!(
+        streamed.body,
+        concat!(
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1.0,\"total\":2.0}}\n\n",
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":2.0,\"total\":2.0}}\n\n",
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"2\"}],\"resultType\":\"complete\"}}\n\n",
+        )
+    );
+    // Without a progress token there is nothing to stream: plain JSON.
+    let plain = call("").send(addr).await;
+    assert_eq!(plain.header("content-type"), Some("application/json"));
+    assert_eq!(
+        plain.body,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"2"}],"resultType":"complete"}}"#
+    );
     settles(&handle, IDLE).await;
 }
 

@@ -51,7 +51,7 @@ async fn a_session_lives_from_initialize_to_delete() {
     .send(addr)
     .await;
     assert_eq!(list.status, 200);
-    assert_eq!(list.json()["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list.json()["result"]["tools"].as_array().unwrap().len(), 5);
     assert_eq!(list.json()["result"].get("resultType"), None);
     // Calls of one session run side by side, each answered on its own POST.
     let (slow, fast) = tokio::join!(

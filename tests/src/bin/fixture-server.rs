@@ -11,7 +11,7 @@
 use std::io::Write as _;
 
 use fixture_tools::FixtureState;
-use ide_mcp_runtime::{HttpOptions, Server, mcp_tool};
+use ide_mcp_runtime::{HttpOptions, Progress, Server, mcp_tool};
 use ide_mcp_tools::ReadContext;
 
 ide_mcp_runtime::link!(fixture_tools, ide_mcp_tools);
@@ -26,6 +26,17 @@ fn simple_text() -> String {
 #[mcp_tool(name = "test_error_handling", read_only)]
 fn error_handling() -> Result<String, String> {
     Err("This tool intentionally returns an error for testing".to_owned())
+}
+
+/// Reports progress 0, 50 and 100 (of 100), then answers (the conformance
+/// suite's `tools-call-with-progress`, and the interop's progress check).
+#[mcp_tool(name = "test_tool_with_progress", read_only)]
+async fn with_progress(progress: Progress) -> String {
+    for step in [0.0, 50.0, 100.0] {
+        progress.report(step, Some(100.0), Some("working"));
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    "done".to_owned()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

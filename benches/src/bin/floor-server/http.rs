@@ -19,6 +19,9 @@ use tokio::net::TcpListener;
 
 use super::Floor;
 
+/// How the floor recognises an `initialize` request.
+const INITIALIZE: &[u8] = br#""method":"initialize""#;
+
 /// The session id the floor hands out at `initialize` (never checked).
 const SESSION: &str = "00000000-0000-0000-0000-000000000000";
 
@@ -61,7 +64,7 @@ async fn answer(
     }
     let body = body.to_bytes();
     let mut out = Vec::new();
-    if body.windows(22).any(|w| w == br#""method":"initialize""#) {
+    if body.windows(INITIALIZE.len()).any(|w| w == INITIALIZE) {
         // Once per run: answered by a fresh session, with a session id.
         Session::new(server.clone()).handle(&body, &mut out);
         let mut response = json(out);
