@@ -12,27 +12,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::stdio::{StdioSession, messages_from};
-use common::{DEADLINE, bin, children, is_dead};
+use common::{DEADLINE, bin, children, installed, is_dead};
 
 /// The bound each fresh-after-edit query may wait (generous: a shared
 /// machine); the test asserts that one query, not a poll, sees the change.
 const WAIT_MS: &str = "20000";
-
-/// Whether `program` is installed; when it is not and the install script
-/// said the registry was unreachable (`IDE_MCP_LSP_MISSING=1`, set by
-/// `.ci/run`), the test is skipped with a message; otherwise it fails.
-fn installed(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()));
-    if !found {
-        assert!(
-            std::env::var_os("IDE_MCP_LSP_MISSING").is_some(),
-            "`{program}` is not installed: run `bash tests/lsp/install.sh`"
-        );
-        eprintln!("SKIPPED: `{program}` could not be installed from its package registry");
-    }
-    found
-}
 
 fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     // Not `.tmpXXXX`: pyright excludes every path with a hidden directory

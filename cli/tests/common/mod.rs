@@ -244,3 +244,19 @@ pub(crate) fn is_dead(pid: u32) -> bool {
             .starts_with('Z')
     })
 }
+
+/// Whether `program` is installed; when it is not and the install script
+/// said the registry was unreachable (`IDE_MCP_LSP_MISSING=1`, set by
+/// `.ci/run`), the test is skipped with a message; otherwise it fails.
+pub(crate) fn installed(program: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()));
+    if !found {
+        assert!(
+            std::env::var_os("IDE_MCP_LSP_MISSING").is_some(),
+            "`{program}` is not installed: run `bash tests/lsp/install.sh`"
+        );
+        eprintln!("SKIPPED: `{program}` could not be installed from its package registry");
+    }
+    found
+}
