@@ -32,7 +32,8 @@ pub enum Command {
     /// Sit between an editor and its language server (configure the editor
     /// to run `ide-mcp lsp-proxy -- SERVER ARGS...` instead of the server)
     /// and serve the editor's open files, dirty state, selection and
-    /// diagnostics to Claude Code as an IDE.
+    /// diagnostics to Claude Code as an IDE (Unix).
+    #[cfg(unix)]
     LspProxy(crate::proxy::LspProxyArgs),
     /// A trivial language server that echoes requests (for the proxy's
     /// tests and benchmarks).
@@ -252,6 +253,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn lsp_proxy_takes_the_server_after_two_dashes() {
         let cli = Cli::try_parse_from([
             "ide-mcp",

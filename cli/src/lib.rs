@@ -24,5 +24,6 @@ pub mod args;
 pub mod diagnostics;
 pub mod headless;
 pub mod lsp_echo;
+#[cfg(unix)]
 pub mod proxy;
 pub mod run;

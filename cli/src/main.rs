@@ -20,6 +20,7 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(500);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
+        #[cfg(unix)]
         Command::LspProxy(args) => return lsp_proxy(args),
         Command::LspEcho(args) => {
             return match ide_mcp::lsp_echo::run(args) {
@@ -53,7 +54,9 @@ fn main() -> ExitCode {
             Command::Serve(args) => run::serve(args).await.map(|()| true),
             Command::Tools(args) => run::tools(args, &mut std::io::stdout().lock()),
             Command::Call(args) => run::call(args, &mut std::io::stdout().lock()).await,
-            Command::LspProxy(_) | Command::LspEcho(_) => unreachable!("handled above"),
+            #[cfg(unix)]
+            Command::LspProxy(_) => unreachable!("handled above"),
+            Command::LspEcho(_) => unreachable!("handled above"),
         }
     });
     runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(unix)]
 /// `ide-mcp lsp-proxy`: stdout is the editor's wire and stderr may be a
 /// broken pipe, so nothing here prints; errors go to the log.
 fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {

@@ -335,35 +335,43 @@ async fn proxies_of_one_editor_serve_the_union_and_one_takes_over() {
         .unwrap();
         play
     };
+    let names = ["a.c", "b.py", "c.rs"];
     let mut proxies = Vec::new();
-    for name in ["a.c", "b.py", "c.rs"] {
+    for name in names {
         let play = diagnostics_of(name);
         let mut proxy = place.proxy(&[], &Place::echo(&["--play", play.to_str().unwrap()]));
         proxy.send(&initialize(FAKE_EDITOR, &ws, "Test Editor"));
         proxy.send(&did_open(&ws.join(name), "x", "one\ntwo\n"));
-        proxies.push(proxy);
+        proxies.push((name, proxy));
     }
-    let first = proxies[0].pid();
-    let all = vec!["a.c", "b.py", "c.rs"];
-    wait_view(&place, first, (all.clone(), all)).await;
+    // Whichever proxy won the election serves all three streams.
+    let lockfiles = place.wait_lockfiles(&proxies[0].1, |found| found.len() == 1);
+    let leader = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
+    let all = names.to_vec();
+    wait_view(&place, leader, (all.clone(), all)).await;
     // Another editor of the same workspace gets an IDE of its own.
     let mut other = place.proxy(&[], &Place::echo(&[]));
     other.send(&initialize(FAKE_EDITOR + 1, &ws, "Other"));
     place.wait_lockfiles(&other, |found| found.len() == 2);
     other.send(&exit());
     assert_eq!(other.wait_exit(), Some(0));
-    // The first ends: one of the others serves both remaining streams.
-    proxies[0].send(&exit());
-    assert_eq!(proxies[0].wait_exit(), Some(0));
-    let lockfiles = place.wait_lockfiles(&proxies[1], |found| {
-        found.len() == 1 && found[0].1["pid"] != json!(first)
+    // The leader ends: one of the others serves both remaining streams.
+    let at = proxies
+        .iter()
+        .position(|(_, proxy)| proxy.pid() == leader)
+        .expect("the lockfile's pid is one of the proxies");
+    let (_, mut gone) = proxies.remove(at);
+    gone.send(&exit());
+    assert_eq!(gone.wait_exit(), Some(0));
+    let lockfiles = place.wait_lockfiles(&proxies[0].1, |found| {
+        found.len() == 1 && found[0].1["pid"] != json!(leader)
     });
     let next = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
-    assert!(next == proxies[1].pid() || next == proxies[2].pid());
+    assert!(proxies.iter().any(|(_, proxy)| proxy.pid() == next));
     assert_eq!(lockfiles[0].1["ideName"], "Test Editor");
-    let rest = vec!["b.py", "c.rs"];
+    let rest: Vec<&str> = proxies.iter().map(|(name, _)| *name).collect();
     wait_view(&place, next, (rest.clone(), rest)).await;
-    for proxy in &mut proxies[1..] {
+    for (_, proxy) in &mut proxies {
         proxy.send(&exit());
         assert_eq!(proxy.wait_exit(), Some(0));
     }

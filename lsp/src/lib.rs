@@ -52,6 +52,7 @@ pub mod client;
 pub mod framing;
 pub mod mirror;
 pub mod observer;
+#[cfg(unix)]
 pub mod proxy;
 mod uri;
 pub mod workspace;

@@ -1,7 +1,5 @@
 //! `file://` URIs as language servers write them: percent-encoded.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -33,7 +31,21 @@ pub(crate) fn path_of_uri(uri: &str) -> Option<Arc<Path>> {
         return None;
     }
     let bytes: Vec<u8> = percent_decode_str(rest).collect();
-    Some(Arc::from(Path::new(OsStr::from_bytes(&bytes))))
+    Some(Arc::from(path_of_bytes(bytes).as_path()))
+}
+
+/// A decoded path: any bytes on Unix, where paths are bytes; UTF-8
+/// elsewhere (an invalid sequence replaced), where paths are text.
+fn path_of_bytes(bytes: Vec<u8>) -> std::path::PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt as _;
+        std::ffi::OsString::from_vec(bytes).into()
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8_lossy(&bytes).into_owned().into()
+    }
 }
 
 #[cfg(test)]
