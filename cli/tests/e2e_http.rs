@@ -9,11 +9,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::{DEADLINE, Running, Sandbox, TOOL_NAMES, wait_for_lockfile};
-use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 /// The URL and token of the printed `claude mcp add --transport http` line.
 fn printed_line(server: &mut Running) -> (String, String) {
@@ -132,35 +128,8 @@ async fn http_beside_the_websocket_serves_the_same_state() {
 
     // The IDE WebSocket of the same process answers the same.
     let (_, lockfile) = wait_for_lockfile(&sandbox, &mut server);
-    // The CLI takes the port from the lockfile's name.
-    let port: u16 = sandbox.lockfiles()[0]
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut request = format!("ws://127.0.0.1:{port}/")
-        .into_client_request()
-        .unwrap();
-    request.headers_mut().insert(
-        "X-Claude-Code-IDE-Authorization",
-        HeaderValue::from_str(lockfile["authToken"].as_str().unwrap()).unwrap(),
-    );
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    let mut ask = async |message: Value| -> Value {
-        ws.send(Message::text(message.to_string())).await.unwrap();
-        loop {
-            let Message::Text(text) = ws.next().await.unwrap().unwrap() else {
-                continue;
-            };
-            let reply: Value = serde_json::from_str(&text).unwrap();
-            if reply.get("id").is_some() {
-                return reply;
-            }
-        }
-    };
-    ask(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": common::initialize_params()})).await;
+    let port = common::lockfile_port(&sandbox.lockfiles()[0]);
+    let mut client = common::ws::connect(port, lockfile["authToken"].as_str().unwrap()).await;
     for (i, tool) in [
         "getCurrentSelection",
         "getOpenEditors",
@@ -169,8 +138,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
     .iter()
     .enumerate()
     {
-        let reply = ask(json!({"jsonrpc": "2.0", "id": 1 + i, "method": "tools/call", "params": {"name": tool, "arguments": {}}})).await;
-        assert_eq!(tool_text(&reply), over_http[i], "{tool}");
+        assert_eq!(client.call(tool, json!({})).await, over_http[i], "{tool}");
     }
     let status = server.terminate(Duration::from_secs(20));
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());

@@ -96,13 +96,7 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
 /// path, the port and the token.
 fn check_lockfile(sandbox: &Sandbox, server: &mut Running) -> (PathBuf, u16, String) {
     let (lockfile, content) = wait_for_lockfile(sandbox, server);
-    let port: u16 = lockfile
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = common::lockfile_port(&lockfile);
     assert_ne!(port, 0);
     assert_eq!(content["pid"], json!(server.child.id()));
     assert_eq!(

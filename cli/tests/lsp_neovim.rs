@@ -130,13 +130,7 @@ async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     let (lockfile, content) = &lockfiles[0];
     assert_eq!(content["ideName"], "Neovim");
     assert_eq!(content["workspaceFolders"], json!([ws.to_str().unwrap()]));
-    let port: u16 = lockfile
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = common::lockfile_port(lockfile);
     let mut client = common::ws::connect(port, content["authToken"].as_str().unwrap()).await;
     until(&mut client, "getOpenEditors", json!({}), |e| {
         labels(e) == [("main.c".to_owned(), true)]

@@ -254,14 +254,7 @@ fn did_open(path: &std::path::Path, language: &str, text: &str) -> Vec<u8> {
 async fn ide_view(
     lockfile: &(std::path::PathBuf, serde_json::Value),
 ) -> (Vec<String>, Vec<String>) {
-    let port: u16 = lockfile
-        .0
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = common::lockfile_port(&lockfile.0);
     let mut client = common::ws::connect(port, lockfile.1["authToken"].as_str().unwrap()).await;
     let editors = client.call("getOpenEditors", json!({})).await;
     let mut labels: Vec<String> = editors["tabs"]

@@ -260,3 +260,12 @@ pub(crate) fn installed(program: &str) -> bool {
     }
     found
 }
+
+/// The port of an IDE lockfile: the CLI takes it from the file's name
+/// (`<port>.lock`).
+pub(crate) fn lockfile_port(path: &Path) -> u16 {
+    path.file_stem()
+        .and_then(|stem| stem.to_str())
+        .and_then(|stem| stem.parse().ok())
+        .unwrap_or_else(|| panic!("`{}` is not named `<port>.lock`", path.display()))
+}
