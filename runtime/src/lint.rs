@@ -16,7 +16,7 @@
 //! declarations; output schemas may say `null`.
 //!
 //! Behind the runtime's `lint` feature: the meta-schema check needs
-//! `jsonschema` and its regex engines, which a server that only serves its
+//! `boon` and its regex engine, which a server that only serves its
 //! tools should not compile. The CLI (`ide-mcp tools --lint`) and the test
 //! suites turn it on.
 
@@ -123,11 +123,11 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
         });
     };
 
-    if let Err(err) = jsonschema::draft202012::meta::validate(schema) {
+    if let Err((pointer, why)) = meta_schema_check(schema) {
         report(
             Profile::MetaSchema,
-            err.instance_path().as_str(),
-            format!("not valid JSON Schema 2020-12: {err}"),
+            &pointer,
+            format!("not valid JSON Schema 2020-12: {why}"),
         );
     }
 
@@ -212,6 +212,29 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
 /// Calls `visit(pointer_of_object, keyword, value)` for every keyword of every
 /// subschema. Property names, `default`, `examples`, `const` and `enum`
 /// values are data, not keywords, and are not visited as such.
+/// Compiles `schema` as JSON Schema 2020-12, which validates it against the
+/// meta-schema first; on failure, the pointer (into the schema) of the first
+/// innermost violation and the validator's message.
+fn meta_schema_check(schema: &Value) -> Result<(), (String, String)> {
+    const LOCATION: &str = "urn:ide-mcp:lint";
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V2020_12);
+    let compiled = compiler
+        .add_resource(LOCATION, schema.clone())
+        .and_then(|()| compiler.compile(LOCATION, &mut boon::Schemas::new()));
+    match compiled {
+        Ok(_) => Ok(()),
+        Err(boon::CompileError::ValidationError { src, .. }) => {
+            let mut leaf = &src;
+            while let Some(cause) = leaf.causes.first() {
+                leaf = cause;
+            }
+            Err((leaf.instance_location.to_string(), leaf.kind.to_string()))
+        }
+        Err(other) => Err((String::new(), other.to_string())),
+    }
+}
+
 fn walk(value: &Value, pointer: &mut String, visit: &mut dyn FnMut(&str, &str, &Value)) {
     match value {
         Value::Object(map) => {
