@@ -44,9 +44,10 @@ pub struct LspProxyArgs {
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// Where the observer runs: `inline`, `hand-off` (a thread of its own),
-    /// or `off` (forward only, no IDE): for the benchmarks.
-    #[arg(long, hide = true, value_enum, default_value_t = ObserveArg::Inline)]
+    /// Where the observer runs: `hand-off` (a thread of its own, the
+    /// default), `inline` (on the forwarding threads), or `off` (forward
+    /// only, no IDE): for the benchmarks.
+    #[arg(long, hide = true, value_enum, default_value_t = ObserveArg::HandOff)]
     pub observe: ObserveArg,
     /// The language server and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "SERVER [ARGS]...")]

@@ -396,3 +396,37 @@ fn a_server_that_cannot_start_is_a_clear_error() {
     );
     assert!(proxy.output().is_empty());
 }
+
+/// A message of several MiB (forwarded piece by piece as it arrives) and
+/// the small ones around it reach the server byte for byte, and the
+/// observer still reads it: the document is listed by the IDE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_message_crosses_unchanged_and_is_observed() {
+    let place = Place::new();
+    let record = place.dir.path().join("record");
+    let mut proxy = place.proxy(&[], &Place::echo(&["--record", record.to_str().unwrap()]));
+    let start = initialize(FAKE_EDITOR, &place.workspace, "Test Editor");
+    proxy.send(&start);
+    let big = place.workspace.join("big.txt");
+    let text = "é🦀 line of text\n".repeat(200_000);
+    let open = did_open(&big, "plaintext", &text);
+    assert!(
+        open.len() > 4 << 20,
+        "larger than the proxy's streaming threshold"
+    );
+    let small = did_open(&place.workspace.join("small.c"), "c", "int x;\n");
+    // The big message arrives in pieces, as from a pipe.
+    for piece in open.chunks(700_000) {
+        proxy.send(piece);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    proxy.send(&small);
+    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    let pid = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
+    wait_view(&place, pid, (vec!["big.txt", "small.c"], vec![])).await;
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    let expected = [start, open, small, exit()].concat();
+    let recorded = std::fs::read(&record).unwrap();
+    assert!(recorded == expected, "editor → server, byte for byte");
+}

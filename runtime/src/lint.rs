@@ -219,10 +219,11 @@ fn meta_schema_check(schema: &Value) -> Result<(), (String, String)> {
     const LOCATION: &str = "urn:ide-mcp:lint";
     let mut compiler = boon::Compiler::new();
     compiler.set_default_draft(boon::Draft::V2020_12);
-    let compiled = compiler
-        .add_resource(LOCATION, schema.clone())
-        .and_then(|()| compiler.compile(LOCATION, &mut boon::Schemas::new()));
-    match compiled {
+    let outcome = match compiler.add_resource(LOCATION, schema.clone()) {
+        Ok(()) => compiler.compile(LOCATION, &mut boon::Schemas::new()),
+        Err(error) => Err(error),
+    };
+    match outcome {
         Ok(_) => Ok(()),
         Err(boon::CompileError::ValidationError { src, .. }) => {
             let mut leaf = &src;

@@ -43,6 +43,10 @@ struct Cli {
     /// Runs of each way.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Large `didOpen`s per process in each run: the first is cold, the
+    /// others warm.
+    #[arg(long, default_value_t = 4)]
+    opens: usize,
 }
 
 /// How the driver reaches the echo server.
@@ -194,27 +198,36 @@ fn latencies(peer: &mut Peer, requests: usize) -> io::Result<Vec<Duration>> {
     Ok(times)
 }
 
-/// Seconds from the first byte of a `megabytes` MB `didOpen` to the answer
-/// of the request after it.
-fn pass_through(peer: Peer, megabytes: usize) -> io::Result<(f64, usize)> {
+/// For each of `opens` `megabytes` MB `didOpen`s (of different documents)
+/// in one process, its rate in GB/s: bytes over the seconds from its first
+/// byte to the answer of the request written after it. The first is the
+/// cold one (every process on the way maps its buffers' memory); the rest
+/// show the steady state of a long-running editor session.
+fn pass_through(peer: Peer, megabytes: usize, opens: usize) -> io::Result<Vec<f64>> {
     let mut peer = peer;
-    let uri = format!("file://{}/big.txt", peer.config.0.join("ws").display());
     let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
     let text = line.repeat(megabytes * 1_000_000 / line.len());
-    let mut bytes = message(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
-        "params": {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}}));
-    drop(text);
-    bytes.extend_from_slice(&message(
-        &json!({"jsonrpc": "2.0", "id": 999_999, "method": "test/after", "params": []}),
-    ));
-    let size = bytes.len();
-    let mut stdin = peer.stdin.try_clone_writer()?;
-    let start = Instant::now();
-    let writer = std::thread::spawn(move || stdin.write_all(&bytes));
-    peer.answer()?;
-    let seconds = start.elapsed().as_secs_f64();
-    writer.join().expect("writer")?;
-    Ok((seconds, size))
+    let mut rates = Vec::with_capacity(opens);
+    for open in 0..opens {
+        let uri = format!(
+            "file://{}/big{open}.txt",
+            peer.config.0.join("ws").display()
+        );
+        let mut bytes = message(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}}));
+        bytes.extend_from_slice(&message(
+            &json!({"jsonrpc": "2.0", "id": 999_999, "method": "test/after", "params": []}),
+        ));
+        let size = bytes.len();
+        let mut stdin = peer.stdin.try_clone_writer()?;
+        let start = Instant::now();
+        let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+        peer.answer()?;
+        let seconds = start.elapsed().as_secs_f64();
+        writer.join().expect("writer")?;
+        rates.push(size as f64 / seconds / 1e9);
+    }
+    Ok(rates)
 }
 
 /// `ChildStdin` cannot be cloned; a duplicate of its descriptor can.
@@ -233,7 +246,11 @@ fn main() -> io::Result<()> {
     let cli = Cli::parse();
     let mut all: Vec<(Way, Vec<Duration>)> =
         Way::ALL.iter().map(|&way| (way, Vec::new())).collect();
-    let mut rates: Vec<(Way, Vec<f64>)> = Way::ALL.iter().map(|&way| (way, Vec::new())).collect();
+    // Per way: the cold rates (each run's first open), the warm ones.
+    let mut rates: Vec<(Way, Vec<f64>, Vec<f64>)> = Way::ALL
+        .iter()
+        .map(|&way| (way, Vec::new(), Vec::new()))
+        .collect();
     let mut tag = 0;
     for run in 0..cli.runs {
         for (index, &way) in Way::ALL.iter().enumerate() {
@@ -242,8 +259,9 @@ fn main() -> io::Result<()> {
             all[index].1.extend(latencies(&mut peer, cli.requests)?);
             tag += 1;
             let peer = Peer::start(&cli.server, way, tag)?;
-            let (seconds, size) = pass_through(peer, cli.open_mb)?;
-            rates[index].1.push(size as f64 / seconds / 1e9);
+            let each = pass_through(peer, cli.open_mb, cli.opens.max(1))?;
+            rates[index].1.push(each[0]);
+            rates[index].2.extend(&each[1..]);
             eprintln!("run {run}: {} done", way.name());
         }
     }
@@ -278,16 +296,32 @@ fn main() -> io::Result<()> {
     }
     lines.push(String::new());
     lines.push(format!(
-        "pass-through of a {} MB didOpen, GB/s: best, then each run",
-        cli.open_mb
+        "pass-through of a {} MB didOpen, GB/s: the first of each process (cold), then the {} after it (warm)",
+        cli.open_mb,
+        cli.opens.max(1) - 1
     ));
-    for (way, runs) in &rates {
-        let best = runs.iter().copied().fold(0.0, f64::max);
-        let each: Vec<String> = runs.iter().map(|rate| format!("{rate:.2}")).collect();
+    lines.push(
+        "| way | cold, best | cold, each run | warm, median | warm, best | direct's warm median = 1 |"
+            .to_owned(),
+    );
+    lines.push("|---|---|---|---|---|---|".to_owned());
+    let median = |rates: &[f64]| {
+        let mut sorted = rates.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let direct_warm = median(&rates[0].2);
+    for (way, cold, warm) in &rates {
+        let best = |rates: &[f64]| rates.iter().copied().fold(0.0, f64::max);
+        let each: Vec<String> = cold.iter().map(|rate| format!("{rate:.2}")).collect();
         lines.push(format!(
-            "| {} | {best:.2} | {} |",
+            "| {} | {:.2} | {} | {:.2} | {:.2} | {:.2} |",
             way.name(),
-            each.join(", ")
+            best(cold),
+            each.join(", "),
+            median(warm),
+            best(warm),
+            median(warm) / direct_warm
         ));
     }
     #[allow(clippy::print_stdout)]

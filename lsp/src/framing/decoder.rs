@@ -108,6 +108,15 @@ impl Decoder {
         (&mut self.buf, want)
     }
 
+    /// The message being read into its own buffer, if any: its bytes so far
+    /// (headers included) and its total length.
+    pub(crate) fn in_progress(&self) -> Option<(&[u8], usize)> {
+        match &self.state {
+            State::Body { message, total, .. } => Some((message, *total)),
+            _ => None,
+        }
+    }
+
     /// The next frame the buffered bytes make; `None` when more bytes are
     /// needed (or, at `eof`, when everything has been handed out).
     pub(crate) fn decode(&mut self, eof: bool) -> Option<Frame> {

@@ -49,7 +49,7 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
-pub use reader::{MessageReader, SyncMessageReader};
+pub use reader::{MessageReader, Streamed, SyncMessageReader};
 
 /// The default limit of a message's `Content-Length`: larger bodies are
 /// passed through as [`Frame::Unframed`] chunks, never buffered.

@@ -125,12 +125,63 @@ impl<R: Read> SyncMessageReader<R> {
 
     /// The next frame; `None` at the end of the stream.
     pub fn next_frame(&mut self) -> io::Result<Option<Frame>> {
+        Ok(self
+            .next_frame_streaming(usize::MAX, &mut |_| {})?
+            .map(|streamed| streamed.frame))
+    }
+
+    /// The next frame, like [`next_frame`](Self::next_frame), except that a
+    /// message of `stream_from` bytes or more (headers included) that does
+    /// not arrive in one read is handed to `forward` piece by piece as it
+    /// arrives, every byte exactly once and in order, before this returns
+    /// it whole: a proxy forwards a large message while the rest of it is
+    /// still on its way, instead of holding the whole of it first.
+    ///
+    /// ```
+    /// use std::io::Read as _;
+    ///
+    /// use ide_mcp_lsp::framing::SyncMessageReader;
+    ///
+    /// let (header, body) = (b"Content-Length: 300\r\n\r\n", [b' '; 300]);
+    /// let wire = [header.as_slice(), &body].concat();
+    /// // The header arrives first, then the body.
+    /// let mut reader = SyncMessageReader::new(header.chain(body.as_slice()));
+    /// let mut forwarded = Vec::new();
+    /// let streamed = reader
+    ///     .next_frame_streaming(100, &mut |bytes| forwarded.extend_from_slice(bytes))?
+    ///     .unwrap();
+    /// assert!(streamed.forwarded);
+    /// assert_eq!(forwarded, wire);
+    /// assert_eq!(streamed.frame.as_bytes(), wire);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn next_frame_streaming(
+        &mut self,
+        stream_from: usize,
+        forward: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<Option<Streamed>> {
+        // How many bytes of the message in progress went to `forward`.
+        let mut forwarded = 0;
         loop {
             if let Some(frame) = self.decoder.decode(self.eof) {
-                return Ok(Some(frame));
+                if forwarded > 0 {
+                    forward(&frame.as_bytes()[forwarded..]);
+                }
+                return Ok(Some(Streamed {
+                    frame,
+                    forwarded: forwarded > 0,
+                }));
             }
             if self.eof {
                 return Ok(None);
+            }
+            if let Some((so_far, total)) = self.decoder.in_progress() {
+                if total >= stream_from && so_far.len() > forwarded {
+                    forward(&so_far[forwarded..]);
+                    forwarded = so_far.len();
+                }
+                self.read_body()?;
+                continue;
             }
             let (target, limit) = self.decoder.read_target();
             // Read into a scratch buffer zeroed once, then copy what came:
@@ -148,6 +199,33 @@ impl<R: Read> SyncMessageReader<R> {
             self.eof = read == 0;
         }
     }
+
+    /// Reads more of the body in progress straight into the message's
+    /// buffer, which has room for all of it: `read_to_end` fills a vector's
+    /// free space without zeroing it first, and a pipe hands over up to its
+    /// whole content at once.
+    fn read_body(&mut self) -> io::Result<()> {
+        let (target, want) = self.decoder.read_target();
+        let want = want.min(BODY_CHUNK);
+        // `read_to_end` retries interrupted reads itself; it stops at `want`
+        // bytes or at the end of the stream.
+        let read = (&mut self.inner).take(want as u64).read_to_end(target)?;
+        self.eof = read < want;
+        Ok(())
+    }
+}
+
+/// At most how much of a body [`SyncMessageReader`] reads before handing
+/// what came to its caller's `forward`.
+const BODY_CHUNK: usize = 1024 * 1024;
+
+/// A frame from [`SyncMessageReader::next_frame_streaming`].
+#[derive(Debug)]
+pub struct Streamed {
+    /// The frame, whole.
+    pub frame: Frame,
+    /// Whether its bytes already went to `forward`.
+    pub forwarded: bool,
 }
 
 impl<R: Read> Iterator for SyncMessageReader<R> {

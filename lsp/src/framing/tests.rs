@@ -66,12 +66,51 @@ fn read_all(data: &[u8], sizes: Vec<usize>, limit: u64) -> Vec<Frame> {
         }
         frames
     });
-    let sync: Vec<Frame> =
-        SyncMessageReader::with_max_content_length(Chunked::new(data.to_vec(), sizes), limit)
-            .collect::<io::Result<_>>()
-            .unwrap();
+    let sync: Vec<Frame> = SyncMessageReader::with_max_content_length(
+        Chunked::new(data.to_vec(), sizes.clone()),
+        limit,
+    )
+    .collect::<io::Result<_>>()
+    .unwrap();
     assert_eq!(frames, sync, "the two readers agree");
+    assert_eq!(
+        frames,
+        read_streaming(data, sizes, limit),
+        "streaming agrees"
+    );
     frames
+}
+
+/// Reads with `next_frame_streaming`, streaming every message that can be;
+/// checks that a streamed frame was handed out whole, in order, and that
+/// nothing else was.
+fn read_streaming(data: &[u8], sizes: Vec<usize>, limit: u64) -> Vec<Frame> {
+    let mut reader =
+        SyncMessageReader::with_max_content_length(Chunked::new(data.to_vec(), sizes), limit);
+    let mut frames = vec![];
+    loop {
+        let mut forwarded = Vec::new();
+        let next = reader
+            .next_frame_streaming(1, &mut |bytes| {
+                assert!(!bytes.is_empty(), "no empty pieces");
+                forwarded.extend_from_slice(bytes);
+            })
+            .unwrap();
+        let Some(Streamed {
+            frame,
+            forwarded: streamed,
+        }) = next
+        else {
+            assert!(forwarded.is_empty());
+            return frames;
+        };
+        if streamed {
+            assert_eq!(forwarded, frame.as_bytes());
+        } else {
+            assert!(forwarded.is_empty());
+        }
+        frames.push(frame);
+    }
 }
 
 fn bodies(frames: &[Frame]) -> Vec<&[u8]> {

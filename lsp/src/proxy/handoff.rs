@@ -14,8 +14,9 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::pump::Watch;
+use super::pump::{STREAM_FROM, Watch};
 use super::relay::Direction;
+use crate::framing::Message;
 use crate::observer::{ClientVerdict, ServerVerdict};
 
 /// How many editor messages may wait for the observer before forwarding
@@ -29,8 +30,10 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// A [`Watch`] that hands the editor's messages to an observer thread.
 pub struct HandOff {
     inner: Arc<dyn Watch>,
-    queue: SyncSender<(Direction, Vec<u8>)>,
+    queue: SyncSender<(Direction, Message)>,
     sent: AtomicU64,
+    /// A large message's buffer, observed and free for the reader to reuse.
+    observed: Arc<Mutex<Option<Message>>>,
     /// The ids (as JSON text) of the requests of [`ANSWERED_SPECIALLY`] not
     /// answered yet.
     special: Mutex<HashSet<String>>,
@@ -48,19 +51,23 @@ const ANSWERED_SPECIALLY: [&[u8]; 3] = [
 impl HandOff {
     /// Starts the observer thread over `inner`.
     pub fn new(inner: Arc<dyn Watch>) -> std::io::Result<Self> {
-        let (queue, bodies) = sync_channel::<(Direction, Vec<u8>)>(QUEUE);
+        let (queue, messages) = sync_channel::<(Direction, Message)>(QUEUE);
         let done = Arc::new((Mutex::new(0_u64), Condvar::new()));
-        let (watch, counter) = (Arc::clone(&inner), Arc::clone(&done));
+        let observed = Arc::new(Mutex::new(None));
+        let (watch, counter, free) = (Arc::clone(&inner), Arc::clone(&done), Arc::clone(&observed));
         std::thread::Builder::new()
             .name("lsp-proxy-observe".into())
             .spawn(move || {
-                for (direction, body) in bodies {
+                for (direction, message) in messages {
                     // The observer catches its own panics; this keeps the
                     // thread alive whatever happens.
                     let _ = catch_unwind(AssertUnwindSafe(|| match direction {
-                        Direction::FromEditor => drop(watch.editor_message(&body)),
-                        Direction::FromServer => drop(watch.server_message(&body)),
+                        Direction::FromEditor => drop(watch.editor_message(message.body())),
+                        Direction::FromServer => drop(watch.server_message(message.body())),
                     }));
+                    if message.as_bytes().len() >= STREAM_FROM {
+                        *lock(&free) = Some(message);
+                    }
                     *counter.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
                     counter.1.notify_all();
                 }
@@ -69,6 +76,7 @@ impl HandOff {
             inner,
             queue,
             sent: AtomicU64::new(0),
+            observed,
             special: Mutex::new(HashSet::new()),
             done,
         })
@@ -77,8 +85,16 @@ impl HandOff {
     /// Queues a message for the observer thread; `false` when the thread
     /// is gone.
     fn queue(&self, direction: Direction, body: &[u8]) -> bool {
+        self.queue_message(direction, Message::from_parts(body.to_vec(), 0))
+            .is_ok()
+    }
+
+    /// Queues a message, owned; gives it back when the thread is gone.
+    fn queue_message(&self, direction: Direction, message: Message) -> Result<(), Message> {
         self.sent.fetch_add(1, Ordering::AcqRel);
-        self.queue.send((direction, body.to_vec())).is_ok()
+        self.queue
+            .send((direction, message))
+            .map_err(|error| error.0.1)
     }
 
     /// Waits until everything queued so far has been observed.
@@ -135,6 +151,16 @@ impl Watch for HandOff {
         } else {
             // The thread is gone: observe here.
             self.inner.editor_message(body)
+        }
+    }
+
+    fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
+        match self.queue_message(Direction::FromEditor, message) {
+            Ok(()) => lock(&self.observed).take(),
+            Err(message) => {
+                self.inner.editor_message(message.body());
+                Some(message)
+            }
         }
     }
 

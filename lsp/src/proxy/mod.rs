@@ -4,7 +4,10 @@
 //! ```text
 //!  editor ──stdin──► [pump thread] ──► server stdin      (bytes unchanged)
 //!  editor ◄─stdout── [pump thread] ◄── server stdout     (bytes unchanged)
-//!                        │ observer (inline)
+//!                        │ in order, through a queue
+//!                        ▼
+//!                  observer thread
+//!                        │
 //!                        ▼
 //!                  LspWorkspace ──► leader: IDE WebSocket + lockfile
 //!                        ▲               (tools, selection_changed, at_mentioned)
@@ -15,13 +18,20 @@
 //!
 //! Two threads with blocking I/O (the shortest path for a message) read
 //! frames with [`SyncMessageReader`](crate::framing::SyncMessageReader) and
-//! write each frame's bytes exactly as read, unframed bytes included. The
-//! [`Observer`](crate::Observer) sees each body first, inline: its verdict
-//! may keep a `workspace/executeCommand` of our code action from the server
-//! (answered by the proxy) or extend a code action answer, and a panic in it
-//! costs only its verdict. The proxy writes nothing else to its stdout; logs
-//! go to stderr or `--log FILE` (see the CLI), never blocking, never
-//! panicking on a broken pipe. BENCHMARKS.md ("LSP proxy") has the added
+//! write each frame's bytes exactly as read, unframed bytes included; an
+//! editor message of 1 MiB or more (a large `didOpen`) is forwarded piece
+//! by piece as it arrives, and the proxy asks for 1 MiB pipes (Linux). The
+//! [`Observer`](crate::Observer) reads each body on a thread of its own,
+//! both directions in order through a bounded queue
+//! ([`HandOff`](handoff::HandOff)), so that observing never holds up
+//! forwarding. The few messages whose verdict matters are observed inline,
+//! after what is queued before them: our code action's
+//! `workspace/executeCommand` (kept from the server and answered by the
+//! proxy), the editor's answers to the proxy's requests, and the server's
+//! answers to code action requests (extended with ours). A panic in the
+//! observer costs only its verdict. The proxy writes nothing else to its
+//! stdout; logs go to stderr or `--log FILE` (see the CLI), never blocking,
+//! never panicking on a broken pipe. BENCHMARKS.md ("LSP proxy") has the added
 //! latency and the pass-through rate.
 //!
 //! # Lifecycle

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use super::child::{EXIT_GRACE, ServerProcess, exit_code, wait_or_kill};
+use super::child::{EXIT_GRACE, ServerProcess, enlarge_pipe, exit_code, wait_or_kill};
 use super::coordinate::{Coordinator, coordinate};
 use super::handoff::HandOff;
 use super::pump::{self, Blind, PumpEvent, Watch};
@@ -49,10 +49,13 @@ pub struct ProxyOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Observation {
     /// On the forwarding threads, before each message is forwarded.
-    #[default]
     Inline,
-    /// The editor's messages on a thread of their own, through a bounded
-    /// queue ([`HandOff`]).
+    /// On a thread of its own, through a bounded queue that keeps both
+    /// directions in order ([`HandOff`]); the few messages whose verdict
+    /// matters are observed inline once the queue has drained. The default:
+    /// observation is then off the path of every message, a keystroke's or
+    /// the one behind a large `didOpen`.
+    #[default]
     HandOff,
     /// Nowhere: forward only, serve no IDE (the benchmarks' baseline).
     Off,
@@ -83,6 +86,9 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     });
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    // The editor's pipes too, when they are pipes.
+    enlarge_pipe(&input);
+    enlarge_pipe(io::stdout());
     let watch: Arc<dyn Watch> = match options.observation {
         Observation::Inline => tap.clone(),
         Observation::HandOff => Arc::new(HandOff::new(tap.clone())?),

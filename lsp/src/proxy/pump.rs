@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::sink::Sink;
-use crate::framing::{Frame, Message, SyncMessageReader};
+use crate::framing::{Frame, Message, Streamed, SyncMessageReader};
 use crate::observer::{ClientVerdict, ServerVerdict};
 
 /// What watches the traffic. Implementations must be quick: they run on the
@@ -23,6 +23,15 @@ pub trait Watch: Send + Sync {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict;
     /// A message body from the server, before it is forwarded.
     fn server_message(&self, body: &[u8]) -> ServerVerdict;
+
+    /// An editor message that was forwarded while it arrived (one of
+    /// [`STREAM_FROM`] bytes or more): observed only, its verdict moot.
+    /// Returns a buffer for the reader to reuse: this one once observed, or
+    /// an earlier one if this one is kept to be observed later.
+    fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
+        self.editor_message(message.body());
+        Some(message)
+    }
 }
 
 /// Forwards everything, watches nothing: the baseline of the benchmarks.
@@ -52,6 +61,13 @@ pub(crate) enum PumpEvent {
 /// From this size on, an editor message that cannot be kept from the server
 /// is forwarded before it is observed.
 const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
+
+/// From this size on (headers included), an editor message is forwarded
+/// piece by piece as it arrives, then observed: the server reads a large
+/// `didOpen` while the editor is still writing it. The messages the proxy
+/// keeps from the server (our code action's command, the editor's answers
+/// to the proxy's own requests) are a few hundred bytes.
+pub(crate) const STREAM_FROM: usize = 1024 * 1024;
 
 /// Whether the observer's verdict on an editor message could be other than
 /// `Forward`: only for `workspace/executeCommand` (our code action's) and
@@ -85,8 +101,26 @@ pub(crate) fn editor_to_server(
 ) {
     let mut reader = SyncMessageReader::new(input);
     loop {
-        match reader.next_frame() {
-            Ok(Some(Frame::Message(message))) => {
+        let mut streaming = None;
+        let next = reader.next_frame_streaming(STREAM_FROM, &mut |bytes| {
+            streaming
+                .get_or_insert_with(|| server.stream())
+                .write(bytes);
+        });
+        drop(streaming);
+        match next {
+            Ok(Some(Streamed {
+                frame: Frame::Message(message),
+                forwarded: true,
+            })) => {
+                if let Some(buffer) = guarded(None, || watch.forwarded_editor_message(message)) {
+                    reader.recycle(buffer);
+                }
+            }
+            Ok(Some(Streamed {
+                frame: Frame::Message(message),
+                ..
+            })) => {
                 let body = message.body();
                 if !verdict_may_differ(body) {
                     // A large notification (a `didOpen` of a big file):
@@ -111,12 +145,17 @@ pub(crate) fn editor_to_server(
                 }
                 reader.recycle(message);
             }
-            Ok(Some(Frame::Unframed(bytes))) => {
+            Ok(Some(Streamed {
+                frame: Frame::Unframed(bytes),
+                forwarded,
+            })) => {
                 tracing::debug!(
                     bytes = bytes.len(),
                     "unframed bytes from the editor, forwarded"
                 );
-                server.send(&bytes);
+                if !forwarded {
+                    server.send(&bytes);
+                }
             }
             Ok(None) => break,
             Err(error) => {

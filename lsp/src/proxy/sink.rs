@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsFd as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// A byte sink written one whole message at a time, so that messages from
 /// several threads never interleave; after the first failed write (the peer
@@ -52,22 +52,22 @@ impl Sink {
 
     /// Writes `bytes` whole; returns whether they were written.
     pub(crate) fn send(&self, bytes: &[u8]) -> bool {
-        if self.inner.broken.load(Ordering::Relaxed) {
-            return false;
-        }
-        let mut out = self
-            .inner
-            .out
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match out.write_all(bytes).and_then(|()| out.flush()) {
-            Ok(()) => true,
-            Err(error) => {
-                if !self.inner.broken.swap(true, Ordering::Relaxed) {
-                    tracing::info!(to = self.inner.name, %error, "cannot write; dropping what follows");
-                }
-                false
-            }
+        self.stream().write(bytes)
+    }
+
+    /// Holds the sink for one message written in pieces (see
+    /// [`SyncMessageReader::next_frame_streaming`]): no other message can
+    /// come between them.
+    ///
+    /// [`SyncMessageReader::next_frame_streaming`]: crate::framing::SyncMessageReader::next_frame_streaming
+    pub(crate) fn stream(&self) -> Streaming<'_> {
+        Streaming {
+            inner: &self.inner,
+            out: self
+                .inner
+                .out
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
         }
     }
 
@@ -81,6 +81,30 @@ impl Sink {
             .unwrap_or_else(PoisonError::into_inner);
         *out = Box::new(io::sink());
         self.inner.broken.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A [`Sink`] held for one message: see [`Sink::stream`].
+pub(crate) struct Streaming<'a> {
+    inner: &'a SinkInner,
+    out: MutexGuard<'a, Box<dyn WriteDebug>>,
+}
+
+impl Streaming<'_> {
+    /// Writes `bytes` whole; returns whether they were written.
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> bool {
+        if self.inner.broken.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.out.write_all(bytes).and_then(|()| self.out.flush()) {
+            Ok(()) => true,
+            Err(error) => {
+                if !self.inner.broken.swap(true, Ordering::Relaxed) {
+                    tracing::info!(to = self.inner.name, %error, "cannot write; dropping what follows");
+                }
+                false
+            }
+        }
     }
 }
 
