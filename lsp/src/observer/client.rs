@@ -11,7 +11,7 @@ use ropey::Rope;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::envelope::{DocumentId, Envelope};
+use super::envelope::{DocumentId, Envelope, Parsed};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
 use crate::uri::uri_path;
@@ -81,13 +81,13 @@ impl Observer {
         let Some(envelope) = Envelope::parse(body) else {
             return ClientVerdict::Forward;
         };
-        let Some(method) = envelope.method.as_deref() else {
+        let Some(method) = envelope.method.clone() else {
             return self.client_response(&envelope);
         };
-        match method {
+        match &*method {
             "initialize" => self.initialize(&envelope),
-            "textDocument/didOpen" => self.did_open(&envelope),
-            "textDocument/didChange" => self.did_change(&envelope),
+            "textDocument/didOpen" => self.did_open(envelope),
+            "textDocument/didChange" => self.did_change(envelope),
             "textDocument/didSave" => self.did_save(&envelope),
             "textDocument/didClose" => self.did_close(&envelope),
             "textDocument/codeAction" => self.code_action_request(&envelope),
@@ -169,9 +169,13 @@ impl Observer {
         });
     }
 
-    fn did_open(&mut self, envelope: &Envelope<'_>) {
-        let Some(params) = envelope.params::<DidOpenTextDocumentParams>() else {
-            return;
+    fn did_open(&mut self, envelope: Envelope<'_>) {
+        let params = match envelope.parsed {
+            Some(Parsed::DidOpen(params)) => params,
+            _ => match envelope.params::<DidOpenTextDocumentParams>() {
+                Some(params) => params,
+                None => return,
+            },
         };
         let item = params.text_document;
         let uri = item.uri.as_str().to_owned();
@@ -197,9 +201,13 @@ impl Observer {
         self.docs.insert(uri, doc);
     }
 
-    fn did_change(&mut self, envelope: &Envelope<'_>) {
-        let Some(params) = envelope.params::<DidChangeTextDocumentParams>() else {
-            return;
+    fn did_change(&mut self, envelope: Envelope<'_>) {
+        let params = match envelope.parsed {
+            Some(Parsed::DidChange(params)) => params,
+            _ => match envelope.params::<DidChangeTextDocumentParams>() {
+                Some(params) => params,
+                None => return,
+            },
         };
         let uri = params.text_document.uri.as_str();
         let Some(doc) = self.docs.get_mut(uri) else {

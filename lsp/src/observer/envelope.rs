@@ -3,23 +3,88 @@
 
 use std::borrow::Cow;
 
+use lsp_types::{DidChangeTextDocumentParams, DidOpenTextDocumentParams};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// A message's envelope: its members, the large ones left unparsed.
-#[derive(Debug, Deserialize)]
+/// A message's envelope: its members, the large ones left unparsed, except
+/// the params of a document's opening or change when `method` comes before
+/// them (as editors write it): those are parsed as they are read, so that a
+/// large document's text is read once, not scanned for its end first.
+#[derive(Debug, Default)]
 pub(crate) struct Envelope<'a> {
-    #[serde(borrow, default)]
     pub(crate) method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub(crate) id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub(crate) params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub(crate) result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub(crate) error: Option<&'a RawValue>,
+    /// The params, already parsed, of a `didOpen` or `didChange`.
+    pub(crate) parsed: Option<Parsed>,
+}
+
+/// Params parsed with their envelope.
+#[derive(Debug)]
+pub(crate) enum Parsed {
+    DidOpen(DidOpenTextDocumentParams),
+    DidChange(DidChangeTextDocumentParams),
+}
+
+/// A string member, borrowed when it has no escapes.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Member {
+    Method,
+    Id,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+
+        impl<'de> Visitor<'de> for Members {
+            type Value = Envelope<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(member) = map.next_key()? {
+                    match member {
+                        Member::Method => envelope.method = Some(map.next_value::<Text<'de>>()?.0),
+                        Member::Id => envelope.id = Some(map.next_value()?),
+                        Member::Params => match envelope.method.as_deref() {
+                            Some("textDocument/didOpen") => {
+                                envelope.parsed = Some(Parsed::DidOpen(map.next_value()?));
+                            }
+                            Some("textDocument/didChange") => {
+                                envelope.parsed = Some(Parsed::DidChange(map.next_value()?));
+                            }
+                            _ => envelope.params = Some(map.next_value()?),
+                        },
+                        Member::Result => envelope.result = Some(map.next_value()?),
+                        Member::Error => envelope.error = Some(map.next_value()?),
+                        Member::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(envelope)
+            }
+        }
+
+        deserializer.deserialize_map(Members)
+    }
 }
 
 impl<'a> Envelope<'a> {
@@ -97,5 +162,23 @@ mod tests {
         assert!(Envelope::parse(b"{nope").is_none());
         let reply = response(envelope.id.unwrap(), b"null");
         assert_eq!(reply, br#"{"jsonrpc":"2.0","id":"x","result":null}"#);
+    }
+
+    #[test]
+    fn document_params_are_parsed_with_the_envelope_when_the_method_comes_first() {
+        let params =
+            r#"{"textDocument":{"uri":"file:///a.c","languageId":"c","version":1,"text":"x"}}"#;
+        let first =
+            format!(r#"{{"jsonrpc":"2.0","method":"textDocument\/didOpen","params":{params}}}"#);
+        let envelope = Envelope::parse(first.as_bytes()).unwrap();
+        assert!(
+            matches!(&envelope.parsed, Some(Parsed::DidOpen(p)) if p.text_document.text == "x")
+        );
+        assert!(envelope.params.is_none());
+        let last = format!(r#"{{"params":{params},"method":"textDocument/didOpen"}}"#);
+        let envelope = Envelope::parse(last.as_bytes()).unwrap();
+        assert!(envelope.parsed.is_none());
+        assert_eq!(envelope.params.unwrap().get(), params);
+        assert_eq!(envelope.method.as_deref(), Some("textDocument/didOpen"));
     }
 }

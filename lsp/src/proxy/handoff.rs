@@ -7,6 +7,7 @@
 //! rewrites or records the answers of (code actions, pull diagnostics,
 //! `initialize`), whose ids the hand-off notes as they pass.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,10 +43,10 @@ pub struct HandOff {
 
 /// Requests whose answers the observer matches to them: their answers are
 /// observed inline, after everything queued before.
-const ANSWERED_SPECIALLY: [&[u8]; 3] = [
-    b"\"textDocument/codeAction\"",
-    b"\"textDocument/diagnostic\"",
-    b"\"initialize\"",
+const ANSWERED_SPECIALLY: [&str; 3] = [
+    "textDocument/codeAction",
+    "textDocument/diagnostic",
+    "initialize",
 ];
 
 impl HandOff {
@@ -110,40 +111,59 @@ impl HandOff {
     }
 }
 
-/// Whether an editor message's verdict may be other than `Forward`.
-fn needs_verdict(body: &[u8]) -> bool {
-    memchr::memmem::find(body, b"workspace/executeCommand").is_some() || is_response(body)
+/// From this size on, a message is taken for a notification that needs no
+/// verdict (a `didOpen` or `didChange` of a large document) without being
+/// parsed on the forwarding path.
+const LARGE: usize = 64 * 1024;
+
+/// The members of a message that say what it is.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<&'a serde_json::value::RawValue>,
 }
 
-/// Whether a body is a response (it has no `"method"`).
-fn is_response(body: &[u8]) -> bool {
-    memchr::memmem::find(body, b"\"method\"").is_none()
-}
-
-/// The `id` of a message, as JSON text.
-fn id_of(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        id: Option<&'a serde_json::value::RawValue>,
+impl<'a> Head<'a> {
+    /// The head of a message of under [`LARGE`] bytes; a larger one, or one
+    /// that is not JSON, has none. Parsed, not searched for bytes: editors
+    /// escape a method's `/` (`"textDocument\/codeAction"`, Neovim does).
+    fn of(body: &'a [u8]) -> Option<Self> {
+        if body.len() >= LARGE {
+            return None;
+        }
+        serde_json::from_slice(body).ok()
     }
-    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
-    envelope.id.map(|id| id.get().to_owned())
+
+    /// Whether the observer's verdict on this editor message may be other
+    /// than `Forward`: our code action's command, or a response (to the
+    /// proxy's own requests).
+    fn needs_verdict(&self) -> bool {
+        matches!(
+            self.method.as_deref(),
+            Some("workspace/executeCommand") | None
+        )
+    }
+
+    /// The id of a request of [`ANSWERED_SPECIALLY`], as JSON text.
+    fn special_request(&self) -> Option<String> {
+        let method = self.method.as_deref()?;
+        ANSWERED_SPECIALLY
+            .contains(&method)
+            .then(|| self.id.map(|id| id.get().to_owned()))
+            .flatten()
+    }
 }
 
 impl Watch for HandOff {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
-        if needs_verdict(body) {
+        let head = Head::of(body);
+        if head.as_ref().is_some_and(Head::needs_verdict) {
             self.drain_all();
             return self.inner.editor_message(body);
         }
-        // Small bodies only: such a request is never large.
-        if body.len() < 64 * 1024
-            && ANSWERED_SPECIALLY
-                .iter()
-                .any(|needle| memchr::memmem::find(body, needle).is_some())
-            && let Some(id) = id_of(body)
-        {
+        if let Some(id) = head.as_ref().and_then(Head::special_request) {
             lock(&self.special).insert(id);
         }
         if self.queue(Direction::FromEditor, body) {
@@ -165,9 +185,13 @@ impl Watch for HandOff {
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
-        let special = is_response(body)
-            && !lock(&self.special).is_empty()
-            && id_of(body).is_some_and(|id| lock(&self.special).remove(&id));
+        let special = !lock(&self.special).is_empty()
+            && Head::of(body).is_some_and(|head| {
+                head.method.is_none()
+                    && head
+                        .id
+                        .is_some_and(|id| lock(&self.special).remove(id.get()))
+            });
         if special {
             self.drain_all();
             return self.inner.server_message(body);
@@ -196,7 +220,7 @@ mod tests {
         fn editor_message(&self, body: &[u8]) -> ClientVerdict {
             std::thread::sleep(Duration::from_millis(1));
             self.0.lock().unwrap().push(body.to_vec());
-            if needs_verdict(body) {
+            if Head::of(body).is_some_and(|head| head.needs_verdict()) {
                 ClientVerdict::Answer(b"{}".to_vec())
             } else {
                 ClientVerdict::Forward
@@ -240,5 +264,24 @@ mod tests {
         assert_eq!(seen[21], br#"{"id":2,"method":"textDocument/codeAction"}"#);
         assert_eq!(seen[22], br#"{"method":"window/logMessage"}"#);
         assert_eq!(seen[23], br#"{"id":2,"result":[]}"#);
+    }
+
+    /// Neovim escapes the `/` of every method: the hand-off reads methods,
+    /// it does not search for their bytes.
+    #[test]
+    fn escaped_methods_are_recognized() {
+        let recorder = Arc::new(Recorder::default());
+        let handoff = HandOff::new(recorder.clone()).unwrap();
+        let execute = br#"{"id":1,"method":"workspace\/executeCommand","params":{}}"#;
+        assert_eq!(
+            handoff.editor_message(execute),
+            ClientVerdict::Answer(b"{}".to_vec()),
+            "kept from the server"
+        );
+        handoff.editor_message(br#"{"id":7,"method":"textDocument\/codeAction"}"#);
+        assert!(lock(&handoff.special).contains("7"));
+        // A response whose result says "method" is still a response.
+        handoff.server_message(br#"{"id":7,"result":[{"title":"\"method\""}]}"#);
+        assert!(lock(&handoff.special).is_empty(), "answered inline");
     }
 }
