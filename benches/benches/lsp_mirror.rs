@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ide_mcp_lsp::{LspWorkspace, Observer};
 use serde_json::json;
 
@@ -68,6 +68,34 @@ fn bench(c: &mut Criterion) {
                 i += 1;
                 black_box(observer.from_client(insert));
                 black_box(observer.from_client(delete));
+            });
+        });
+    }
+    group.finish();
+
+    // A document opened: the observer's whole work on a `didOpen` (the
+    // envelope, the params, the rope, the workspace's snapshot), against
+    // the least any mirror does: the JSON string read into a `String`,
+    // then a rope built from it.
+    let mut group = c.benchmark_group("observer/didOpen");
+    group.sample_size(10);
+    for (label, bytes) in [("1 MB", 1 << 20), ("50 MB", 50 << 20)] {
+        let text = document(bytes);
+        let body =
+            json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": "file:///ws/big.c", "languageId": "c", "version": 0, "text": text}}})
+            .to_string();
+        let string = serde_json::to_string(&text).unwrap();
+        drop(text);
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        let (_ws, mut observer) = stream("");
+        group.bench_function(format!("{label}, observer"), |b| {
+            b.iter(|| black_box(observer.from_client(body.as_bytes())));
+        });
+        group.bench_function(format!("{label}, JSON string then rope"), |b| {
+            b.iter(|| {
+                let text: String = serde_json::from_str(&string).unwrap();
+                black_box(ropey::Rope::from_str(&text))
             });
         });
     }
