@@ -4,7 +4,7 @@
 #
 #   benches/scripts/syscalls.sh SERVER TRANSPORT CONCURRENCY [SERVER ARGS...]
 #   benches/scripts/syscalls.sh target/release/floor-server stdio 1
-#   benches/scripts/syscalls.sh target/release/bench-server ws 16 --current-thread
+#   benches/scripts/syscalls.sh target/release/bench-server ws 16 --runtime current-thread
 #
 # Prints one line: the server, transport, C, requests, syscalls per request
 # in all, and per request for each syscall that makes at least 0.01 of them.

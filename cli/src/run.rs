@@ -4,7 +4,7 @@ use std::error::Error;
 use std::io::{IsTerminal as _, Write};
 
 use ide_mcp_runtime::lint::lint_registry;
-use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, WsOptions};
+use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, ServingThread, WsOptions};
 use serde_json::{Value, json};
 
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
@@ -36,16 +36,25 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         .select
         .is_some()
         .then(|| announce_selection(&server, &headless));
+    // Connections are served on a thread of their own with a current-thread
+    // runtime: one thread reads, answers and writes each request, while the
+    // diagnostics engines, the watcher and the language servers stay on this
+    // runtime (see `ServingThread` for the trade-offs).
+    let serving = ServingThread::start("ide-mcp-serve")?;
     if args.stdio {
         tracing::info!(folders = ?headless.folders, "serving MCP on stdio");
+        let stdio = serving.run({
+            let server = server.clone();
+            async move { server.serve_stdio().await }
+        });
         tokio::select! {
-            result = server.serve_stdio() => result?,
+            result = stdio => result?,
             result = stop => result?,
         }
         return Ok(());
     }
     let http = match args.http {
-        Some(port) => Some(serve_http(&server, port, args).await?),
+        Some(port) => Some(serve_http(&serving, &server, port, args).await?),
         None => None,
     };
     if args.no_ide {
@@ -67,7 +76,12 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         max_connections: args.max_connections,
         ..WsOptions::default()
     };
-    let handle = server.serve_ws(options).await?;
+    let handle = serving
+        .run({
+            let server = server.clone();
+            async move { server.serve_ws(options).await }
+        })
+        .await?;
     let port = handle.port();
     let folders: Vec<String> = headless
         .folders
@@ -96,6 +110,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
 
 /// Starts Streamable HTTP and prints the `claude mcp add` line that uses it.
 async fn serve_http(
+    serving: &ServingThread,
     server: &Server,
     port: u16,
     args: &ServeArgs,
@@ -111,11 +126,15 @@ async fn serve_http(
         ),
         None => None,
     };
-    let handle = server
-        .serve_http(HttpOptions {
-            port: (port != 0).then_some(port),
-            auth_token,
-            ..HttpOptions::default()
+    let options = HttpOptions {
+        port: (port != 0).then_some(port),
+        auth_token,
+        ..HttpOptions::default()
+    };
+    let handle = serving
+        .run({
+            let server = server.clone();
+            async move { server.serve_http(options).await }
         })
         .await?;
     // Not a log line: what a person starting the server needs to read.

@@ -9,7 +9,7 @@
 
 use clap::Parser;
 use ide_mcp_benches::synth::{self, ServerArgs};
-use ide_mcp_runtime::{HttpOptions, WsOptions};
+use ide_mcp_runtime::{HttpOptions, ServingThread, WsOptions};
 
 /// Where and how big.
 #[derive(Parser, Debug)]
@@ -17,45 +17,81 @@ use ide_mcp_runtime::{HttpOptions, WsOptions};
 struct Cli {
     #[command(flatten)]
     server: ServerArgs,
-    /// Serve on a current-thread runtime instead of the multi-thread one
-    /// (blocking tools still run on the blocking pool).
-    #[arg(long)]
-    current_thread: bool,
+    /// How to serve: `serving-thread` (a `ServingThread` beside the main
+    /// multi-thread runtime, as `ide-mcp serve` does), `multi-thread` (the
+    /// main runtime) or `current-thread` (the main runtime, current-thread).
+    #[arg(long, value_enum, default_value_t = Flavour::Serving)]
+    runtime: Flavour,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Flavour {
+    #[value(name = "serving-thread")]
+    Serving,
+    #[value(name = "multi-thread")]
+    Multi,
+    #[value(name = "current-thread")]
+    Current,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
-    let mut runtime = if cli.current_thread {
+    let mut runtime = if cli.runtime == Flavour::Current {
         tokio::runtime::Builder::new_current_thread()
     } else {
         tokio::runtime::Builder::new_multi_thread()
     };
     let runtime = runtime.enable_all().build()?;
+    let serving = (cli.runtime == Flavour::Serving)
+        .then(|| ServingThread::start("bench-server"))
+        .transpose()?;
     runtime.block_on(async {
         let (_ws, cx) = synth::workspace(cli.server.size());
         let server = synth::server(cx)?;
         if let Some(port) = cli.server.ws {
-            let handle = server
-                .serve_ws(WsOptions {
-                    port: Some(port),
-                    write_lockfile: false,
-                    auth_token: cli.server.token.clone(),
-                    ..WsOptions::default()
-                })
-                .await?;
+            let options = WsOptions {
+                port: Some(port),
+                write_lockfile: false,
+                auth_token: cli.server.token.clone(),
+                ..WsOptions::default()
+            };
+            let handle = match &serving {
+                Some(serving) => {
+                    let server = server.clone();
+                    serving
+                        .run(async move { server.serve_ws(options).await })
+                        .await?
+                }
+                None => server.serve_ws(options).await?,
+            };
             handle.run_until_signal().await?;
         } else if let Some(port) = cli.server.http {
-            let handle = server
-                .serve_http(HttpOptions {
-                    port: Some(port),
-                    auth_token: cli.server.token.clone(),
-                    ..HttpOptions::default()
-                })
-                .await?;
+            let options = HttpOptions {
+                port: Some(port),
+                auth_token: cli.server.token.clone(),
+                ..HttpOptions::default()
+            };
+            let handle = match &serving {
+                Some(serving) => {
+                    let server = server.clone();
+                    serving
+                        .run(async move { server.serve_http(options).await })
+                        .await?
+                }
+                None => server.serve_http(options).await?,
+            };
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;
         } else if cli.server.stdio {
-            server.serve_stdio().await?;
+            match &serving {
+                Some(serving) => {
+                    let server = server.clone();
+                    serving
+                        .run(async move { server.serve_stdio().await })
+                        .await?;
+                }
+                None => server.serve_stdio().await?,
+            }
         } else {
             return Err("give --stdio, --ws PORT --token T or --http PORT --token T".into());
         }

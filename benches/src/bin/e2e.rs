@@ -7,6 +7,8 @@
 //! ```text
 //! cargo build --release -p ide-mcp-benches
 //! target/release/e2e --rounds 5 --requests 5000
+//! # pinned: the driver on CPU 0, the servers on CPU 1
+//! taskset -c 0 target/release/e2e --rounds 5 --requests 5000 --pin-servers 1
 //! ```
 
 // Statistics turn counts into floats; the values are far below 2^52.
@@ -51,9 +53,14 @@ struct Cli {
     /// Server sizes, passed on.
     #[arg(long, default_value_t = 10_000)]
     diagnostics: usize,
-    /// Serve ours on a current-thread runtime (`bench-server --current-thread`).
+    /// How ours serves (`bench-server --runtime`): `serving-thread` (as
+    /// `ide-mcp serve` does), `multi-thread` or `current-thread`.
+    #[arg(long, default_value = "serving-thread")]
+    ours_runtime: String,
+    /// Pin the servers to this CPU (through `taskset`); pin the driver to
+    /// another one by starting it with `taskset -c N`.
     #[arg(long)]
-    ours_current_thread: bool,
+    pin_servers: Option<usize>,
 }
 
 const TOKEN: &str = "e2e-benchmark-token-0123456789abcdef";
@@ -78,8 +85,15 @@ async fn start(bin: &Path, transport: &str, cli: &Cli, extra: &[&str]) -> Result
         cli.diagnostics.to_string(),
     ];
     sizes.extend(extra.iter().map(|arg| (*arg).to_owned()));
+    // `taskset -c CPU server …` when pinned.
+    let mut program: Vec<String> = cli
+        .pin_servers
+        .map(|cpu| vec!["taskset".to_owned(), "-c".to_owned(), cpu.to_string()])
+        .unwrap_or_default();
+    program.push(bin.display().to_string());
     if transport == "stdio" {
-        let mut command = vec![bin.display().to_string(), "--stdio".to_owned()];
+        let mut command = program;
+        command.push("--stdio".to_owned());
         command.extend(sizes);
         return Ok(Running {
             child: None,
@@ -90,7 +104,8 @@ async fn start(bin: &Path, transport: &str, cli: &Cli, extra: &[&str]) -> Result
         .local_addr()?
         .port();
     let flag = if transport == "ws" { "--ws" } else { "--http" };
-    let child = Command::new(bin)
+    let child = Command::new(&program[0])
+        .args(&program[1..])
         .args([flag, &port.to_string(), "--token", TOKEN])
         .args(&sizes)
         .stdin(Stdio::null())
@@ -186,11 +201,7 @@ async fn main() -> Result<(), Error> {
     };
     let ours = bin_dir.join("bench-server");
     let floor = bin_dir.join("floor-server");
-    let ours_extra: &[&str] = if cli.ours_current_thread {
-        &["--current-thread"]
-    } else {
-        &[]
-    };
+    let ours_extra: &[&str] = &["--runtime", &cli.ours_runtime];
     let tools: Vec<String> = if cli.tools.is_empty() {
         [
             "getCurrentSelection",
