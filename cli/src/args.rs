@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use ide_mcp_lsp::client::{PROBE_INTERVAL, PROBE_TIMEOUT, Probe};
+
 use crate::diagnostics::DIAGNOSTICS_WAIT;
 use crate::diagnostics::sources::CargoMode;
 use crate::headless::{HeadlessOptions, SelectionSpec};
@@ -36,7 +38,8 @@ pub enum Command {
     #[cfg(unix)]
     LspProxy(crate::proxy::LspProxyArgs),
     /// A trivial language server that echoes requests (for the proxy's
-    /// tests and benchmarks).
+    /// tests and benchmarks), or fakes a diagnosing or hanging one (for
+    /// `serve --lsp`'s).
     #[command(hide = true)]
     LspEcho(crate::lsp_echo::LspEchoArgs),
 }
@@ -140,6 +143,17 @@ pub struct StateArgs {
     /// servers such as clangd diagnose only open files.
     #[arg(long = "lsp-open", value_name = "GLOB")]
     pub lsp_open: Vec<String>,
+    /// How often each language server is asked a request it must answer
+    /// (`$/ide-mcp/ping`), in milliseconds; one that stops answering is
+    /// killed and restarted. 0 turns the probe off.
+    #[arg(long, value_name = "MS", default_value_t = PROBE_INTERVAL.as_millis() as u64)]
+    pub lsp_probe_interval: u64,
+    /// How long a language server may take to answer the probe, in
+    /// milliseconds, before it counts as hung (it gets more time while it
+    /// sends other messages, such as diagnostics while it indexes).
+    #[arg(long, value_name = "MS", default_value_t = PROBE_TIMEOUT.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub lsp_probe_timeout: u64,
     /// A file shown as an open editor (repeatable, in tab order).
     #[arg(long = "open", value_name = "FILE")]
     pub open: Vec<PathBuf>,
@@ -165,6 +179,10 @@ impl StateArgs {
             lsp: self.lsp.clone(),
             lsp_open: self.lsp_open.clone(),
             diagnostics_wait: Duration::from_millis(self.diagnostics_wait),
+            lsp_probe: (self.lsp_probe_interval > 0).then(|| Probe {
+                interval: Duration::from_millis(self.lsp_probe_interval),
+                timeout: Duration::from_millis(self.lsp_probe_timeout),
+            }),
             ..HeadlessOptions::default()
         }
     }
@@ -224,7 +242,29 @@ mod tests {
             [vec!["pyright-langserver", "--stdio"], vec!["clangd"]]
         );
         assert_eq!(options.lsp_open, ["src/**/*.c"]);
+        assert_eq!(options.lsp_probe, Some(Probe::default()));
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
+    }
+
+    #[test]
+    fn lsp_probe_flags_parse() {
+        let probe =
+            |args: &[&str]| match Cli::try_parse_from([&["ide-mcp", "serve"], args].concat()) {
+                Ok(Cli {
+                    command: Command::Serve(serve),
+                }) => Ok(serve.state.options().lsp_probe),
+                Ok(_) => panic!("not serve"),
+                Err(err) => Err(err.kind()),
+            };
+        assert_eq!(
+            probe(&["--lsp-probe-interval", "200", "--lsp-probe-timeout", "1500"]),
+            Ok(Some(Probe {
+                interval: Duration::from_millis(200),
+                timeout: Duration::from_millis(1500),
+            }))
+        );
+        assert_eq!(probe(&["--lsp-probe-interval", "0"]), Ok(None));
+        assert!(probe(&["--lsp-probe-timeout", "0"]).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use ide_mcp_lsp::client::language_id;
+use ide_mcp_lsp::client::{Probe, language_id};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
 use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
@@ -43,6 +43,9 @@ pub struct HeadlessOptions {
     /// Globs of files to open in the language servers at start, relative to
     /// each folder (`--lsp-open`).
     pub lsp_open: Vec<String>,
+    /// How the language servers are probed for answers
+    /// (`--lsp-probe-interval`, `--lsp-probe-timeout`); `None`: never.
+    pub lsp_probe: Option<Probe>,
 }
 
 impl HeadlessOptions {
@@ -69,6 +72,7 @@ impl Default for HeadlessOptions {
             lazy: false,
             lsp: Vec::new(),
             lsp_open: Vec::new(),
+            lsp_probe: Some(Probe::default()),
         }
     }
 }
@@ -237,6 +241,7 @@ impl Headless {
                 glob_files(&folders, &options.lsp_open).map_err(SetupError)?,
             ]
             .concat(),
+            lsp_probe: options.lsp_probe,
         };
         let (sources, lsp) = start_sources(&folders, &sources, &progress);
         let port = combine(sources);

@@ -4,6 +4,11 @@
 //! end of input, and can record every byte it receives and play bytes
 //! (a recorded server session) before answering anything. Messages over
 //! 1 MiB are not read, only recorded: taken for notifications.
+//!
+//! With `--diagnose` it is also the fake server of `serve --lsp`'s
+//! lifecycle tests: it publishes a warning naming its pid for each document
+//! opened or changed, and with `--hang` it stops answering after its first
+//! publish while it runs on, as a server that hangs after start-up.
 
 use std::fs::File;
 use std::io::{self, Read as _, Write};
@@ -22,6 +27,16 @@ pub struct LspEchoArgs {
     /// Write this file's bytes to stdout first, unchanged.
     #[arg(long, value_name = "FILE")]
     pub play: Option<PathBuf>,
+    /// Serve `serve --lsp`: answer `initialize` with full text sync and
+    /// publish, for each document opened or changed, one warning (source
+    /// `lsp-echo`) whose message is `pid PID, version N` (`, hanging` added
+    /// with `--hang`).
+    #[arg(long)]
+    pub diagnose: bool,
+    /// After the first publish, stop answering: say so on stderr, then read
+    /// and drop everything (`exit` too) until the end of input.
+    #[arg(long, requires = "diagnose")]
+    pub hang: bool,
 }
 
 /// Messages larger than this are not read (see [`run`]).
@@ -48,6 +63,7 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
     }
     let mut record = args.record.as_ref().map(File::create).transpose()?;
     let mut reader = SyncMessageReader::new(io::stdin().lock());
+    let mut hung = false;
     while let Some(frame) = reader.next_frame()? {
         if let Some(record) = &mut record {
             record.write_all(frame.as_bytes())?;
@@ -55,6 +71,9 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
         let Frame::Message(message) = frame else {
             continue;
         };
+        if hung {
+            continue;
+        }
         if message.body().len() > LARGE {
             // A large message is taken for a notification (a `didOpen`):
             // reading it would make the echo, not the proxy, the bottleneck
@@ -67,6 +86,23 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
         };
         match (request.id, request.method) {
             (_, Some("exit")) => break,
+            (Some(id), Some("initialize")) if args.diagnose => {
+                let result =
+                    r#"{"capabilities":{"textDocumentSync":1},"serverInfo":{"name":"lsp-echo"}}"#;
+                let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get());
+                out.write_all(Message::from_body(body).as_bytes())?;
+                out.flush()?;
+            }
+            (None, Some("textDocument/didOpen" | "textDocument/didChange")) if args.diagnose => {
+                if let Some(body) = request.params.and_then(|p| publish(p, args.hang)) {
+                    out.write_all(Message::from_body(body).as_bytes())?;
+                    out.flush()?;
+                    if args.hang {
+                        writeln!(io::stderr(), "lsp-echo {}: hanging", std::process::id())?;
+                        hung = true;
+                    }
+                }
+            }
             (Some(id), Some(_)) => {
                 let result = request.params.map_or("null", RawValue::get);
                 let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get());
@@ -77,4 +113,32 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The `publishDiagnostics` of `--diagnose` for a `didOpen` or `didChange`.
+fn publish(params: &RawValue, hang: bool) -> Option<String> {
+    let params: serde_json::Value = serde_json::from_str(params.get()).ok()?;
+    let document = params.get("textDocument")?;
+    let version = document.get("version").and_then(serde_json::Value::as_i64);
+    let message = format!(
+        "pid {}, version {}{}",
+        std::process::id(),
+        version.unwrap_or_default(),
+        if hang { ", hanging" } else { "" }
+    );
+    let publish = serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "textDocument/publishDiagnostics",
+        "params": {
+            "uri": document.get("uri")?,
+            "version": version,
+            "diagnostics": [{
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                "severity": 2,
+                "source": "lsp-echo",
+                "message": message,
+            }],
+        },
+    });
+    Some(publish.to_string())
 }

@@ -4,6 +4,10 @@
 //! `--diagnostics-wait`, for the server's fresh publish), fixed it is gone,
 //! a killed server is restarted with its diagnostics back, SIGTERM of the
 //! host takes its servers down; cargo and pyright together in one answer.
+//! A server that hangs after start-up (the fake `ide-mcp lsp-echo --diagnose
+//! --hang`) is found by the liveness probe, killed and restarted, its
+//! diagnostics dropped, while a healthy one beside it is left alone; the
+//! probe is also run against pyright and clangd.
 
 mod common;
 
@@ -12,7 +16,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::stdio::{StdioSession, messages_from};
-use common::{DEADLINE, bin, children, installed, is_dead};
+use common::{DEADLINE, Running, Sandbox, bin, children, installed, is_dead, wait_for_lockfile};
+use serde_json::{Value, json};
 
 /// The bound each fresh-after-edit query may wait (generous: a shared
 /// machine); the test asserts that one query, not a poll, sees the change.
@@ -70,6 +75,13 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
     let command = server.join(" ");
     args.push(&command);
     args.extend(["--lsp-open", file]);
+    // Probed often: the server must answer `$/ide-mcp/ping` throughout.
+    args.extend([
+        "--lsp-probe-interval",
+        "200",
+        "--lsp-probe-timeout",
+        "10000",
+    ]);
     let mut session = serve(dir.path(), &ws, &args);
     let clean = session.diagnostics_until("the first analysis", DEADLINE, |list| {
         messages_from(list, source).is_empty()
@@ -116,6 +128,11 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
     assert!(
         session.server.stderr().contains("language server failed"),
         "the crash is logged"
+    );
+    let log = session.server.stderr();
+    assert!(
+        log.contains("`$/ide-mcp/ping` answered") && !log.contains("stopped answering"),
+        "the server answers the probe:\n{log}"
     );
 
     // SIGTERM of the host: it exits and takes its server with it.
@@ -190,4 +207,170 @@ fn cargo_and_pyright_in_one_answer() {
             .any(|m| m.starts_with("tool.py: Type \"Literal['x']\"")),
         "{pyright:?}"
     );
+}
+
+/// The probe of the tests: often, and a deadline generous enough for a
+/// healthy server on a loaded machine.
+const PROBE: [&str; 4] = ["--lsp-probe-interval", "200", "--lsp-probe-timeout", "2000"];
+
+/// `serve` (IDE WebSocket) on `ws` with no cargo source and `args`.
+fn serve_ide(sandbox: &Sandbox, args: &[&str]) -> Running {
+    let mut command = sandbox.command(&["serve", "--diagnostics", "none"]);
+    command
+        .args(args)
+        .env("RUST_LOG", "info,ide_mcp_lsp::client=debug");
+    Running::spawn(command)
+}
+
+/// The `lsp-echo` diagnostics of `list` (messages `pid PID, version N…`),
+/// as (pid, message).
+fn echoes(list: &Value) -> Vec<(u32, String)> {
+    messages_from(list, "lsp-echo")
+        .into_iter()
+        .map(|line| {
+            let message = line.split_once(": ").unwrap().1.to_owned();
+            let pid = message
+                .strip_prefix("pid ")
+                .and_then(|rest| rest.split(',').next())
+                .and_then(|pid| pid.parse().ok())
+                .unwrap_or_else(|| panic!("not an lsp-echo message: {message}"));
+            (pid, message)
+        })
+        .collect()
+}
+
+/// The host's children that run `lsp-echo --hang`.
+fn hanging_children(host: u32) -> Vec<u32> {
+    children(host)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == b"--hang"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_hung_server_is_restarted_and_its_diagnostics_dropped() {
+    let (dir, ws) = workspace(&[("notes.txt", "one\n")]);
+    let sandbox = Sandbox { dir, ws };
+    let path = sandbox.ws.join("notes.txt");
+    let echo = format!("'{}' lsp-echo --diagnose", bin());
+    let hanging = format!("{echo} --hang");
+    // A fresh diagnostic is waited for far longer than any answer may take
+    // (`ANSWER`): an answer proves the wait was released.
+    let mut args = vec!["--diagnostics-wait", "600000", "--lsp-open", "notes.txt"];
+    args.extend(["--lsp", &hanging, "--lsp", &echo]);
+    args.extend(PROBE);
+    let mut server = serve_ide(&sandbox, &args);
+    let (lockfile, content) = wait_for_lockfile(&sandbox, &mut server);
+    let port = common::lockfile_port(&lockfile);
+    let mut client = common::ws::connect(port, content["authToken"].as_str().unwrap()).await;
+    let host = server.child.id();
+    let mut diagnostics = async || client.call("getDiagnostics", json!({})).await;
+
+    // Both servers publish; the hanging one then stops answering.
+    let start = Instant::now();
+    let (first, healthy) = loop {
+        let list = diagnostics().await;
+        let found = echoes(&list);
+        let hung = found.iter().find(|(_, m)| m.ends_with(", hanging"));
+        let fine = found.iter().find(|(_, m)| !m.ends_with(", hanging"));
+        if let (Some(hung), Some(fine)) = (hung, fine) {
+            break (hung.0, fine.0);
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no diagnostics from both servers: {list:#}\nstderr:\n{}",
+            server.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+
+    // The probe finds it hung: logged with its stderr, killed, and a new
+    // process started in its place.
+    until("the hung server is replaced", &server, || {
+        is_dead(first) && hanging_children(host).iter().any(|pid| *pid != first)
+    })
+    .await;
+    let log = server.stderr();
+    assert!(log.contains("language server stopped answering"), "{log}");
+    assert!(
+        log.contains(&format!("lsp-echo {first}: hanging")),
+        "the stderr tail is logged: {log}"
+    );
+    // Its diagnostics are gone; the healthy server's stay, and it was not
+    // touched.
+    let list = diagnostics().await;
+    let found = echoes(&list);
+    assert!(found.iter().all(|(pid, _)| *pid != first), "{list:#}");
+    assert!(found.iter().any(|(pid, _)| *pid == healthy), "{list:#}");
+    assert!(children(host).contains(&healthy));
+
+    // A change while a new process hangs (it published, then stopped): the
+    // query waits for both servers' fresh diagnostics, and the hung one's
+    // wait ends when it is found hung.
+    let start = Instant::now();
+    let current = loop {
+        let running = hanging_children(host);
+        let published = echoes(&diagnostics().await);
+        if let Some(&(pid, _)) = published.iter().find(|(pid, _)| running.contains(pid)) {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no new process published; stderr:\n{}",
+            server.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    std::fs::write(&path, "two\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let list = diagnostics().await;
+    let found = echoes(&list);
+    assert!(
+        found
+            .iter()
+            .all(|(pid, _)| *pid != first && *pid != current),
+        "hung: {first}, {current}: {list:#}\nstderr:\n{}",
+        server.stderr()
+    );
+    // The healthy server's answer to the change (a save can be two
+    // changes: any version after the first).
+    assert!(
+        found
+            .iter()
+            .any(|(pid, m)| *pid == healthy && !m.ends_with("version 1")),
+        "the healthy server's fresh answer: {list:#}"
+    );
+    // The wait ended as the hung process was dropped, just before its kill.
+    until("the second hung process is killed", &server, || {
+        is_dead(current) && server.stderr().matches("stopped answering").count() >= 2
+    })
+    .await;
+    assert!(children(host).contains(&healthy));
+
+    // The host still answers, and takes every server down on SIGTERM.
+    let tools = client.request("tools/list", json!({})).await;
+    assert!(!common::tool_names(&tools).is_empty());
+    let servers = children(host);
+    let status = server.terminate(Duration::from_secs(20));
+    assert!(status.success() || status.code().is_none(), "{status}");
+    until("the servers end with the host", &server, || {
+        servers.iter().all(|pid| is_dead(*pid))
+    })
+    .await;
+}
+
+/// Waits until `done`, at most [`DEADLINE`].
+async fn until(what: &str, server: &Running, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "timed out: {what}; stderr:\n{}",
+            server.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ide_mcp_lsp::client::LspServerOptions;
+use ide_mcp_lsp::client::{LspServerOptions, Probe};
 use ide_mcp_tools::DiagnosticsQuery;
 
 use super::engine::{CargoDiagnostics, EngineConfig};
@@ -46,6 +46,8 @@ pub struct SourceOptions {
     /// Files opened in the language servers at start (`--open`, and the
     /// matches of `--lsp-open`).
     pub lsp_open: Vec<PathBuf>,
+    /// How the language servers are probed for answers; `None`: never.
+    pub lsp_probe: Option<Probe>,
 }
 
 /// Starts the sources for `folders` (absolute), reporting long work to
@@ -81,6 +83,7 @@ pub fn start_sources(
             open: Vec::new(),
             wait: options.wait,
             lazy: options.lazy,
+            probe: options.lsp_probe,
         },
         options.watch,
         progress,

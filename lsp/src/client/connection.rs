@@ -1,12 +1,13 @@
 //! One running language server: the child process, its framed stdio, the
 //! requests the host sends and the server's own requests and
-//! notifications, answered or turned into the diagnostics [`Store`].
+//! notifications, answered or turned into the diagnostics [`Store`], and
+//! the liveness probe that declares it hung.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,10 +16,13 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 
 use super::known::ServerKind;
+use super::liveness::{self, Peer};
 use super::state::Store;
 use super::uri::{path_of_uri, uri_of_path};
+use super::{PROBE_METHOD, Probe};
 use crate::framing::{Frame, Message, MessageReader};
 
 /// How many lines of a server's stderr are kept for the log of its death.
@@ -34,17 +38,94 @@ pub(crate) struct Context {
 
 type Responses = Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>;
 
+/// The host's side of the server's stdio: what sends requests, shared by
+/// the connection and its liveness probe.
+#[derive(Debug)]
+struct Wire {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    responses: Responses,
+    next_id: AtomicI64,
+    /// Messages read from the server so far.
+    heard: Arc<AtomicU64>,
+    /// Why the server was declared hung, once it is.
+    hung: watch::Sender<Option<String>>,
+}
+
+impl Wire {
+    /// Sends a request; resolves to the whole response, or `None` when the
+    /// server exited or was declared hung first. Dropped, forgets the request.
+    async fn response(&self, method: &str, params: Value) -> Option<Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.responses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        let _forget = Forget {
+            responses: &self.responses,
+            id,
+        };
+        send(
+            &self.out,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        let mut hung = self.hung.subscribe();
+        tokio::select! {
+            response = rx => response.ok(),
+            _ = hung.wait_for(Option::is_some) => None,
+        }
+    }
+
+    /// The server stopped answering: says why, and every request waiting
+    /// for it, now or later, fails at once.
+    fn declare_hung(&self, why: String) {
+        self.hung.send_replace(Some(why));
+        self.responses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+impl Peer for Wire {
+    async fn ping(&self) {
+        if self.response(PROBE_METHOD, Value::Null).await.is_none() {
+            // Gone: its exit is the connection's to see, not the probe's.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    fn heard(&self) -> u64 {
+        self.heard.load(Ordering::Relaxed)
+    }
+}
+
+/// Removes a request's slot when its wait ends, answered or not.
+struct Forget<'a> {
+    responses: &'a Responses,
+    id: i64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.responses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
 /// A started language server.
 #[derive(Debug)]
 pub(crate) struct Connection {
     child: Child,
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    responses: Responses,
-    next_id: AtomicI64,
+    wire: Arc<Wire>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Flips to `true` when the server's stdout ends.
     closed: watch::Receiver<bool>,
     tasks: Vec<JoinHandle<()>>,
+    /// The liveness probe, once started.
+    probe: Option<JoinHandle<()>>,
 }
 
 impl Connection {
@@ -68,7 +149,13 @@ impl Connection {
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (out, queue) = mpsc::unbounded_channel();
-        let responses = Responses::default();
+        let wire = Arc::new(Wire {
+            out,
+            responses: Responses::default(),
+            next_id: AtomicI64::new(1),
+            heard: Arc::default(),
+            hung: watch::Sender::new(None),
+        });
         let (closed_tx, closed) = watch::channel(false);
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr_tail);
@@ -78,8 +165,9 @@ impl Connection {
             tokio::spawn(read_loop(
                 stdout,
                 Arc::clone(cx),
-                out.clone(),
-                Arc::clone(&responses),
+                wire.out.clone(),
+                Arc::clone(&wire.responses),
+                Arc::clone(&wire.heard),
                 closed_tx,
             )),
             tokio::spawn(async move {
@@ -96,19 +184,18 @@ impl Connection {
         ];
         Ok(Self {
             child,
-            out,
-            responses,
-            next_id: AtomicI64::new(1),
+            wire,
             stderr_tail,
             closed,
             tasks,
+            probe: None,
         })
     }
 
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: &Value) {
         send(
-            &self.out,
+            &self.wire.out,
             &json!({"jsonrpc": "2.0", "method": method, "params": params}),
         );
     }
@@ -121,32 +208,50 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.responses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, tx);
-        send(
-            &self.out,
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        );
-        let answer = tokio::time::timeout(timeout, rx).await;
-        self.responses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
-        match answer {
-            Ok(Ok(mut response)) => match response.get_mut("error") {
+        match tokio::time::timeout(timeout, self.wire.response(method, params)).await {
+            Ok(Some(mut response)) => match response.get_mut("error") {
                 Some(error) => Err(error.to_string()),
                 None => Ok(response
                     .get_mut("result")
                     .map(Value::take)
                     .unwrap_or_default()),
             },
-            Ok(Err(_)) => Err("the server exited".to_owned()),
+            Ok(None) => Err("the server exited or stopped answering".to_owned()),
             Err(_) => Err(format!("no answer within {timeout:?}")),
         }
+    }
+
+    /// Starts probing the server (after `initialize`: nothing may be asked
+    /// before its answer); see [`hung`](Self::hung).
+    pub(crate) fn start_probe(&mut self, probe: Probe, server: &str) {
+        let wire = Arc::clone(&self.wire);
+        self.stop_probe();
+        let task = async move {
+            let why = liveness::hung(&*wire, probe).await;
+            wire.declare_hung(why);
+        };
+        self.probe = Some(tokio::spawn(
+            task.instrument(tracing::debug_span!("probe", server)),
+        ));
+    }
+
+    /// Stops the probe (before `shutdown`, after which nothing else may be
+    /// asked).
+    pub(crate) fn stop_probe(&mut self) {
+        if let Some(probe) = self.probe.take() {
+            probe.abort();
+        }
+    }
+
+    /// Resolves, with the reason, when the probe declares the server hung.
+    pub(crate) async fn hung(&self) -> String {
+        let mut hung = self.wire.hung.subscribe();
+        // The sender lives in `self.wire`: the wait cannot fail.
+        let why = hung
+            .wait_for(Option::is_some)
+            .await
+            .map(|why| why.clone().unwrap_or_default());
+        why.unwrap_or_default()
     }
 
     /// Resolves when the server's output ends (it exited or closed it).
@@ -173,8 +278,21 @@ impl Connection {
         None
     }
 
+    /// Kills the process at once and waits, at most `timeout`, for its end.
+    pub(crate) async fn kill(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        self.stop_probe();
+        if let Err(error) = self.child.start_kill() {
+            tracing::debug!(%error, "cannot kill the server");
+        }
+        tokio::time::timeout(timeout, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    }
+
     /// `shutdown`, then `exit`, each bounded; killed if it hangs.
     pub(crate) async fn shut_down(&mut self, timeout: Duration) {
+        self.stop_probe();
         if let Err(error) = self.request("shutdown", Value::Null, timeout).await {
             tracing::debug!(%error, "the server did not answer `shutdown`");
         }
@@ -185,6 +303,7 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        self.stop_probe();
         for task in &self.tasks {
             task.abort();
         }
@@ -209,12 +328,14 @@ async fn read_loop(
     cx: Arc<Context>,
     out: mpsc::UnboundedSender<Vec<u8>>,
     responses: Responses,
+    heard: Arc<AtomicU64>,
     closed: watch::Sender<bool>,
 ) {
     let mut reader = MessageReader::new(stdout);
     loop {
         match reader.next().await {
             Ok(Some(Frame::Message(message))) => {
+                heard.fetch_add(1, Ordering::Relaxed);
                 match serde_json::from_slice::<Value>(message.body()) {
                     Ok(value) => handle(&cx, &out, &responses, value),
                     Err(error) => tracing::debug!(server = %cx.kind.name, %error, "not JSON"),

@@ -204,7 +204,7 @@ impl Documents {
             }
             Err(error) => {
                 tracing::debug!(path = %path.display(), %error, "pull diagnostics failed");
-                store.not_sent(&path);
+                store.unanswered(&path);
             }
         }
     }

@@ -10,16 +10,28 @@
 //!   (`didOpen`) or updated (`didChange` with the whole text, `didSave`);
 //!   a query waits, within its bound, for the server's publish of that new
 //!   version or for the end of its work-done progress.
-//! - Failure: a server that cannot start, exits, or does not answer
-//!   `initialize` is logged with the tail of its stderr and started again
-//!   after a growing pause ([`MAX_RESTARTS`] in a row at most); its
-//!   diagnostics are dropped meanwhile, never served stale.
+//! - Liveness: while it runs, the server is asked `$/ide-mcp/ping`
+//!   ([`PROBE_METHOD`]) every [`Probe::interval`]. No server knows that
+//!   method, and LSP requires a `$/` request it does not know to be answered
+//!   with `MethodNotFound` (-32601): any answer, result or error, proves it
+//!   alive (pyright and clangd do, in milliseconds; pyright in a second or
+//!   two while it indexes a large workspace). A probe unanswered past
+//!   [`Probe::timeout`] declares the server hung, unless it sent something
+//!   else meanwhile: a busy server is given another deadline,
+//!   [`PROBE_BUSY_WINDOWS`] at most.
+//! - Failure: a server that cannot start, exits, does not answer
+//!   `initialize` or is declared hung is logged with the tail of its stderr
+//!   (a hung one is killed first; the requests it left unanswered fail at
+//!   once) and started again after a growing pause ([`MAX_RESTARTS`] in a
+//!   row at most); its diagnostics are dropped meanwhile, never served
+//!   stale, and queries stop waiting for its fresh ones.
 //! - Exit: [`LspDiagnostics::shutdown`] sends `shutdown` and `exit`, each
 //!   bounded, and kills a server that hangs; dropping the handle kills it.
 
 mod connection;
 mod documents;
 mod known;
+mod liveness;
 mod state;
 mod supervisor;
 mod uri;
@@ -53,6 +65,36 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub const MAX_RESTARTS: u32 = 8;
 /// A server that ran this long had no failure "in a row".
 const STABLE: Duration = Duration::from_mins(1);
+/// The liveness probe's request: a method no server knows, which LSP
+/// requires to be answered with `MethodNotFound` (`$/` methods).
+pub const PROBE_METHOD: &str = "$/ide-mcp/ping";
+/// How often a running server is probed, by default.
+pub const PROBE_INTERVAL: Duration = Duration::from_secs(30);
+/// How long the probe's answer may take, by default.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many deadlines in a row a server that keeps sending other messages
+/// may leave the probe unanswered before it is declared hung all the same
+/// (two minutes at the default timeout).
+pub const PROBE_BUSY_WINDOWS: u32 = 12;
+
+/// How a running server is checked for answers; see the
+/// [module documentation](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// The pause between one probe's answer and the next probe.
+    pub interval: Duration,
+    /// How long an answer may take before the server counts as hung.
+    pub timeout: Duration,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Self {
+            interval: PROBE_INTERVAL,
+            timeout: PROBE_TIMEOUT,
+        }
+    }
+}
 
 /// How one language server is run.
 #[derive(Clone, Debug)]
@@ -68,6 +110,8 @@ pub struct LspServerOptions {
     pub wait: Duration,
     /// Whether the server starts only when diagnostics are first asked for.
     pub lazy: bool,
+    /// The liveness probe; `None` never probes (a hung server then stays).
+    pub probe: Option<Probe>,
 }
 
 impl LspServerOptions {

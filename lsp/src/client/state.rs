@@ -11,8 +11,17 @@ use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
 use lsp_types::Diagnostic;
 use tokio::sync::watch;
 
-/// The version a change waits for before the host has sent it.
-const NOT_SENT: i32 = i32::MIN;
+/// What a query waits for of one document changed on disk.
+#[derive(Clone, Copy, Debug, Default)]
+struct Awaited {
+    /// The version sent to the server, until its diagnostics arrive.
+    sent: Option<i32>,
+    /// A change seen on disk that has not reached the server yet. Kept
+    /// apart from `sent`: an editor's save is often two file events (the
+    /// truncation, the write), and the second, finding the text already
+    /// sent, must not end the wait for that text's diagnostics.
+    unsent: bool,
+}
 
 /// A server that diagnoses the whole workspace publishes its first results
 /// in a burst (pyright: every file at once, `[]` for the clean ones): its
@@ -41,9 +50,8 @@ pub(crate) struct State {
     /// Bumped after every change of `files`, atomically with it.
     generation: u64,
     files: Arc<BTreeMap<Arc<Path>, Arc<[Diagnostic]>>>,
-    /// Documents changed on disk: the version whose diagnostics are awaited
-    /// ([`NOT_SENT`] until the change reached the server).
-    pending: HashMap<Arc<Path>, i32>,
+    /// Documents changed on disk and what is awaited of each.
+    pending: HashMap<Arc<Path>, Awaited>,
     /// Work-done progress running: token → its line.
     progress: BTreeMap<String, String>,
     /// The server is starting (not yet initialized).
@@ -108,22 +116,52 @@ impl Store {
     /// diagnostics from now on.
     pub(crate) fn changed(&self, path: &Arc<Path>) {
         self.state.send_modify(|s| {
-            s.pending.insert(Arc::clone(path), NOT_SENT);
+            s.pending.entry(Arc::clone(path)).or_default().unsent = true;
         });
     }
 
     /// The change reached the server as `version`.
     pub(crate) fn sent(&self, path: &Arc<Path>, version: i32) {
         self.state.send_modify(|s| {
-            s.pending.insert(Arc::clone(path), version);
+            s.pending.insert(
+                Arc::clone(path),
+                Awaited {
+                    sent: Some(version),
+                    unsent: false,
+                },
+            );
         });
     }
 
-    /// Nothing was sent for `path` after all (its text did not change, or it
-    /// could not be read): stop waiting for it.
+    /// Nothing was sent for the change of `path` after all (its text is
+    /// what was sent before, or it could not be read): stop waiting for it,
+    /// though not for a version sent before.
     pub(crate) fn not_sent(&self, path: &Path) {
-        self.state
-            .send_if_modified(|s| s.pending.remove(path).is_some());
+        self.state.send_if_modified(|s| {
+            let Some(awaited) = s.pending.get_mut(path) else {
+                return false;
+            };
+            awaited.unsent = false;
+            if awaited.sent.is_none() {
+                s.pending.remove(path);
+            }
+            true
+        });
+    }
+
+    /// The version sent for `path` will get no diagnostics (its pull
+    /// failed): stop waiting for it.
+    pub(crate) fn unanswered(&self, path: &Path) {
+        self.state.send_if_modified(|s| {
+            let Some(awaited) = s.pending.get_mut(path) else {
+                return false;
+            };
+            awaited.sent = None;
+            if !awaited.unsent {
+                s.pending.remove(path);
+            }
+            true
+        });
     }
 
     /// The server published `diagnostics` for `path` (for document
@@ -155,11 +193,14 @@ impl Store {
                 }
                 Initial::Done => Initial::Done,
             };
-            if let Some(&awaited) = s.pending.get(&path)
-                && awaited != NOT_SENT
-                && version.is_none_or(|v| v >= awaited)
+            if let Some(awaited) = s.pending.get_mut(&path)
+                && let Some(sent) = awaited.sent
+                && version.is_none_or(|v| v >= sent)
             {
-                s.pending.remove(&path);
+                awaited.sent = None;
+                if !awaited.unsent {
+                    s.pending.remove(&path);
+                }
             }
             let old = s.files.get(&path);
             let same = match old {
@@ -192,7 +233,10 @@ impl Store {
                 }
             }
             if s.progress.is_empty() {
-                s.pending.retain(|_, version| *version == NOT_SENT);
+                s.pending.retain(|_, awaited| {
+                    awaited.sent = None;
+                    awaited.unsent
+                });
                 s.initial = Initial::Done;
             }
         });
@@ -335,6 +379,33 @@ mod tests {
         // An empty publish removes the file.
         store.publish(Arc::clone(&a), None, Vec::new());
         assert!(store.all().is_empty());
+    }
+
+    #[test]
+    fn a_second_event_for_the_text_already_sent_keeps_the_wait() {
+        let store = Store::new("clangd", Duration::from_secs(5));
+        let a = path("/w/a.c");
+        // A save seen as two events: the first sends the new text...
+        store.changed(&a);
+        store.sent(&a, 2);
+        // ...the second finds it sent already.
+        store.changed(&a);
+        store.not_sent(&a);
+        assert!(store.settle().is_some(), "version 2 is still awaited");
+        store.publish(Arc::clone(&a), Some(2), Vec::new());
+        assert!(store.settle().is_none());
+
+        // A newer change seen before an older version's publish: still
+        // waited for after that publish.
+        store.changed(&a);
+        store.sent(&a, 3);
+        store.changed(&a);
+        store.publish(Arc::clone(&a), Some(3), Vec::new());
+        assert!(store.settle().is_some(), "the newer change is not sent yet");
+        store.sent(&a, 4);
+        // A failed pull ends the wait for its version.
+        store.unanswered(&a);
+        assert!(store.settle().is_none());
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
 //! The life of one language server: started, initialized, kept told of
-//! changes, restarted with backoff when it fails, shut down on request.
+//! changes and probed, restarted with backoff when it fails or hangs, shut
+//! down on request.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,7 +12,7 @@ use super::connection::{Connection, Context};
 use super::documents::{self, Documents};
 use super::state::Store;
 use super::{
-    Command, FIRST_BACKOFF, INITIALIZE_TIMEOUT, LspServerOptions, MAX_BACKOFF, MAX_RESTARTS,
+    Command, FIRST_BACKOFF, INITIALIZE_TIMEOUT, LspServerOptions, MAX_BACKOFF, MAX_RESTARTS, Probe,
     ProgressCallback, SHUTDOWN_TIMEOUT, STABLE,
 };
 
@@ -47,17 +48,18 @@ pub(super) async fn supervise(
         let began = Instant::now();
         let outcome = match Connection::spawn(&options.command, &cx) {
             Ok(mut connection) => {
-                let outcome = run(&mut connection, &cx, &mut documents, &mut queue).await;
-                if let Outcome::Died(why) = &outcome {
-                    let status = connection.reap(SHUTDOWN_TIMEOUT).await;
-                    tracing::warn!(
-                        server = %name,
-                        ?status,
-                        "language server failed ({why}); its diagnostics are dropped until it is back. \
-                         Last stderr lines:\n{}",
-                        connection.stderr_tail()
-                    );
-                }
+                let outcome = run(
+                    &mut connection,
+                    &cx,
+                    options.probe,
+                    &mut documents,
+                    &mut queue,
+                )
+                .await;
+                // Dropped before the process is reaped, which can take a
+                // while: never served as fresh, nor waited for.
+                cx.store.clear();
+                end(&mut connection, &outcome, &name).await;
                 outcome
             }
             Err(error) => {
@@ -111,15 +113,46 @@ pub(super) async fn supervise(
     }
 }
 
+/// Reaps a server that died, kills one that hung, and logs either with
+/// the tail of its stderr.
+async fn end(connection: &mut Connection, outcome: &Outcome, name: &str) {
+    match outcome {
+        Outcome::Died(why) => {
+            let status = connection.reap(SHUTDOWN_TIMEOUT).await;
+            tracing::warn!(
+                server = %name,
+                ?status,
+                "language server failed ({why}); its diagnostics are dropped until it is back. \
+                 Last stderr lines:\n{}",
+                connection.stderr_tail()
+            );
+        }
+        Outcome::Hung(why) => {
+            let status = connection.kill(SHUTDOWN_TIMEOUT).await;
+            tracing::warn!(
+                server = %name,
+                ?status,
+                "language server stopped answering ({why}); killed, its diagnostics are dropped \
+                 until it is back. Last stderr lines:\n{}",
+                connection.stderr_tail()
+            );
+        }
+        Outcome::ShutDown(_) => {}
+    }
+}
+
 enum Outcome {
     ShutDown(oneshot::Sender<()>),
     Died(String),
+    /// Declared hung by the liveness probe.
+    Hung(String),
 }
 
-/// One life of the server: initialize, open, follow changes.
+/// One life of the server: initialize, open, follow changes, probed.
 async fn run(
     connection: &mut Connection,
     cx: &Context,
+    probe: Option<Probe>,
     documents: &mut Documents,
     queue: &mut mpsc::UnboundedReceiver<Command>,
 ) -> Outcome {
@@ -140,29 +173,30 @@ async fn run(
         "workspace/didChangeConfiguration",
         &serde_json::json!({"settings": cx.kind.settings}),
     );
+    if let Some(probe) = probe {
+        connection.start_probe(probe, &cx.kind.name);
+    }
     documents.set_capabilities(&capabilities);
     if cx.kind.whole_workspace {
         cx.store.first_analysis();
     }
+    // A hung server fails the requests of these steps (pulls) at once, so
+    // they end soon and the loop below sees it.
     documents.reopen_all(connection, &cx.store).await;
     cx.store.starting(false);
-    loop {
+    let done = loop {
         tokio::select! {
+            why = connection.hung() => return Outcome::Hung(why),
             () = connection.closed() => return Outcome::Died("it exited".to_owned()),
             command = queue.recv() => match command {
                 Some(Command::Changed(paths)) => documents.sync(connection, &cx.store, paths).await,
-                Some(Command::Shutdown(done)) => {
-                    connection.shut_down(SHUTDOWN_TIMEOUT).await;
-                    return Outcome::ShutDown(done);
-                }
-                None => {
-                    connection.shut_down(SHUTDOWN_TIMEOUT).await;
-                    let (done, _) = oneshot::channel();
-                    return Outcome::ShutDown(done);
-                }
+                Some(Command::Shutdown(done)) => break done,
+                None => break oneshot::channel().0,
             },
         }
-    }
+    };
+    connection.shut_down(SHUTDOWN_TIMEOUT).await;
+    Outcome::ShutDown(done)
 }
 
 /// Forwards the store's progress line to `callback` as it changes.
