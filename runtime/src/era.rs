@@ -95,6 +95,13 @@ pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> 
     let Some(params) = params.filter(|p| p.get().starts_with('{')) else {
         return Ok(Era::Handshake);
     };
+    // Most requests carry no version: without the key's name in the text,
+    // and without `\u` escapes that could spell it otherwise (the only
+    // escapes that can stand for a letter), there is none, and the params
+    // need not be parsed a second time.
+    if !params.get().contains("protocolVersion") && !params.get().contains("\\u") {
+        return Ok(Era::Handshake);
+    }
     // A `_meta` that is not an object is the method's own params' problem.
     let Ok(Params {
         meta: Some(Meta {
@@ -301,6 +308,15 @@ mod tests {
         );
         assert_eq!(era_of(None).unwrap(), Era::Handshake);
         assert_eq!(era_of(Some(&raw("[1]"))).unwrap(), Era::Handshake);
+        // The version's key spelled with escapes is still read.
+        assert_eq!(
+            era(r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}"#),
+            Ok(Era::Stateless("2026-07-28"))
+        );
+        assert_eq!(
+            era(r#"{"\u005fmeta":{"io.modelcontextprotocol/protocol\u0056ersion":"2026-07-28"}}"#),
+            Ok(Era::Stateless("2026-07-28"))
+        );
     }
 
     #[test]
