@@ -219,11 +219,14 @@ fn meta_schema_check(schema: &Value) -> Result<(), (String, String)> {
     const LOCATION: &str = "urn:ide-mcp:lint";
     let mut compiler = boon::Compiler::new();
     compiler.set_default_draft(boon::Draft::V2020_12);
-    let compiled = compiler
-        .add_resource(LOCATION, schema.clone())
-        .and_then(|()| compiler.compile(LOCATION, &mut boon::Schemas::new()));
-    match compiled {
-        Ok(_) => Ok(()),
+    let mut outcome = compiler.add_resource(LOCATION, schema.clone());
+    if outcome.is_ok() {
+        outcome = compiler
+            .compile(LOCATION, &mut boon::Schemas::new())
+            .map(|_| ());
+    }
+    match outcome {
+        Ok(()) => Ok(()),
         Err(boon::CompileError::ValidationError { src, .. }) => {
             let mut leaf = &src;
             while let Some(cause) = leaf.causes.first() {
