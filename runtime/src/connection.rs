@@ -98,7 +98,9 @@ pub(crate) async fn run<W: Wire>(
                     let _ = flush(&mut wire, &mut out, limits).await;
                     return Err(err);
                 }
-                Event::Recv(Recv::Message) => out.push(|buf| session.handle(wire.message(), buf)),
+                Event::Recv(Recv::Message) => {
+                    out.push(|buf| session.handle_with(wire.message(), wire.peer(), buf));
+                }
                 Event::Recv(Recv::Refused(code, message)) => out.push(|buf| {
                     crate::jsonrpc::write_error(buf, None, code, &message);
                     true

@@ -209,9 +209,6 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
     findings
 }
 
-/// Calls `visit(pointer_of_object, keyword, value)` for every keyword of every
-/// subschema. Property names, `default`, `examples`, `const` and `enum`
-/// values are data, not keywords, and are not visited as such.
 /// Compiles `schema` as JSON Schema 2020-12, which validates it against the
 /// meta-schema first; on failure, the pointer (into the schema) of the first
 /// innermost violation and the validator's message.
@@ -236,6 +233,9 @@ fn meta_schema_check(schema: &Value) -> Result<(), (String, String)> {
     }
 }
 
+/// Calls `visit(pointer_of_object, keyword, value)` for every keyword of every
+/// subschema. Property names, `default`, `examples`, `const` and `enum`
+/// values are data, not keywords, and are not visited as such.
 fn walk(value: &Value, pointer: &mut String, visit: &mut dyn FnMut(&str, &str, &Value)) {
     match value {
         Value::Object(map) => {

@@ -101,8 +101,21 @@ impl Session {
     /// `true`, or returns `false` when there is nothing to send now (a
     /// notification, or a call that completes later).
     pub fn handle(&mut self, message: &[u8], out: &mut Vec<u8>) -> bool {
+        self.handle_with(message, None, out)
+    }
+
+    /// Handles one incoming message like [`handle`](Self::handle); a call it
+    /// starts reports to `peer` when given, instead of the session's peer.
+    pub(crate) fn handle_with(
+        &mut self,
+        message: &[u8],
+        peer: Option<&Peer>,
+        out: &mut Vec<u8>,
+    ) -> bool {
         match jsonrpc::parse(message) {
-            Ok(Message::Request { id, method, params }) => self.request(id, &method, params, out),
+            Ok(Message::Request { id, method, params }) => {
+                self.request(id, &method, params, peer, out)
+            }
             Ok(Message::Notification { method, params }) => {
                 self.notification(&method, params);
                 false
@@ -145,6 +158,7 @@ impl Session {
         id: RequestId<'_>,
         method: &str,
         params: Option<&RawValue>,
+        peer: Option<&Peer>,
         out: &mut Vec<u8>,
     ) -> bool {
         let span = tracing::debug_span!("request", method, %id, tool = tracing::field::Empty);
@@ -193,7 +207,7 @@ impl Session {
                     jsonrpc::write_result(out, id, self.server.registry().list_result_bytes());
                     true
                 }
-                "tools/call" => self.call(id, params, &span, stateless, out),
+                "tools/call" => self.call(id, params, peer, &span, stateless, out),
                 _ => {
                     jsonrpc::write_error(
                         out,
@@ -282,6 +296,7 @@ impl Session {
         &mut self,
         id: RequestId<'_>,
         params: Option<&RawValue>,
+        peer: Option<&Peer>,
         span: &tracing::Span,
         stateless: bool,
         out: &mut Vec<u8>,
@@ -348,7 +363,7 @@ impl Session {
         span.record("tool", tool.def.name);
         let call = Call::new(self.server.context())
             .with_notifier(self.server.notifier())
-            .with_peer(self.peer.as_ref())
+            .with_peer(peer.or(self.peer.as_ref()))
             .with_progress_token(params.meta.and_then(|meta| meta.progress_token));
         dispatch::call(
             call,

@@ -80,9 +80,8 @@ async def exercise(client: Client, workspace: str, expected_version: str, what: 
     words = await client.call_tool("countWords", {"text": "a b a"})
     check(words.structured_content == {"a": 2, "b": 1}, f"{what}: countWords (structured)", words.model_dump(mode="json"))
 
-    # Progress: SSE events before the result over HTTP (2026-07-28), notifications
-    # over stdio. A 2025-11-25 HTTP session has no stream for them (GET is not
-    # served), so there the call is only answered.
+    # Progress: SSE events before the result on the call's POST over HTTP (both
+    # eras), notifications over stdio.
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -90,9 +89,8 @@ async def exercise(client: Client, workspace: str, expected_version: str, what: 
 
     done = await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
     check(text_of(done) == '"done"', f"{what}: test_tool_with_progress answers")
-    if what != "http legacy":
-        expected = [(0.0, 100.0, "working"), (50.0, 100.0, "working"), (100.0, 100.0, "working")]
-        check(seen == expected, f"{what}: progress notifications before the result", seen)
+    expected = [(0.0, 100.0, "working"), (50.0, 100.0, "working"), (100.0, 100.0, "working")]
+    check(seen == expected, f"{what}: progress notifications before the result", seen)
     print(f"interop: {what}: ok ({client.protocol_version})")
 
 

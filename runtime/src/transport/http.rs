@@ -8,13 +8,20 @@
 //! - **2025-11-25 and older:** an `initialize` POST opens a session whose id
 //!   comes back in `Mcp-Session-Id`; later POSTs name it (404 for an unknown
 //!   one), DELETE ends it ([`http_session`](super::http_session)).
+//! - In both eras, a call that sends its progress (for the request's
+//!   `_meta.progressToken`) or notifications of its own before its result is
+//!   answered as `text/event-stream` instead: those events, then the result,
+//!   then the stream ends ([`http_sse`](super::http_sse)).
 //! - GET (a server-sent event stream) is not offered: 405, as the spec allows.
+//!   So the server-wide notifications (`selection_changed`) do not reach
+//!   HTTP clients.
 //!
 //! Every request passes the gate first: `Host` and `Origin` must be this
 //! server's own (403), the bearer token must match (401), the body must be
 //! JSON (415), `Accept` must take JSON and event streams (406), and the body
 //! must fit the limit (413). Beyond the in-flight bound a request gets 503.
-//! Closing a POST's connection before its answer cancels the call.
+//! Closing a POST's connection, or its event stream, before its answer
+//! cancels the call.
 
 use std::convert::Infallible;
 use std::io;

@@ -1,6 +1,8 @@
 //! Answering one HTTP request: the gate, the body, then a 2026-07-28
-//! exchange or a message of a 2025-11-25 session.
+//! exchange or a message of a 2025-11-25 session. Either answers a call
+//! that reports progress as an event stream ([`http_sse`](super::http_sse)).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
@@ -8,6 +10,7 @@ use http_body_util::{BodyExt as _, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode};
+use tokio::sync::oneshot;
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
 use super::http_check::{
@@ -15,8 +18,9 @@ use super::http_check::{
     refuse_accept, refuse_content_type,
 };
 use super::http_session::{Missing, SESSION_QUEUE};
+use super::http_sse::stream;
 use super::http_stateless::{exchange, header_mismatch};
-use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
+use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, RequestId};
 
 /// Counts a request being answered for as long as it lives.
 struct Exchange<'a>(&'a AtomicUsize);
@@ -34,7 +38,7 @@ impl Drop for Exchange<'_> {
     }
 }
 
-pub(crate) async fn handle(shared: &Shared, request: Request<Incoming>) -> HttpResponse {
+pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> HttpResponse {
     let _exchange = Exchange::start(&shared.exchanges);
     if request.uri().path() != ENDPOINT {
         return refusal(
@@ -108,7 +112,7 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> 
     }
 }
 
-async fn post(shared: &Shared, headers: &HeaderMap, body: Bytes) -> HttpResponse {
+async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpResponse {
     let message = match jsonrpc::parse(&body) {
         Ok(message) => message,
         Err(rejection) => {
@@ -124,13 +128,19 @@ async fn post(shared: &Shared, headers: &HeaderMap, body: Bytes) -> HttpResponse
             INVALID_REQUEST,
             &"the Mcp-Session-Id header is not visible ASCII",
         ),
-        (Message::Request { id, .. }, Some(Ok(session))) => {
+        (Message::Request { id, method, .. }, Some(Ok(session))) => {
             let id = id.as_json().to_owned();
-            in_session(shared, session, body, Some(&id)).await
+            // Only a call reports progress and notifications of its own.
+            let streams = method == "tools/call";
+            request_in_session(shared, session, body, &id, streams).await
         }
-        (_, Some(Ok(session))) => in_session(shared, session, body, None).await,
-        (Message::Request { ref method, .. }, None) if method == "initialize" => {
-            open_session(shared, body).await
+        (_, Some(Ok(session))) => match shared.sessions.post(session, body) {
+            Ok(()) => accepted(),
+            Err(missing) => refuse_missing(&missing),
+        },
+        (Message::Request { id, method, .. }, None) if method == "initialize" => {
+            let id = id.as_json().to_owned();
+            open_session(shared, body, &id).await
         }
         (Message::Request { id, method, params }, None) => {
             if let Some(refused) = header_mismatch(headers, id, &method, params) {
@@ -149,7 +159,7 @@ fn accepted() -> HttpResponse {
     empty(StatusCode::ACCEPTED)
 }
 
-async fn open_session(shared: &Shared, body: Bytes) -> HttpResponse {
+async fn open_session(shared: &Arc<Shared>, body: Bytes, id: &str) -> HttpResponse {
     let session = match shared.sessions.open(&shared.server) {
         Ok(Some(session)) => session,
         Ok(None) => {
@@ -167,12 +177,15 @@ async fn open_session(shared: &Shared, body: Bytes) -> HttpResponse {
             return refusal(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL_ERROR, &err);
         }
     };
-    let id = match jsonrpc::parse(&body) {
-        Ok(Message::Request { id, .. }) => id.as_json().to_owned(),
-        _ => unreachable!("checked by the caller"),
+    let reply = match shared.sessions.request(&session, body, id, false) {
+        Ok(answer) => Pending::new(shared, &session, id)
+            .wait(answer.response)
+            .await
+            .ok_or_else(ended),
+        Err(missing) => Err(refuse_missing(&missing)),
     };
-    match answer_in_session(shared, &session, body, Some(&id)).await {
-        Ok(reply) if !is_error(&reply, &id) => {
+    match reply {
+        Ok(reply) if !is_error(&reply, id) => {
             let mut response = json_response(StatusCode::OK, reply);
             response.headers_mut().insert(
                 SESSION_HEADER,
@@ -192,79 +205,127 @@ async fn open_session(shared: &Shared, body: Bytes) -> HttpResponse {
     }
 }
 
-/// Cancels the call of a POST dropped before its answer (the client closed
-/// the connection): the session gets `notifications/cancelled` for it.
-struct CancelOnDrop<'a> {
-    shared: &'a Shared,
-    session: &'a str,
-    id: Option<&'a str>,
+/// A POST of a session waiting for the answer to its request. Dropped before
+/// the answer (the client closed the connection, or the stream of the
+/// answer), it cancels the call: the session gets `notifications/cancelled`
+/// for it.
+struct Pending {
+    shared: Arc<Shared>,
+    session: Box<str>,
+    /// The request's id (JSON text).
+    id: Box<str>,
+    answered: bool,
 }
 
-impl Drop for CancelOnDrop<'_> {
+impl Pending {
+    fn new(shared: &Arc<Shared>, session: &str, id: &str) -> Self {
+        Self {
+            shared: Arc::clone(shared),
+            session: session.into(),
+            id: id.into(),
+            answered: false,
+        }
+    }
+
+    /// The response; `None` when the session ended before answering.
+    async fn wait(mut self, response: oneshot::Receiver<Vec<u8>>) -> Option<Vec<u8>> {
+        let response = response.await.ok();
+        self.answered = true;
+        response
+    }
+}
+
+impl Drop for Pending {
     fn drop(&mut self) {
-        let Some(id) = self.id else { return };
-        let cancel = format!(
-            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the HTTP request was closed"}}}}"#
-        );
-        let _ = self
-            .shared
-            .sessions
-            .post(self.session, Bytes::from(cancel), None);
-        self.shared.sessions.answered(self.session);
+        if !self.answered {
+            let cancel = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the HTTP request was closed"}}}}"#,
+                self.id
+            );
+            let _ = self
+                .shared
+                .sessions
+                .post(&self.session, Bytes::from(cancel));
+        }
+        self.shared.sessions.answered(&self.session);
     }
 }
 
-async fn in_session(shared: &Shared, session: &str, body: Bytes, id: Option<&str>) -> HttpResponse {
-    match answer_in_session(shared, session, body, id).await {
-        Ok(reply) if reply.is_empty() => accepted(),
-        Ok(reply) => json_response(StatusCode::OK, reply),
-        Err(refused) => refused,
-    }
-}
-
-/// Hands a message to a session and waits for its answer (empty for a
-/// notification or a response, which get none).
-async fn answer_in_session(
-    shared: &Shared,
+/// Serves request `id` of a session: 200 with the response as JSON, or, when
+/// the call sends progress or notifications before it, as an event stream
+/// ([`http_sse`](super::http_sse)) that ends with the response.
+async fn request_in_session(
+    shared: &Arc<Shared>,
     session: &str,
     body: Bytes,
-    id: Option<&str>,
-) -> Result<Vec<u8>, HttpResponse> {
-    let answer = match shared.sessions.post(session, body, id) {
+    id: &str,
+    streams: bool,
+) -> HttpResponse {
+    let answer = match shared.sessions.request(session, body, id, streams) {
         Ok(answer) => answer,
-        Err(Missing::Unknown) => {
-            return Err(refusal(
-                StatusCode::NOT_FOUND,
-                INVALID_REQUEST,
-                &"no such session: it ended (DELETE, or idle too long) or never was; send `initialize` again",
-            ));
+        Err(missing) => return refuse_missing(&missing),
+    };
+    let response = Pending::new(shared, session, id).wait(answer.response);
+    let Some(mut notes) = answer.notes else {
+        return json_reply(response.await);
+    };
+    let mut response = Box::pin(response);
+    tokio::select! {
+        biased;
+        Some(first) = notes.recv() => {
+            let id = id.to_owned();
+            let response = Box::pin(async move {
+                response.await.unwrap_or_else(|| ended_in_stream(&id))
+            });
+            stream(notes, &first, response)
         }
-        Err(Missing::Busy) => {
-            return Err(overloaded(
-                "sessionQueueFull",
-                SESSION_QUEUE,
-                &"this session has too many messages waiting; retry shortly",
-            ));
-        }
-    };
-    let Some(answer) = answer else {
-        return Ok(Vec::new());
-    };
-    let mut guard = CancelOnDrop {
-        shared,
-        session,
-        id,
-    };
-    let reply = answer.await;
-    guard.id = None;
-    shared.sessions.answered(session);
-    reply.map_err(|_| {
-        refusal(
+        reply = &mut response => match (reply, notes.try_recv()) {
+            // Notifications sent just before the response: streamed too.
+            (Some(reply), Ok(first)) => stream(notes, &first, Box::pin(std::future::ready(reply))),
+            (reply, _) => json_reply(reply),
+        },
+    }
+}
+
+fn json_reply(reply: Option<Vec<u8>>) -> HttpResponse {
+    match reply {
+        Some(reply) => json_response(StatusCode::OK, reply),
+        None => ended(),
+    }
+}
+
+const ENDED: &str = "the session ended before answering (DELETE, or idle too long)";
+
+/// 404: the session ended before answering.
+fn ended() -> HttpResponse {
+    refusal(StatusCode::NOT_FOUND, INVALID_REQUEST, &ENDED)
+}
+
+/// The last event of a stream whose session ended before answering request `id`.
+fn ended_in_stream(id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    jsonrpc::write_error(
+        &mut out,
+        Some(RequestId::from_json(id)),
+        INVALID_REQUEST,
+        &ENDED,
+    );
+    out
+}
+
+fn refuse_missing(missing: &Missing) -> HttpResponse {
+    match missing {
+        Missing::Unknown => refusal(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
-            &"the session ended before answering (DELETE, or idle too long)",
-        )
-    })
+            &"no such session: it ended (DELETE, or idle too long) or never was; send `initialize` again",
+        ),
+        Missing::Busy => overloaded(
+            "sessionQueueFull",
+            SESSION_QUEUE,
+            &"this session has too many messages waiting; retry shortly",
+        ),
+    }
 }
 
 fn delete(shared: &Shared, headers: &HeaderMap) -> HttpResponse {

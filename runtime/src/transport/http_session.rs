@@ -2,7 +2,10 @@
 //! (its id goes back in `Mcp-Session-Id`), later POSTs name it, DELETE ends
 //! it. Each session is one [`Session`](crate::Session) driven by the same
 //! connection loop as a socket's; its "wire" takes the POSTs of that session
-//! and hands each response to the POST waiting for it.
+//! and hands each response to the POST waiting for it. A `tools/call` POST
+//! also gets its call's progress and notifications, on a channel of its own
+//! (the call's [`Peer`]), which it streams before the response
+//! ([`http_sse`](super::http_sse)).
 //!
 //! Sessions are bounded in number, and one idle for longer than the idle
 //! bound (no request running, none received) is ended.
@@ -17,7 +20,10 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+use super::http_sse::CALL_NOTES;
 use crate::connection::{self, Outbox, Recv, Wire};
+use crate::notify::NotificationBytes;
+use crate::peer::Peer;
 use crate::server::Server;
 
 /// How many messages may wait for one session's loop.
@@ -28,6 +34,15 @@ pub(crate) struct Post {
     message: Bytes,
     /// The request's id (JSON text) and the POST waiting for its answer.
     waiter: Option<(String, oneshot::Sender<Vec<u8>>)>,
+    /// Where the call the message starts reports to: its POST.
+    peer: Option<Peer>,
+}
+
+/// What a POST of a request waits for: the response, and, for a call, the
+/// progress and notifications it sends before it.
+pub(crate) struct Answer {
+    pub(crate) response: oneshot::Receiver<Vec<u8>>,
+    pub(crate) notes: Option<mpsc::Receiver<NotificationBytes>>,
 }
 
 struct Entry {
@@ -93,6 +108,7 @@ impl Sessions {
         let wire = PostWire {
             rx,
             current: Bytes::new(),
+            peer: None,
             waiting: HashMap::new(),
         };
         let loops = Arc::clone(&self.loops);
@@ -118,32 +134,50 @@ impl Sessions {
         Ok(Some(id))
     }
 
-    /// Hands `message` to session `id`; for a request (`request_id` given),
-    /// returns the receiver of its answer.
-    pub(crate) fn post(
+    /// Hands a notification or a response to session `id`.
+    pub(crate) fn post(&self, id: &str, message: Bytes) -> Result<(), Missing> {
+        self.send(
+            id,
+            Post {
+                message,
+                waiter: None,
+                peer: None,
+            },
+        )
+    }
+
+    /// Hands request `request_id` to session `id`; returns what its POST
+    /// waits for: the response and, when the request `streams` (a call),
+    /// what the call sends before it. Call [`answered`](Self::answered)
+    /// once done waiting.
+    pub(crate) fn request(
         &self,
         id: &str,
         message: Bytes,
-        request_id: Option<&str>,
-    ) -> Result<Option<oneshot::Receiver<Vec<u8>>>, Missing> {
+        request_id: &str,
+        streams: bool,
+    ) -> Result<Answer, Missing> {
+        let (tx, response) = oneshot::channel();
+        let (peer, notes) = streams.then(|| Peer::channel(CALL_NOTES)).unzip();
+        let post = Post {
+            message,
+            waiter: Some((request_id.to_owned(), tx)),
+            peer,
+        };
+        self.send(id, post)?;
+        Ok(Answer { response, notes })
+    }
+
+    fn send(&self, id: &str, post: Post) -> Result<(), Missing> {
         let mut map = self.lock();
         let entry = map.get_mut(id).ok_or(Missing::Unknown)?;
         entry.last_used = Instant::now();
-        let (waiter, answer) = match request_id {
-            Some(request_id) => {
-                let (tx, rx) = oneshot::channel();
-                (Some((request_id.to_owned(), tx)), Some(rx))
-            }
-            None => (None, None),
-        };
-        entry
-            .tx
-            .try_send(Post { message, waiter })
-            .map_err(|_| Missing::Busy)?;
-        if answer.is_some() {
+        let waits = post.waiter.is_some();
+        entry.tx.try_send(post).map_err(|_| Missing::Busy)?;
+        if waits {
             entry.waiting += 1;
         }
-        Ok(answer)
+        Ok(())
     }
 
     /// A POST of session `id` got its answer (or gave up waiting).
@@ -191,6 +225,8 @@ impl Sessions {
 struct PostWire {
     rx: mpsc::Receiver<Post>,
     current: Bytes,
+    /// Where the call `current` starts reports to.
+    peer: Option<Peer>,
     /// Request id (JSON text) → the POST waiting for its answer.
     waiting: HashMap<String, oneshot::Sender<Vec<u8>>>,
 }
@@ -207,6 +243,7 @@ impl Wire for PostWire {
                     self.waiting.insert(id, tx);
                 }
                 self.current = post.message;
+                self.peer = post.peer;
                 Recv::Message
             }
             None => Recv::Closed,
@@ -219,7 +256,8 @@ impl Wire for PostWire {
 
     async fn send(&mut self, out: &Outbox) -> io::Result<()> {
         for message in out.messages() {
-            // Server notifications have no id, and this transport offers no
+            // A call's own notifications went to its POST (`peer`). The
+            // server-wide ones have no id, and this transport offers no
             // stream for them (GET is refused): they are dropped.
             let Some(id) = response_id(message) else {
                 continue;
@@ -233,6 +271,10 @@ impl Wire for PostWire {
     }
 
     async fn close(&mut self) {}
+
+    fn peer(&self) -> Option<&Peer> {
+        self.peer.as_ref()
+    }
 }
 
 /// The id of a response this runtime wrote (`{"jsonrpc":"2.0","id":<id>,…`).

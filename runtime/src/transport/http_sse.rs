@@ -1,26 +1,34 @@
 //! A request-scoped event stream: when a call sends notifications (its
 //! progress) before its result, the POST is answered `text/event-stream`,
 //! each notification an event, the result the last one, then the stream
-//! ends. Dropping the body (the client closed the stream) aborts the task
-//! that drives the call's session, and with it the call.
+//! ends. Both eras answer so: a 2026-07-28 request, whose call runs on a
+//! session of its own, and a request of a 2025-11-25 session, whose call
+//! reports to its POST. Dropping the body (the client closed the stream)
+//! aborts the task that waits for the result, and with it the call: the
+//! 2026-07-28 call's session is dropped; the session's call is cancelled.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use hyper::StatusCode;
 use hyper::body::{Body, Frame};
 use hyper::header::{self, HeaderValue};
-use hyper::{Response, StatusCode};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::http_check::{HttpBody, HttpResponse};
 use crate::notify::NotificationBytes;
-use crate::session::Session;
 
 /// Events waiting for a client that reads slowly; the call waits beyond it.
 const SSE_QUEUE: usize = 16;
+
+/// How many notifications of one call may wait to be streamed (beyond it
+/// they are dropped, as a [`Peer`](crate::Peer) drops what finds its queue
+/// full).
+pub(crate) const CALL_NOTES: usize = 64;
 
 /// The body of an event-stream answer.
 pub(crate) struct SseBody {
@@ -58,33 +66,31 @@ fn event(message: &[u8]) -> Bytes {
     Bytes::from(event)
 }
 
-/// Answers with a stream: `first`, then every notification of `notes` and
-/// the response, appended to `out` by `session` (or already there when
-/// `done`).
+/// The response a stream ends with. Dropping it gives up on the call.
+pub(crate) type Response = Pin<Box<dyn Future<Output = Vec<u8>> + Send>>;
+
+/// Answers with a stream: `first`, then every notification of `notes`, then
+/// `response` once it is ready.
 pub(crate) fn stream(
-    mut session: Session,
     mut notes: mpsc::Receiver<NotificationBytes>,
     first: &NotificationBytes,
-    mut out: Vec<u8>,
-    done: bool,
+    mut response: Response,
 ) -> HttpResponse {
     let (tx, rx) = mpsc::channel(SSE_QUEUE);
     let _ = tx.try_send(event(first));
     let task = tokio::spawn(async move {
-        if !done {
-            loop {
-                tokio::select! {
-                    biased;
-                    Some(note) = notes.recv() => {
-                        if tx.send(event(&note)).await.is_err() {
-                            return;
-                        }
+        let out = loop {
+            tokio::select! {
+                biased;
+                Some(note) = notes.recv() => {
+                    if tx.send(event(&note)).await.is_err() {
+                        return;
                     }
-                    () = session.complete(&mut out) => break,
-                    () = tx.closed() => return,
                 }
+                out = &mut response => break out,
+                () = tx.closed() => return,
             }
-        }
+        };
         // Notifications sent before the result go before it.
         while let Ok(note) = notes.try_recv() {
             if tx.send(event(&note)).await.is_err() {
@@ -97,7 +103,7 @@ pub(crate) fn stream(
         rx,
         task: task.abort_handle(),
     };
-    let mut response = Response::new(HttpBody::Right(body));
+    let mut response = hyper::Response::new(HttpBody::Right(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(

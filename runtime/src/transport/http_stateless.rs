@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::http_check::{HttpResponse, json_response, status_of};
-use super::http_sse::stream;
+use super::http_sse::{CALL_NOTES, stream};
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
 use crate::jsonrpc::{self, RequestId};
 use crate::peer::Peer;
@@ -23,9 +23,6 @@ pub(crate) const METHOD_HEADER: &str = "mcp-method";
 /// The header repeating the tool a 2026-07-28 `tools/call` names.
 pub(crate) const NAME_HEADER: &str = "mcp-name";
 
-/// How many notifications of one call may wait to be streamed.
-const PEER_QUEUE: usize = 64;
-
 /// Serves one request on a session of its own and answers it: 200 with the
 /// result, or the status its error maps to; or, when the call sends
 /// notifications (progress) before its result, an event stream
@@ -33,18 +30,25 @@ const PEER_QUEUE: usize = 64;
 /// the connection) drops the session, which aborts the running call.
 pub(crate) async fn exchange(server: &Server, body: &[u8], id: &str) -> HttpResponse {
     let mut session = Session::new(server.clone());
-    let (peer, mut notes) = Peer::channel(PEER_QUEUE);
+    let (peer, mut notes) = Peer::channel(CALL_NOTES);
     session.set_peer(peer);
     let mut out = Vec::with_capacity(256);
     if !session.handle(body, &mut out) {
         tokio::select! {
             biased;
-            Some(first) = notes.recv() => return stream(session, notes, &first, out, false),
+            Some(first) = notes.recv() => {
+                // The session goes with the stream: it runs the call.
+                let response = Box::pin(async move {
+                    session.complete(&mut out).await;
+                    out
+                });
+                return stream(notes, &first, response);
+            }
             () = session.complete(&mut out) => {}
         }
     }
     if let Ok(first) = notes.try_recv() {
-        return stream(session, notes, &first, out, true);
+        return stream(notes, &first, Box::pin(std::future::ready(out)));
     }
     json_response(status_of(&out, id), out)
 }

@@ -62,6 +62,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::peer::Peer;
 use crate::server::Server;
 
 /// What a transport's read produced.
@@ -102,6 +103,14 @@ pub trait Wire: Send {
     fn send(&mut self, out: &Outbox) -> impl Future<Output = io::Result<()>> + Send;
     /// Closes the connection because the server shuts down.
     fn close(&mut self) -> impl Future<Output = ()> + Send;
+    /// Where the calls of the message [`message`](Self::message) holds send
+    /// their progress and notifications, when the transport answers each
+    /// request on its own (a 2025-11-25 session over Streamable HTTP streams
+    /// a call's progress on the call's POST). `None`, the default: to the
+    /// connection, whose loop sends them like answers.
+    fn peer(&self) -> Option<&Peer> {
+        None
+    }
 }
 
 impl<W: Wire> Wire for &mut W {
@@ -118,6 +127,9 @@ impl<W: Wire> Wire for &mut W {
     }
     fn close(&mut self) -> impl Future<Output = ()> + Send {
         (**self).close()
+    }
+    fn peer(&self) -> Option<&Peer> {
+        (**self).peer()
     }
 }
 

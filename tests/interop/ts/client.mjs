@@ -2,8 +2,8 @@
 // Streamable HTTP against fixture-server: `Client` with
 // `StreamableHTTPClientTransport` initializes a session (Mcp-Session-Id),
 // lists the tools, calls the five read tools and the downstream fixture
-// tools, and ends the session with DELETE. The SDK validates every result
-// against its schemas.
+// tools, receives a call's progress on the call's event stream, and ends the
+// session with DELETE. The SDK validates every result against its schemas.
 //
 // Usage: node client.mjs URL TOKEN WORKSPACE   (exit 1 naming a failed check)
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -55,6 +55,18 @@ async function main() {
   check(failed.isError === true, "a tool's own error", failed);
   const words = await call('countWords', { text: 'a b a' });
   check(words.structuredContent.a === 2 && words.structuredContent.b === 1, 'countWords (structured)', words);
+  // Progress: the SDK sends a progressToken when given `onprogress`; the
+  // events arrive on the call's POST, as an event stream, before the result.
+  const progress = [];
+  const done = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+    onprogress: (p) => progress.push([p.progress, p.total, p.message]),
+  });
+  check(text(done, 'test_tool_with_progress') === '"done"', 'test_tool_with_progress answers', done);
+  check(
+    JSON.stringify(progress) === JSON.stringify([[0, 100, 'working'], [50, 100, 'working'], [100, 100, 'working']]),
+    'progress notifications before the result',
+    progress,
+  );
   // Calls side by side in one session, each answered on its own POST.
   const echoes = await Promise.all([1, 2, 3, 4].map((n) => call('fixture.echo', { text: String(n) })));
   check(echoes.map((r) => r.content[0].text).join() === '"Hello: 1","Hello: 2","Hello: 3","Hello: 4"', 'parallel calls', echoes);
