@@ -70,6 +70,10 @@ pub(crate) enum Unsupported<'a> {
     NotAString,
 }
 
+/// Finds the name of the version's key, `…/protocolVersion`.
+static VERSION_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("protocolVersion"));
+
 /// Reads the era from a request's params: only `_meta`'s protocol version is
 /// looked at; everything else is skipped without being decoded.
 pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> {
@@ -96,10 +100,10 @@ pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> 
         return Ok(Era::Handshake);
     };
     // Most requests carry no version: without the key's name in the text,
-    // and without `\u` escapes that could spell it otherwise (the only
-    // escapes that can stand for a letter), there is none, and the params
-    // need not be parsed a second time.
-    if !params.get().contains("protocolVersion") && !params.get().contains("\\u") {
+    // and without escapes that could spell it otherwise, there is none, and
+    // the params need not be parsed a second time.
+    let text = params.get().as_bytes();
+    if memchr::memchr(b'\\', text).is_none() && VERSION_KEY.find(text).is_none() {
         return Ok(Era::Handshake);
     }
     // A `_meta` that is not an object is the method's own params' problem.
