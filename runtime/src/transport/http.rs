@@ -188,7 +188,7 @@ pub(crate) struct Shared {
     pub(crate) loopback: bool,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Sessions,
-    pub(crate) in_flight: Semaphore,
+    pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) exchanges: AtomicUsize,
     connections: AtomicUsize,
 }
@@ -225,7 +225,7 @@ impl Server {
             port: local_addr.port(),
             loopback: options.address.is_loopback(),
             sessions: Sessions::new(options.max_sessions, options.session_idle),
-            in_flight: Semaphore::new(options.max_in_flight),
+            in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
             exchanges: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
             options,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Limited};
+use http_body_util::{BodyExt as _, Either, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, StatusCode};
@@ -71,7 +71,8 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
     {
         return refused;
     }
-    let Ok(_permit) = shared.in_flight.try_acquire() else {
+    // Held until the answer is sent: an event stream's, until it ends.
+    let Ok(permit) = Arc::clone(&shared.in_flight).try_acquire_owned() else {
         tracing::warn!("HTTP request refused: too many requests in flight");
         return overloaded(
             "tooManyRequestsInFlight",
@@ -87,7 +88,11 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    post(shared, &parts.headers, body).await
+    let mut response = post(shared, &parts.headers, body).await;
+    if let Either::Right(stream) = response.body_mut() {
+        stream.hold(permit);
+    }
+    response
 }
 
 async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> {

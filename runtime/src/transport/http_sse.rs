@@ -16,7 +16,7 @@ use bytes::Bytes;
 use hyper::StatusCode;
 use hyper::body::{Body, Frame};
 use hyper::header::{self, HeaderValue};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::AbortHandle;
 
 use super::http_check::{HttpBody, HttpResponse};
@@ -34,6 +34,17 @@ pub(crate) const CALL_NOTES: usize = 64;
 pub(crate) struct SseBody {
     rx: mpsc::Receiver<Bytes>,
     task: AbortHandle,
+    /// The request's place among those in flight, given back when the
+    /// stream ends (see [`hold`](Self::hold)).
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl SseBody {
+    /// Keeps the request's in-flight permit until the stream ends: a call
+    /// that streams is in flight for as long as it runs.
+    pub(crate) fn hold(&mut self, permit: OwnedSemaphorePermit) {
+        self.permit = Some(permit);
+    }
 }
 
 impl Drop for SseBody {
@@ -102,6 +113,7 @@ pub(crate) fn stream(
     let body = SseBody {
         rx,
         task: task.abort_handle(),
+        permit: None,
     };
     let mut response = hyper::Response::new(HttpBody::Right(body));
     *response.status_mut() = StatusCode::OK;

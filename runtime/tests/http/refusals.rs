@@ -344,3 +344,51 @@ async fn requests_beyond_the_in_flight_bound_get_503() {
         200
     );
 }
+
+/// Reports progress once, then never answers: its answer is an event stream
+/// that stays open.
+#[ide_mcp_runtime::mcp_tool]
+async fn stream_then_hang(progress: ide_mcp_runtime::Progress) -> u32 {
+    progress.report(1.0, None, None);
+    std::future::pending().await
+}
+
+#[tokio::test]
+async fn an_open_event_stream_counts_as_in_flight() {
+    use tokio::io::AsyncReadExt as _;
+
+    let handle = serve(HttpOptions {
+        max_in_flight: 1,
+        ..HttpOptions::default()
+    })
+    .await;
+    let (addr, token) = (handle.local_addr(), handle.auth_token().to_owned());
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"streamThenHang","arguments":{},"_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let mut open = post(&token, body)
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "streamThenHang")
+        .start(addr)
+        .await;
+    // The stream is open once its first event (the progress) has come.
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("notifications/progress") {
+        let mut chunk = [0; 4096];
+        let n = open.read(&mut chunk).await.unwrap();
+        assert!(
+            n > 0,
+            "the stream ended: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    assert!(String::from_utf8_lossy(&seen).contains("text/event-stream"));
+    let refused = stateless(&token, 2, "ping", "").send(addr).await;
+    assert_eq!(refused.status, 503, "the stream still holds the only place");
+    drop(open);
+    settles(&handle, IDLE).await;
+    assert_eq!(
+        stateless(&token, 3, "ping", "").send(addr).await.status,
+        200
+    );
+}
