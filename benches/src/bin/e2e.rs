@@ -44,7 +44,8 @@ struct Cli {
     /// Transports: `ws`, `stdio`, `http`, `http-session`.
     #[arg(long, value_delimiter = ',', default_values_t = ["ws".to_owned(), "stdio".to_owned()])]
     transports: Vec<String>,
-    /// Tools (default: the five).
+    /// Cases: tool names, `getDiagnostics(uri)`, `tools/list` (default:
+    /// the five tools, `getDiagnostics(uri)` and `tools/list`).
     #[arg(long, value_delimiter = ',')]
     tools: Vec<String>,
     /// Server sizes, passed on.
@@ -65,10 +66,20 @@ struct Cli {
 
 const TOKEN: &str = "e2e-benchmark-token-0123456789abcdef";
 
-fn arguments(tool: &str) -> &'static str {
-    match tool {
-        "checkDocumentDirty" => r#"{"filePath":"/ws/src/file3.rs"}"#,
-        _ => "{}",
+/// The method and params of a case: a tool's name (called with what it
+/// needs), `getDiagnostics(uri)` (one file's), or `tools/list`.
+fn request(case: &str) -> (&'static str, String) {
+    let call = |name: &str, arguments: &str| {
+        (
+            "tools/call",
+            format!(r#"{{"name":"{name}","arguments":{arguments}}}"#),
+        )
+    };
+    match case {
+        "tools/list" => ("tools/list", "{}".to_owned()),
+        "checkDocumentDirty" => call(case, r#"{"filePath":"/ws/src/file3.rs"}"#),
+        "getDiagnostics(uri)" => call("getDiagnostics", r#"{"uri":"file:///ws/src/file3.rs"}"#),
+        _ => call(case, "{}"),
     }
 }
 
@@ -141,7 +152,7 @@ async fn measure(
     cli: &Cli,
 ) -> Result<Report, Error> {
     let mut running = start(bin, transport, cli, extra).await?;
-    let params = format!(r#"{{"name":"{tool}","arguments":{}}}"#, arguments(tool));
+    let (method, params) = request(tool);
     let report = if let Some(stateless) = match transport {
         "http" => Some(true),
         "http-session" => Some(false),
@@ -157,7 +168,7 @@ async fn measure(
         };
         let load = run_http_load(
             &target,
-            "tools/call",
+            method,
             &params,
             concurrency,
             cli.warmup,
@@ -168,7 +179,7 @@ async fn measure(
         let mut conn = Connection::open(&running.target).await?;
         let report = run_load(
             &mut conn,
-            "tools/call",
+            method,
             &params,
             concurrency,
             cli.warmup,
@@ -208,7 +219,9 @@ async fn main() -> Result<(), Error> {
             "getOpenEditors",
             "getWorkspaceFolders",
             "getDiagnostics",
+            "getDiagnostics(uri)",
             "checkDocumentDirty",
+            "tools/list",
         ]
         .map(str::to_owned)
         .to_vec()
