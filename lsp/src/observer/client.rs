@@ -4,14 +4,14 @@
 use std::path::PathBuf;
 
 use lsp_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, Position, Range,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidSaveTextDocumentParams, Position,
+    Range,
 };
 use ropey::Rope;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::envelope::{DocumentId, Envelope, Parsed};
+use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
 use crate::uri::uri_path;
@@ -172,14 +172,14 @@ impl Observer {
     fn did_open(&mut self, envelope: Envelope<'_>) {
         let params = match envelope.parsed {
             Some(Parsed::DidOpen(params)) => params,
-            _ => match envelope.params::<DidOpenTextDocumentParams>() {
+            _ => match envelope.params::<OpenParams>() {
                 Some(params) => params,
                 None => return,
             },
         };
         let item = params.text_document;
         let uri = item.uri.as_str().to_owned();
-        let text = Rope::from_str(&item.text);
+        let text = item.text.0;
         let path = uri_path(&uri);
         if let Some(path) = &path {
             self.ws.documents.open(

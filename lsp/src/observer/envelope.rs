@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-use lsp_types::{DidChangeTextDocumentParams, DidOpenTextDocumentParams};
+use lsp_types::DidChangeTextDocumentParams;
+use ropey::Rope;
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -26,8 +27,51 @@ pub(crate) struct Envelope<'a> {
 /// Params parsed with their envelope.
 #[derive(Debug)]
 pub(crate) enum Parsed {
-    DidOpen(DidOpenTextDocumentParams),
+    DidOpen(OpenParams),
     DidChange(DidChangeTextDocumentParams),
+}
+
+/// A `didOpen`'s params, the document's text read straight into a rope
+/// (never held as a `String` too: a large document is copied once).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct OpenParams {
+    pub(crate) text_document: OpenItem,
+}
+
+/// The `textDocument` of a `didOpen`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct OpenItem {
+    pub(crate) uri: lsp_types::Uri,
+    pub(crate) language_id: String,
+    pub(crate) version: i32,
+    pub(crate) text: RopeText,
+}
+
+/// A JSON string read into a rope: from the parser's own buffer when it has
+/// escapes, from the message itself when not.
+#[derive(Debug)]
+pub(crate) struct RopeText(pub(crate) Rope);
+
+impl<'de> Deserialize<'de> for RopeText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+
+        impl Visitor<'_> for Text {
+            type Value = RopeText;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a document's text")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<RopeText, E> {
+                Ok(RopeText(Rope::from_str(text)))
+            }
+        }
+
+        deserializer.deserialize_str(Text)
+    }
 }
 
 /// A string member, borrowed when it has no escapes.
@@ -172,7 +216,7 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","method":"textDocument\/didOpen","params":{params}}}"#);
         let envelope = Envelope::parse(first.as_bytes()).unwrap();
         assert!(
-            matches!(&envelope.parsed, Some(Parsed::DidOpen(p)) if p.text_document.text == "x")
+            matches!(&envelope.parsed, Some(Parsed::DidOpen(p)) if p.text_document.text.0 == "x")
         );
         assert!(envelope.params.is_none());
         let last = format!(r#"{{"params":{params},"method":"textDocument/didOpen"}}"#);
