@@ -1,7 +1,9 @@
 //! Serialization of large results: `getDiagnostics` over 10 000 and 100 000
 //! diagnostics and `getOpenEditors` over 10 000 buffers, written by the tool
 //! path straight into the escaped `text` of a response, against
-//! `serde_json::to_writer` of the same plain structs into a `Vec<u8>`.
+//! `serde_json::to_writer` of the same plain structs into a `Vec<u8>`;
+//! `getOpenEditors` also with the ports read in each iteration (the whole
+//! cold path) and answered from its cached bytes.
 //!
 //! `cargo bench -p ide-mcp-benches --bench serialization`
 
@@ -114,6 +116,14 @@ fn bench_open_editors(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             ResultOut::new(&mut out).json_text(black_box(&state));
+            black_box(out.len())
+        });
+    });
+    group.bench_function("tool, reading the ports too (no cached bytes)", |b| {
+        b.iter(|| {
+            out.clear();
+            let state = ide_mcp_tools::OpenEditorsState::read(black_box(&cx));
+            ResultOut::new(&mut out).json_text(&state);
             black_box(out.len())
         });
     });

@@ -11,35 +11,29 @@ use ide_mcp_runtime::PreparedResult;
 use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{BufferId, EditorAccess, OpenBuffer};
-use crate::uri::FileUri;
 
 /// One tab: `{"uri", "isActive", "label", "languageId", "isDirty"}`.
-#[derive(Clone, Debug, Serialize)]
+///
+/// The strings are the buffer's own, derived when it was made
+/// ([`OpenBuffer::new`]): writing a tab derives nothing.
+#[derive(Clone, Copy, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tab<'a> {
-    /// `file://` + the raw path.
-    pub uri: FileUri<'a>,
+    /// `file://` + the raw path ([`OpenBuffer::uri`]).
+    pub uri: &'a str,
     /// Whether this is the active buffer.
     pub is_active: bool,
-    /// The file name.
-    pub label: Cow<'a, str>,
+    /// The file name ([`OpenBuffer::label`]).
+    pub label: &'a str,
     /// The LSP language identifier.
     pub language_id: &'a str,
     /// Whether the buffer has unsaved changes.
     pub is_dirty: bool,
 }
 
-/// The label of a tab: the file name (the whole path for `/`).
+/// The label of a tab: the file name (the whole path for `/`). Derived once
+/// per buffer, by [`OpenBuffer::new`].
 pub fn label(path: &Path) -> Cow<'_, str> {
-    // Fast path for the common case, a UTF-8 path ending in a plain name:
-    // `Path::file_name` parses components, which shows in 10 000-tab lists.
-    if !cfg!(windows)
-        && let Some(text) = path.to_str()
-        && let Some((_, name)) = text.rsplit_once('/')
-        && !matches!(name, "" | "." | "..")
-    {
-        return Cow::Borrowed(name);
-    }
     path.file_name()
         .map_or_else(|| path.to_string_lossy(), |name| name.to_string_lossy())
 }
@@ -60,11 +54,10 @@ impl<'a> OpenEditors<'a> {
             .iter()
             .enumerate()
             .filter_map(move |(i, buffer)| {
-                let path = buffer.path.as_deref()?;
                 Some(Tab {
-                    uri: FileUri(path),
+                    uri: buffer.uri()?,
                     is_active: buffer.is_active,
-                    label: label(path),
+                    label: buffer.label()?,
                     language_id: &buffer.language_id,
                     is_dirty: dirty.get(i).copied().unwrap_or(false),
                 })

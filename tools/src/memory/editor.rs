@@ -152,7 +152,7 @@ impl MemoryEditor {
         let mut state = self.changing();
         match state.get_mut(id) {
             Some(buffer) => {
-                buffer.path = path.map(Arc::from);
+                buffer.set_path(path.map(Arc::from));
                 true
             }
             None => false,
@@ -170,9 +170,10 @@ impl EditorAccess for MemoryEditor {
         state
             .buffers
             .iter()
-            .map(|b| OpenBuffer {
-                is_active: state.active == Some(b.id),
-                ..b.clone()
+            .map(|b| {
+                let mut buffer = b.clone();
+                buffer.is_active = state.active == Some(b.id);
+                buffer
             })
             .collect()
     }
@@ -184,7 +185,7 @@ impl EditorAccess for MemoryEditor {
         let (start, end) = state.selections.get(&id).copied().unwrap_or_default();
         Some(Selection {
             buffer: id,
-            path: buffer.path.clone(),
+            path: buffer.path().cloned(),
             start,
             end,
         })
@@ -236,7 +237,7 @@ mod tests {
         let paths: Vec<_> = editor
             .open_buffers()
             .into_iter()
-            .map(|b| b.path.unwrap())
+            .map(|b| b.path().cloned().unwrap())
             .collect();
         assert_eq!(
             paths,
