@@ -10,8 +10,10 @@
 //! finish within [`DRAIN_BOUND`], each call still running is answered with an
 //! error saying it was cancelled: no request goes unanswered.
 
+use std::future::Future as _;
 use std::io;
 use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -225,16 +227,26 @@ async fn flush<W: Wire>(wire: &mut W, out: &mut Outbox, limits: Limits) -> io::R
     if out.is_empty() {
         return Ok(());
     }
-    let result =
-        if let Ok(result) = tokio::time::timeout(limits.write_timeout, wire.send(out)).await {
-            result
-        } else {
-            tracing::warn!(
-                timeout_ms = limits.write_timeout.as_millis(),
-                "client did not read its responses in time; disconnecting"
-            );
-            Err(io::ErrorKind::TimedOut.into())
-        };
+    // Most writes complete at once: the write timeout's timer is set only
+    // for one that has to wait for the client.
+    let result = {
+        let mut send = std::pin::pin!(wire.send(out));
+        let first = std::future::poll_fn(|cx| Poll::Ready(send.as_mut().poll(cx))).await;
+        match first {
+            Poll::Ready(result) => result,
+            Poll::Pending => {
+                if let Ok(result) = tokio::time::timeout(limits.write_timeout, send).await {
+                    result
+                } else {
+                    tracing::warn!(
+                        timeout_ms = limits.write_timeout.as_millis(),
+                        "client did not read its responses in time; disconnecting"
+                    );
+                    Err(io::ErrorKind::TimedOut.into())
+                }
+            }
+        }
+    };
     out.clear();
     result
 }

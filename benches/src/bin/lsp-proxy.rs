@@ -1,18 +1,20 @@
 //! What `ide-mcp lsp-proxy` adds between an editor and its language server:
 //! the same editor-side driver talks to the echo language server
 //! (`ide-mcp lsp-echo`) directly, through the proxy forwarding only, and
-//! through the proxy observing everything inline (as users run it) or on a
-//! thread of its own, runs interleaved so that they share the machine's
+//! through the proxy observing everything on a thread of its own (as users
+//! run it) or inline, runs interleaved so that they share the machine's
 //! noise.
 //!
 //! - latency: per keystroke, one `didChange` (one character) and one
 //!   `hover` written together, timed until the hover's answer;
-//! - pass-through: a `didOpen` of `--open-mb` MB and one request written
-//!   together, timed from the first byte until the request's answer.
+//! - pass-through: `--opens` `didOpen`s of `--open-mb` MB, each with one
+//!   request written after it, timed from its first byte until the
+//!   request's answer; the first of each process is cold (its buffers'
+//!   memory is mapped on the way), the others warm.
 //!
 //! ```text
 //! cargo build --release -p ide-mcp -p ide-mcp-benches
-//! target/release/lsp-proxy --server target/release/ide-mcp --requests 20000 --open-mb 50 --runs 3
+//! target/release/lsp-proxy --server target/release/ide-mcp --requests 20000 --open-mb 50 --runs 3 --opens 4
 //! ```
 
 // Statistics turn counts into floats; the values are far below 2^52.
@@ -66,7 +68,7 @@ impl Way {
             Self::Direct => "direct",
             Self::ForwardOnly => "proxy, forward only",
             Self::Inline => "proxy, observing inline",
-            Self::HandOff => "proxy, observing on a thread",
+            Self::HandOff => "proxy, observing on a thread (default)",
         }
     }
 }
