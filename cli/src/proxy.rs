@@ -125,8 +125,8 @@ impl LspProxyArgs {
 /// How long the proxy waits for its last log lines when it ends.
 const LOG_FLUSH: Duration = Duration::from_millis(200);
 
-/// Writes out the pending log lines when dropped (waiting at most
-/// [`LOG_FLUSH`]).
+/// Writes out the pending log lines when dropped (waiting a bounded time
+/// for a slow destination).
 #[derive(Debug)]
 pub struct LogFlush {
     lines: SyncSender<Vec<u8>>,

@@ -41,7 +41,7 @@ pub struct EngineConfig {
     pub workspace: PathBuf,
     /// How cargo is run.
     pub check: CheckOptions,
-    /// The bound of [`CargoDiagnostics::settle`].
+    /// The bound of the wait for a check in progress (`--diagnostics-wait`).
     pub wait: Duration,
     /// The quiet time before a re-check.
     pub debounce: Duration,

@@ -33,8 +33,8 @@ fn body(value: &Value) -> Vec<u8> {
 }
 
 impl Observer {
-    /// The messages that rebuild this observer's state; see the
-    /// [module documentation](self).
+    /// The messages that rebuild this observer's state (in the proxy, a
+    /// follower sends them to its leader when it starts relaying).
     pub fn replay(&self) -> Vec<Replayed> {
         let mut out = self.replay_initialize();
         let ordered = self.docs_in_tab_order();

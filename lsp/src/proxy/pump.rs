@@ -24,8 +24,8 @@ pub trait Watch: Send + Sync {
     /// A message body from the server, before it is forwarded.
     fn server_message(&self, body: &[u8]) -> ServerVerdict;
 
-    /// An editor message that was forwarded while it arrived (one of
-    /// [`STREAM_FROM`] bytes or more): observed only, its verdict moot.
+    /// An editor message that was forwarded while it arrived (one of 1 MiB
+    /// or more): observed only, its verdict moot.
     /// Returns a buffer for the reader to reuse: this one once observed, or
     /// an earlier one if this one is kept to be observed later.
     fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
