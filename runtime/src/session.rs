@@ -1,7 +1,7 @@
 //! One MCP session, independent of the transport: the lifecycle
 //! (`initialize`, `notifications/initialized`), the method table and the
 //! protocol errors, for both eras: handshake (2024-11-05 to 2025-11-25) and
-//! stateless (2026-07-28, see [`era`](crate::era)). Transports feed it one
+//! stateless (2026-07-28, see [`era`]). Transports feed it one
 //! message at a time and send what it appends to their output buffer.
 
 use std::borrow::Cow;

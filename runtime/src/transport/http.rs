@@ -2,16 +2,16 @@
 //! add --transport http` and the official SDKs' HTTP clients connect to.
 //!
 //! - **2026-07-28:** each POST is a self-contained exchange: one request,
-//!   served by a fresh [`Session`], answered as `application/json`; its
+//!   served by a fresh [`Session`](crate::Session), answered as `application/json`; its
 //!   `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree
 //!   with the body (else 400, -32020). A notification is acknowledged with 202.
 //! - **2025-11-25 and older:** an `initialize` POST opens a session whose id
 //!   comes back in `Mcp-Session-Id`; later POSTs name it (404 for an unknown
-//!   one), DELETE ends it ([`http_session`](super::http_session)).
+//!   one), DELETE ends it.
 //! - In both eras, a call that sends its progress (for the request's
 //!   `_meta.progressToken`) or notifications of its own before its result is
 //!   answered as `text/event-stream` instead: those events, then the result,
-//!   then the stream ends ([`http_sse`](super::http_sse)).
+//!   then the stream ends.
 //! - GET (a server-sent event stream) is not offered: 405, as the spec allows.
 //!   So the server-wide notifications (`selection_changed`) do not reach
 //!   HTTP clients.
