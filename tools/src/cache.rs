@@ -42,6 +42,27 @@ impl<K: PartialEq> ResultCache<K> {
     }
 }
 
+impl<K> ResultCache<K> {
+    /// Like [`get_or_build`](Self::get_or_build), for a key that is costly
+    /// to make: `matches` tells whether the cached key is the one wanted,
+    /// and `key` is made only when the result has to be built.
+    pub(crate) fn get_or_build_by(
+        &self,
+        matches: impl FnOnce(&K) -> bool,
+        key: impl FnOnce() -> K,
+        build: impl FnOnce() -> PreparedResult,
+    ) -> PreparedResult {
+        if let Some(cached) = &*self.last.load()
+            && matches(&cached.0)
+        {
+            return cached.1.clone();
+        }
+        let prepared = build();
+        self.last.store(Some(Arc::new((key(), prepared.clone()))));
+        prepared
+    }
+}
+
 type Slot = (TypeId, Arc<dyn Any + Send + Sync>);
 
 /// Every tool's cache, found by type; read wait-free, grown once per type.

@@ -132,11 +132,12 @@ pub fn file_diagnostics_result<'a>(
     }
 }
 
-/// What [`get_diagnostics`] returns: the whole list served from bytes cached
-/// for the port's generation, or one file's entry.
+/// What [`get_diagnostics`] returns: bytes cached for the port's generation
+/// (the whole list, or the file asked for last), or one file's entry.
 #[derive(Debug)]
 pub enum DiagnosticsReply {
-    /// Every file, serialized once per generation of the data.
+    /// Every file's entry, or the one file's, serialized once per generation
+    /// of the data.
     All(PreparedResult),
     /// One file's entry; `diagnostics` is `None` when nothing is known.
     File {
@@ -173,12 +174,13 @@ pub async fn get_diagnostics(
     let port = cx.diagnostics();
     if let Some(uri) = uri {
         // Answer at once from what is known: the CLI waits only 0.5 s here.
-        let diagnostics = port.and_then(|port| {
-            PathInput::parse(&uri)?
-                .candidates()
-                .find_map(|path| port.for_file(path))
-        });
-        return DiagnosticsReply::File { uri, diagnostics };
+        let Some(port) = port else {
+            return DiagnosticsReply::File {
+                uri,
+                diagnostics: None,
+            };
+        };
+        return DiagnosticsReply::All(file_diagnostics_prepared(cx, port, &uri));
     }
     let Some(port) = port else {
         return DiagnosticsReply::All(PreparedResult::json_text(&all_diagnostics_result(&[])));
@@ -205,6 +207,36 @@ pub(crate) fn all_diagnostics_prepared(
             PreparedResult::json_text(&all_diagnostics_result(&port.all()))
         })
 }
+
+/// The serialized `getDiagnostics {"uri": uri}` result, from the cache when
+/// the same `uri` was asked for last and the port's generation has not
+/// changed since (the CLI asks again and again for the file it edits).
+fn file_diagnostics_prepared(
+    cx: &ReadContext,
+    port: &dyn DiagnosticsQuery,
+    uri: &str,
+) -> PreparedResult {
+    // Read before the data, as for the whole list.
+    let generation = port.generation();
+    cx.caches.get::<FileDiagnosticsCache>().0.get_or_build_by(
+        |(cached, asked)| *cached == generation && asked == uri,
+        || (generation, uri.to_owned()),
+        || {
+            let diagnostics = PathInput::parse(uri).and_then(|input| {
+                input.candidates().find_map(|path| port.for_file(path))
+            });
+            PreparedResult::json_text(&file_diagnostics_result(
+                uri,
+                diagnostics.as_deref().unwrap_or(&[]),
+            ))
+        },
+    )
+}
+
+/// The `getDiagnostics {"uri": …}` result last serialized: the generation of
+/// the data and the `uri` it was built for.
+#[derive(Default)]
+struct FileDiagnosticsCache(ResultCache<(u64, String)>);
 
 /// The `getDiagnostics` (no `uri`) result last serialized, and the generation
 /// of the data it was built from.

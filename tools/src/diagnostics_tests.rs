@@ -182,6 +182,34 @@ async fn unchanged_data_is_served_from_the_cached_bytes() {
     assert_eq!(text_of(get_diagnostics(&cx, None).await), text_of(fourth));
 }
 
+#[tokio::test]
+async fn one_file_is_served_from_cached_bytes_while_nothing_changes() {
+    let store = store_with_one_error();
+    let cx = ReadContext::builder().diagnostics(store.clone()).build();
+    let uri = "file:///ws/a%20b.rs";
+    let first = file_diagnostics_prepared(&cx, &*store, uri);
+    let second = file_diagnostics_prepared(&cx, &*store, uri);
+    assert_eq!(
+        first.as_bytes().as_ptr(),
+        second.as_bytes().as_ptr(),
+        "the same bytes"
+    );
+    assert_eq!(
+        text_of(second),
+        format!(r#"[{{"uri":"{uri}",{A_B_ERROR}}}]"#)
+    );
+    // Another spelling of the same file is echoed as given, not served the
+    // cached one's bytes.
+    let raw = text_of(get_diagnostics(&cx, Some("/ws/a b.rs".into())).await);
+    assert_eq!(raw, format!(r#"[{{"uri":"/ws/a b.rs",{A_B_ERROR}}}]"#));
+    // New data: built again.
+    store.set(Path::new("/ws/a b.rs"), vec![]);
+    assert_eq!(
+        text_of(get_diagnostics(&cx, Some(uri.into())).await),
+        format!(r#"[{{"uri":"{uri}","diagnostics":[]}}]"#)
+    );
+}
+
 /// A port whose checker never finishes, counting `settle` calls.
 #[derive(Default)]
 struct Busy {
