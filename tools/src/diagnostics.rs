@@ -222,9 +222,8 @@ fn file_diagnostics_prepared(
         |(cached, asked)| *cached == generation && asked == uri,
         || (generation, uri.to_owned()),
         || {
-            let diagnostics = PathInput::parse(uri).and_then(|input| {
-                input.candidates().find_map(|path| port.for_file(path))
-            });
+            let diagnostics = PathInput::parse(uri)
+                .and_then(|input| input.candidates().find_map(|path| port.for_file(path)));
             PreparedResult::json_text(&file_diagnostics_result(
                 uri,
                 diagnostics.as_deref().unwrap_or(&[]),
