@@ -31,14 +31,8 @@ impl<K: PartialEq> ResultCache<K> {
         key: K,
         build: impl FnOnce() -> PreparedResult,
     ) -> PreparedResult {
-        if let Some(cached) = &*self.last.load()
-            && cached.0 == key
-        {
-            return cached.1.clone();
-        }
-        let prepared = build();
-        self.last.store(Some(Arc::new((key, prepared.clone()))));
-        prepared
+        self.cached(|cached| *cached == key)
+            .unwrap_or_else(|| self.store(key, build()))
     }
 }
 
@@ -52,13 +46,22 @@ impl<K> ResultCache<K> {
         key: impl FnOnce() -> K,
         build: impl FnOnce() -> PreparedResult,
     ) -> PreparedResult {
-        if let Some(cached) = &*self.last.load()
-            && matches(&cached.0)
-        {
-            return cached.1.clone();
-        }
-        let prepared = build();
-        self.last.store(Some(Arc::new((key(), prepared.clone()))));
+        self.cached(matches)
+            .unwrap_or_else(|| self.store(key(), build()))
+    }
+
+    /// The cached result, if its key `matches`.
+    fn cached(&self, matches: impl FnOnce(&K) -> bool) -> Option<PreparedResult> {
+        self.last
+            .load()
+            .as_ref()
+            .filter(|cached| matches(&cached.0))
+            .map(|cached| cached.1.clone())
+    }
+
+    /// Caches `prepared` under `key` and returns it.
+    fn store(&self, key: K, prepared: PreparedResult) -> PreparedResult {
+        self.last.store(Some(Arc::new((key, prepared.clone()))));
         prepared
     }
 }

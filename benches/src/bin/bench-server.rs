@@ -55,15 +55,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 auth_token: cli.server.token.clone(),
                 ..WsOptions::default()
             };
-            let handle = match &serving {
-                Some(serving) => {
-                    let server = server.clone();
-                    serving
-                        .run(async move { server.serve_ws(options).await })
-                        .await?
-                }
-                None => server.serve_ws(options).await?,
-            };
+            let server = server.clone();
+            let handle = on(
+                serving.as_ref(),
+                async move { server.serve_ws(options).await },
+            )
+            .await?;
             handle.run_until_signal().await?;
         } else if let Some(port) = cli.server.http {
             let options = HttpOptions {
@@ -71,30 +68,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 auth_token: cli.server.token.clone(),
                 ..HttpOptions::default()
             };
-            let handle = match &serving {
-                Some(serving) => {
-                    let server = server.clone();
-                    serving
-                        .run(async move { server.serve_http(options).await })
-                        .await?
-                }
-                None => server.serve_http(options).await?,
-            };
+            let server = server.clone();
+            let handle = on(
+                serving.as_ref(),
+                async move { server.serve_http(options).await },
+            )
+            .await?;
             tokio::signal::ctrl_c().await?;
             handle.shutdown().await;
         } else if cli.server.stdio {
-            match &serving {
-                Some(serving) => {
-                    let server = server.clone();
-                    serving
-                        .run(async move { server.serve_stdio().await })
-                        .await?;
-                }
-                None => server.serve_stdio().await?,
-            }
+            on(serving.as_ref(), async move { server.serve_stdio().await }).await?;
         } else {
             return Err("give --stdio, --ws PORT --token T or --http PORT --token T".into());
         }
         Ok(())
     })
+}
+
+/// Runs `start` (a transport's start-up, and so its connections) on the
+/// serving thread when there is one, else on the current runtime.
+async fn on<F>(serving: Option<&ServingThread>, start: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match serving {
+        Some(serving) => serving.run(start).await,
+        None => start.await,
+    }
 }
