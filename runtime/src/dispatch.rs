@@ -83,20 +83,28 @@ struct Slot {
 pub(crate) struct InFlight {
     slots: Vec<Slot>,
     busy: usize,
-    tx: mpsc::UnboundedSender<Completion>,
-    rx: mpsc::UnboundedReceiver<Completion>,
+    /// Made by the first call that does not answer at once: a session of
+    /// inline calls (a stateless HTTP request) never needs one.
+    channel: Option<(
+        mpsc::UnboundedSender<Completion>,
+        mpsc::UnboundedReceiver<Completion>,
+    )>,
 }
 
 impl InFlight {
     pub(crate) fn new() -> Self {
-        // Unbounded, yet bounded in practice: at most one message per busy slot.
-        let (tx, rx) = mpsc::unbounded_channel();
         Self {
             slots: Vec::new(),
             busy: 0,
-            tx,
-            rx,
+            channel: None,
         }
+    }
+
+    /// Where a running call sends its completion.
+    fn sender(&mut self) -> mpsc::UnboundedSender<Completion> {
+        // Unbounded, yet bounded in practice: at most one message per busy slot.
+        let (tx, _) = self.channel.get_or_insert_with(mpsc::unbounded_channel);
+        tx.clone()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -185,7 +193,10 @@ impl InFlight {
     /// Cancel-safe. Returns `false` only if nothing can ever complete.
     pub(crate) async fn complete(&mut self, out: &mut Vec<u8>) -> bool {
         loop {
-            let Some(done) = self.rx.recv().await else {
+            let Some((_, rx)) = &mut self.channel else {
+                return false; // no call ever ran long
+            };
+            let Some(done) = rx.recv().await else {
                 return false;
             };
             if self.write(done, out) {
@@ -196,7 +207,7 @@ impl InFlight {
 
     /// Appends the response of a call that has already finished, if any.
     pub(crate) fn try_complete(&mut self, out: &mut Vec<u8>) -> bool {
-        while let Ok(done) = self.rx.try_recv() {
+        while let Some(Ok(done)) = self.channel.as_mut().map(|(_, rx)| rx.try_recv()) {
             if self.write(done, out) {
                 return true;
             }
@@ -272,7 +283,7 @@ pub(crate) fn call(
         let (slot, generation) =
             inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
         let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
-        let tx = inflight.tx.clone();
+        let tx = inflight.sender();
         let span = tracing::Span::current();
         let handle = tokio::task::spawn_blocking(move || {
             let _span = span.enter();
@@ -330,7 +341,7 @@ pub(crate) fn call(
                 None => {
                     let (slot, generation) =
                         inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
-                    let tx = inflight.tx.clone();
+                    let tx = inflight.sender();
                     let task = tokio::spawn(
                         async move {
                             let outcome = finish(future.await);

@@ -89,12 +89,9 @@ pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> 
             borrow,
             rename = "io.modelcontextprotocol/protocolVersion",
             default,
-            deserialize_with = "present"
+            deserialize_with = "jsonrpc::present"
         )]
         version: Option<&'a RawValue>,
-    }
-    fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<&'de RawValue>, D::Error> {
-        <&RawValue>::deserialize(de).map(Some)
     }
     let Some(params) = params.filter(|p| p.get().starts_with('{')) else {
         return Ok(Era::Handshake);
@@ -108,11 +105,19 @@ pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> 
     }
     // A `_meta` that is not an object is the method's own params' problem.
     let Ok(Params {
-        meta: Some(Meta {
-            version: Some(version),
-        }),
+        meta: Some(Meta { version }),
     }) = serde_json::from_str::<Params<'_>>(params.get())
     else {
+        return Ok(Era::Handshake);
+    };
+    era_of_version(version)
+}
+
+/// The era of a request whose `_meta` protocol version (raw, `null`
+/// included) was already read: the params of a `tools/call` are read once,
+/// with the call's own members.
+pub(crate) fn era_of_version(version: Option<&RawValue>) -> Result<Era, Unsupported<'_>> {
+    let Some(version) = version else {
         return Ok(Era::Handshake);
     };
     let Ok(version) = serde_json::from_str::<Cow<'_, str>>(version.get()) else {

@@ -51,7 +51,7 @@ use serde_json::value::RawValue;
 use crate::context::{MissingState, StateReq, ToolContext};
 use crate::jsonrpc::RequestId;
 use crate::notify::Notifier;
-use crate::peer::{Peer, Progress};
+use crate::peer::{Peer, PeerRef, Progress};
 
 pub use tokio_util::sync::CancellationToken;
 
@@ -68,7 +68,7 @@ pub struct Call<'a> {
     states: &'a ToolContext,
     id: Option<RequestId<'a>>,
     progress_token: Option<&'a RawValue>,
-    peer: Option<&'a Peer>,
+    peer: PeerRef<'a>,
     notifier: Option<&'a Notifier>,
     cancel: Option<&'a CancellationToken>,
 }
@@ -81,7 +81,7 @@ impl<'a> Call<'a> {
             states,
             id: None,
             progress_token: None,
-            peer: None,
+            peer: PeerRef::Given(None),
             notifier: None,
             cancel: None,
         }
@@ -105,6 +105,13 @@ impl<'a> Call<'a> {
     /// notifications go).
     #[must_use]
     pub fn with_peer(mut self, peer: Option<&'a Peer>) -> Self {
+        self.peer = PeerRef::Given(peer);
+        self
+    }
+
+    /// Sets where the call's notifications go, the peer perhaps made on first use.
+    #[must_use]
+    pub(crate) fn with_peer_ref(mut self, peer: PeerRef<'a>) -> Self {
         self.peer = peer;
         self
     }
@@ -145,7 +152,7 @@ impl<'a> Call<'a> {
 
     /// The calling client, if the transport can reach it.
     pub fn peer(&self) -> Option<&'a Peer> {
-        self.peer
+        self.peer.get()
     }
 
     /// The server-wide notifier, if the call came through a server.
@@ -166,7 +173,7 @@ impl<'a> Call<'a> {
             states: self.states.clone(),
             id: self.id.map(|id| id.as_json().into()),
             progress_token: self.progress_token.map(ToOwned::to_owned),
-            peer: self.peer.cloned(),
+            peer: self.peer().cloned(),
             notifier: self.notifier.cloned(),
             cancel: self.cancel.cloned(),
         }
@@ -191,7 +198,7 @@ impl OwnedCall {
             states: &self.states,
             id: self.id.as_deref().map(RequestId::from_json),
             progress_token: self.progress_token.as_deref(),
-            peer: self.peer.as_ref(),
+            peer: PeerRef::Given(self.peer.as_ref()),
             notifier: self.notifier.as_ref(),
             cancel: self.cancel.as_ref(),
         }
@@ -286,7 +293,9 @@ impl FromCall<'_> for CancellationToken {
 /// client sent none or the transport cannot reach it.
 impl FromCall<'_> for Progress {
     fn from_call(call: &Call<'_>) -> Result<Self, Rejection> {
-        Ok(Progress::new(call.peer.cloned(), call.progress_token))
+        // No token, no progress: a lazy peer is not made for nothing.
+        let peer = call.progress_token.and_then(|_| call.peer()).cloned();
+        Ok(Progress::new(peer, call.progress_token))
     }
 }
 
@@ -294,7 +303,7 @@ impl FromCall<'_> for Progress {
 /// transport cannot reach it.
 impl FromCall<'_> for Peer {
     fn from_call(call: &Call<'_>) -> Result<Self, Rejection> {
-        Ok(call.peer.cloned().unwrap_or_else(Peer::detached))
+        Ok(call.peer().cloned().unwrap_or_else(Peer::detached))
     }
 }
 

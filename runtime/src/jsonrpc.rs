@@ -180,7 +180,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     }
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<&'de RawValue>, D::Error> {
+/// Reads a member that is present as its raw value, `null` included (a
+/// plain `Option` would read `null` as absent).
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(de).map(Some)
 }
 

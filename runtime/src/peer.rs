@@ -6,8 +6,8 @@
 //! messages of the connection over WebSocket and stdio, as SSE events before
 //! the result over Streamable HTTP.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -49,6 +49,50 @@ impl Peer {
         self.tx
             .as_ref()
             .is_some_and(|tx| tx.try_send(bytes).is_ok())
+    }
+}
+
+/// A [`Peer`] whose channel is made when a call first takes it: a request
+/// whose tool never reports costs no channel (HTTP makes one per request).
+#[derive(Debug)]
+pub(crate) struct LazyPeer {
+    capacity: usize,
+    made: OnceLock<(Peer, mpsc::Receiver<NotificationBytes>)>,
+}
+
+impl LazyPeer {
+    /// A peer of `capacity` waiting notifications, not made yet.
+    pub(crate) const fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            made: OnceLock::new(),
+        }
+    }
+
+    /// The peer, made now if no call took it before.
+    pub(crate) fn get(&self) -> &Peer {
+        &self.made.get_or_init(|| Peer::channel(self.capacity)).0
+    }
+
+    /// The peer and its receiver, if a call took the peer.
+    pub(crate) fn into_made(self) -> Option<(Peer, mpsc::Receiver<NotificationBytes>)> {
+        self.made.into_inner()
+    }
+}
+
+/// Where a call's notifications go: a peer given, or one made on first use.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PeerRef<'a> {
+    Given(Option<&'a Peer>),
+    Lazy(&'a LazyPeer),
+}
+
+impl<'a> PeerRef<'a> {
+    pub(crate) fn get(self) -> Option<&'a Peer> {
+        match self {
+            Self::Given(peer) => peer,
+            Self::Lazy(lazy) => Some(lazy.get()),
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use crate::dispatch::{self, InFlight};
 use crate::era::{self, Era};
 use crate::extract::Call;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
-use crate::peer::Peer;
+use crate::peer::{Peer, PeerRef};
 use crate::server::Server;
 
 /// The handshake-era MCP protocol versions this server negotiates in
@@ -114,7 +114,8 @@ impl Session {
     ) -> bool {
         match jsonrpc::parse(message) {
             Ok(Message::Request { id, method, params }) => {
-                self.request(id, &method, params, peer, out)
+                let peer = peer.map(|peer| PeerRef::Given(Some(peer)));
+                self.request(&Request::new(id, method, params), peer, out)
             }
             Ok(Message::Notification { method, params }) => {
                 self.notification(&method, params);
@@ -130,6 +131,17 @@ impl Session {
                 true
             }
         }
+    }
+
+    /// Serves one request whose envelope (and, for `tools/call`, params) a
+    /// transport already read; see [`handle`](Self::handle).
+    pub(crate) fn handle_request(
+        &mut self,
+        request: &Request<'_>,
+        peer: PeerRef<'_>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        self.request(request, Some(peer), out)
     }
 
     /// Answers one running call with an error saying it was cancelled because
@@ -155,19 +167,18 @@ impl Session {
 
     fn request(
         &mut self,
-        id: RequestId<'_>,
-        method: &str,
-        params: Option<&RawValue>,
-        peer: Option<&Peer>,
+        request: &Request<'_>,
+        peer: Option<PeerRef<'_>>,
         out: &mut Vec<u8>,
     ) -> bool {
+        let (id, method, params) = (request.id, &*request.method, request.params);
         let span = tracing::debug_span!("request", method, %id, tool = tracing::field::Empty);
         let _entered = span.enter();
         let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
-        let era = match era::era_of(params) {
-            Ok(era) => era,
+        let era = match &request.era {
+            Ok(era) => *era,
             Err(why) if method != "initialize" => {
-                era::write_unsupported(out, id, &why);
+                era::write_unsupported(out, id, why);
                 return true;
             }
             Err(_) => Era::Handshake,
@@ -207,7 +218,7 @@ impl Session {
                     jsonrpc::write_result(out, id, self.server.registry().list_result_bytes());
                     true
                 }
-                "tools/call" => self.call(id, params, peer, &span, stateless, out),
+                "tools/call" => self.call(id, request.call(), peer, &span, stateless, out),
                 _ => {
                     jsonrpc::write_error(
                         out,
@@ -295,59 +306,16 @@ impl Session {
     fn call(
         &mut self,
         id: RequestId<'_>,
-        params: Option<&RawValue>,
-        peer: Option<&Peer>,
+        params: Result<&CallParams<'_>, &str>,
+        peer: Option<PeerRef<'_>>,
         span: &tracing::Span,
         stateless: bool,
         out: &mut Vec<u8>,
     ) -> bool {
-        // Unknown members (`claudecode/toolUseId`, …) are ignored.
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow)]
-            name: Cow<'a, str>,
-            #[serde(borrow, default)]
-            arguments: Option<&'a RawValue>,
-            #[serde(borrow, default, rename = "_meta")]
-            meta: Option<Meta<'a>>,
-        }
-        #[derive(Deserialize)]
-        struct Meta<'a> {
-            #[serde(borrow, default, rename = "progressToken")]
-            progress_token: Option<&'a RawValue>,
-        }
-        // serde would also read a struct from an array (`["name", {…}]`);
-        // MCP's `tools/call` params are an object, so say so instead.
-        if params.is_some_and(|p| !p.get().starts_with('{')) {
-            jsonrpc::write_error(
-                out,
-                Some(id),
-                INVALID_PARAMS,
-                &"`tools/call` params must be an object with the tool's `name`",
-            );
-            return true;
-        }
-        let params = match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
-            Some(Ok(params)) => params,
-            Some(Err(err)) => {
-                jsonrpc::write_error(
-                    out,
-                    Some(id),
-                    INVALID_PARAMS,
-                    &format_args!(
-                        "invalid `tools/call` params: {}",
-                        crate::args::without_position(&err)
-                    ),
-                );
-                return true;
-            }
-            None => {
-                jsonrpc::write_error(
-                    out,
-                    Some(id),
-                    INVALID_PARAMS,
-                    &"`tools/call` needs params with the tool's `name`",
-                );
+        let params = match params {
+            Ok(params) => params,
+            Err(why) => {
+                jsonrpc::write_error(out, Some(id), INVALID_PARAMS, &why);
                 return true;
             }
         };
@@ -363,8 +331,8 @@ impl Session {
         span.record("tool", tool.def.name);
         let call = Call::new(self.server.context())
             .with_notifier(self.server.notifier())
-            .with_peer(peer.or(self.peer.as_ref()))
-            .with_progress_token(params.meta.and_then(|meta| meta.progress_token));
+            .with_peer_ref(peer.unwrap_or(PeerRef::Given(self.peer.as_ref())))
+            .with_progress_token(params.meta.as_ref().and_then(|meta| meta.progress_token));
         dispatch::call(
             call,
             &mut self.inflight,
@@ -405,5 +373,98 @@ impl Session {
             // Any other notification: accepted silently.
             _ => tracing::debug!(method, "notification ignored"),
         }
+    }
+}
+
+/// One request as a session serves it: the envelope's parts, the era, and
+/// for `tools/call` its params, each read once. A transport that must look
+/// at the era or the tool before serving (HTTP's header check) reads the
+/// same `Request` the session then serves.
+pub(crate) struct Request<'a> {
+    pub(crate) id: RequestId<'a>,
+    pub(crate) method: Cow<'a, str>,
+    pub(crate) params: Option<&'a RawValue>,
+    /// The era its `_meta` names, or why it names none this server speaks.
+    pub(crate) era: Result<Era, era::Unsupported<'a>>,
+    /// `tools/call`'s params, or what is wrong with them; `None` for other methods.
+    call: Option<Result<CallParams<'a>, String>>,
+}
+
+impl<'a> Request<'a> {
+    /// Reads what the session needs from `params`: one pass over a
+    /// `tools/call`'s params for its tool, arguments, progress token and
+    /// version; `_meta`'s version alone for other methods.
+    pub(crate) fn new(
+        id: RequestId<'a>,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    ) -> Self {
+        let call = (method == "tools/call").then(|| CallParams::read(params));
+        let era = match &call {
+            Some(Ok(call)) => era::era_of_version(call.meta.as_ref().and_then(|m| m.version)),
+            // Invalid params: the era still decides which error comes first.
+            _ => era::era_of(params),
+        };
+        Self {
+            id,
+            method,
+            params,
+            era,
+            call,
+        }
+    }
+
+    /// The params of a `tools/call`, or the message saying why they are invalid.
+    pub(crate) fn call(&self) -> Result<&CallParams<'a>, &str> {
+        match &self.call {
+            Some(Ok(call)) => Ok(call),
+            Some(Err(why)) => Err(why),
+            None => Err("not a `tools/call`"),
+        }
+    }
+}
+
+/// The params of a `tools/call`. Unknown members (`claudecode/toolUseId`,
+/// …) are ignored.
+#[derive(Deserialize)]
+pub(crate) struct CallParams<'a> {
+    #[serde(borrow)]
+    pub(crate) name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(crate) arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<CallMeta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CallMeta<'a> {
+    #[serde(borrow, default, rename = "progressToken")]
+    progress_token: Option<&'a RawValue>,
+    // `null` stays visible (not a string), not read as no version.
+    #[serde(
+        borrow,
+        default,
+        rename = "io.modelcontextprotocol/protocolVersion",
+        deserialize_with = "jsonrpc::present"
+    )]
+    version: Option<&'a RawValue>,
+}
+
+impl<'a> CallParams<'a> {
+    fn read(params: Option<&'a RawValue>) -> Result<Self, String> {
+        let Some(params) = params else {
+            return Err("`tools/call` needs params with the tool's `name`".to_owned());
+        };
+        // serde would also read a struct from an array (`["name", {…}]`);
+        // MCP's `tools/call` params are an object, so say so instead.
+        if !params.get().starts_with('{') {
+            return Err("`tools/call` params must be an object with the tool's `name`".to_owned());
+        }
+        serde_json::from_str(params.get()).map_err(|err| {
+            format!(
+                "invalid `tools/call` params: {}",
+                crate::args::without_position(&err)
+            )
+        })
     }
 }

@@ -227,9 +227,11 @@ pub(crate) fn refuse_accept(headers: &HeaderMap) -> Option<HttpResponse> {
     let mut any = false;
     for value in headers.get_all(header::ACCEPT) {
         any = true;
-        for range in value.to_str().unwrap_or("").split(',') {
-            let media = range.split(';').next().unwrap_or("").trim();
-            let is = |name: &str| media.eq_ignore_ascii_case(name);
+        // Media types are ASCII: the bytes are compared as they are.
+        for range in value.as_bytes().split(|b| *b == b',') {
+            let media = range.split(|b| *b == b';').next().unwrap_or_default();
+            let media = media.trim_ascii();
+            let is = |name: &str| media.eq_ignore_ascii_case(name.as_bytes());
             if is("*/*") {
                 (json, stream) = (true, true);
             } else if is("application/*") || is("application/json") {

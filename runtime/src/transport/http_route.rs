@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Either, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderValue};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use tokio::sync::oneshot;
 
@@ -21,6 +21,10 @@ use super::http_session::{Missing, SESSION_QUEUE};
 use super::http_sse::stream;
 use super::http_stateless::{exchange, header_mismatch};
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, RequestId};
+use crate::session::Request as McpRequest;
+
+/// [`SESSION_HEADER`], parsed once.
+const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
 
 /// Counts a request being answered for as long as it lives.
 struct Exchange<'a>(&'a AtomicUsize);
@@ -61,7 +65,7 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
     }
     match *request.method() {
         Method::POST => {}
-        Method::DELETE if request.headers().contains_key(SESSION_HEADER) => {
+        Method::DELETE if request.headers().contains_key(SESSION) => {
             return delete(shared, request.headers());
         }
         ref other => return method_not_allowed(other),
@@ -126,7 +130,7 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpRes
             return json_response(StatusCode::BAD_REQUEST, out);
         }
     };
-    let session = headers.get(SESSION_HEADER).map(HeaderValue::to_str);
+    let session = headers.get(SESSION).map(HeaderValue::to_str);
     match (message, session) {
         (_, Some(Err(_))) => refusal(
             StatusCode::BAD_REQUEST,
@@ -148,11 +152,11 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpRes
             open_session(shared, body, &id).await
         }
         (Message::Request { id, method, params }, None) => {
-            if let Some(refused) = header_mismatch(headers, id, &method, params) {
+            let request = McpRequest::new(id, method, params);
+            if let Some(refused) = header_mismatch(headers, &request) {
                 return refused;
             }
-            let id = id.as_json().to_owned();
-            exchange(&shared.server, &body, &id).await
+            exchange(&shared.server, &request).await
         }
         // Notifications and responses outside a session: nothing to act on
         // (cancellation is closing the POST of the call).
@@ -193,7 +197,7 @@ async fn open_session(shared: &Arc<Shared>, body: Bytes, id: &str) -> HttpRespon
         Ok(reply) if !is_error(&reply, id) => {
             let mut response = json_response(StatusCode::OK, reply);
             response.headers_mut().insert(
-                SESSION_HEADER,
+                SESSION,
                 HeaderValue::from_str(&session).expect("a UUID is a header value"),
             );
             response
@@ -335,7 +339,7 @@ fn refuse_missing(missing: &Missing) -> HttpResponse {
 
 fn delete(shared: &Shared, headers: &HeaderMap) -> HttpResponse {
     let session = headers
-        .get(SESSION_HEADER)
+        .get(SESSION)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if shared.sessions.end(session) {

@@ -4,36 +4,43 @@
 use std::borrow::Cow;
 
 use hyper::StatusCode;
-use hyper::header::HeaderMap;
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use hyper::header::{HeaderMap, HeaderName};
 
 use super::http_check::{HttpResponse, json_response, status_of};
 use super::http_sse::{CALL_NOTES, stream};
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
-use crate::jsonrpc::{self, RequestId};
-use crate::peer::Peer;
+use crate::jsonrpc;
+use crate::peer::{LazyPeer, PeerRef};
 use crate::server::Server;
-use crate::session::Session;
+use crate::session::{Request, Session};
 
 /// The header naming a request's protocol version.
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// The header repeating a 2026-07-28 request's method.
-pub(crate) const METHOD_HEADER: &str = "mcp-method";
+pub(crate) const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 /// The header repeating the tool a 2026-07-28 `tools/call` names.
-pub(crate) const NAME_HEADER: &str = "mcp-name";
+pub(crate) const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Serves one request on a session of its own and answers it: 200 with the
 /// result, or the status its error maps to; or, when the call sends
 /// notifications (progress) before its result, an event stream
 /// ([`http_sse`](super::http_sse)). Dropping the future (the client closed
 /// the connection) drops the session, which aborts the running call.
-pub(crate) async fn exchange(server: &Server, body: &[u8], id: &str) -> HttpResponse {
+pub(crate) async fn exchange(server: &Server, request: &Request<'_>) -> HttpResponse {
     let mut session = Session::new(server.clone());
-    let (peer, mut notes) = Peer::channel(CALL_NOTES);
-    session.set_peer(peer);
+    let peer = LazyPeer::new(CALL_NOTES);
     let mut out = Vec::with_capacity(256);
-    if !session.handle(body, &mut out) {
+    let answered = session.handle_request(request, PeerRef::Lazy(&peer), &mut out);
+    // A tool that never took the peer reported nothing and never will.
+    let Some((peer, mut notes)) = peer.into_made() else {
+        if !answered {
+            session.complete(&mut out).await;
+        }
+        return json_response(status_of(&out, request.id.as_json()), out);
+    };
+    if !answered {
+        // The call runs on: its notifications go to the stream.
+        session.set_peer(peer);
         tokio::select! {
             biased;
             Some(first) = notes.recv() => {
@@ -50,25 +57,21 @@ pub(crate) async fn exchange(server: &Server, body: &[u8], id: &str) -> HttpResp
     if let Ok(first) = notes.try_recv() {
         return stream(notes, &first, Box::pin(std::future::ready(out)));
     }
-    json_response(status_of(&out, id), out)
+    json_response(status_of(&out, request.id.as_json()), out)
 }
 
 /// 400 with -32020 when a 2026-07-28 request's headers disagree with its
 /// body: `MCP-Protocol-Version` with `_meta`'s version, `Mcp-Method` with the
 /// method, `Mcp-Name` with a `tools/call`'s tool; or when a routing header
 /// comes twice (readers of the first and of the last copy would disagree).
-pub(crate) fn header_mismatch(
-    headers: &HeaderMap,
-    id: RequestId<'_>,
-    method: &str,
-    params: Option<&RawValue>,
-) -> Option<HttpResponse> {
+pub(crate) fn header_mismatch(headers: &HeaderMap, request: &Request<'_>) -> Option<HttpResponse> {
+    let (id, method) = (request.id, &*request.method);
     let mismatch = |what: &dyn std::fmt::Display| {
         let mut out = Vec::with_capacity(160);
         jsonrpc::write_error(&mut out, Some(id), HEADER_MISMATCH, what);
         Some(json_response(StatusCode::BAD_REQUEST, out))
     };
-    let single = |name: &str| -> Result<Option<&str>, ()> {
+    let single = |name: HeaderName| -> Result<Option<&str>, ()> {
         let mut values = headers.get_all(name).iter();
         let first = values.next().map(|v| v.to_str().map_err(|_| ()));
         if values.next().is_some() {
@@ -85,10 +88,10 @@ pub(crate) fn header_mismatch(
             &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must each come at most once, as visible ASCII",
         );
     };
-    // One pass over the params for the tool's name; the era's own reader
-    // skips everything but `_meta`'s version.
-    let body_version = match era::era_of(params) {
-        Ok(Era::Stateless(version)) => Cow::Borrowed(version),
+    // The era and the tool as the session will serve them: the params
+    // are read once.
+    let body_version = match &request.era {
+        Ok(Era::Stateless(version)) => Cow::Borrowed(*version),
         Ok(Era::Handshake) => {
             if let Some(v) = version.filter(|v| era::STATELESS_VERSIONS.contains(v)) {
                 return mismatch(&format_args!(
@@ -97,7 +100,7 @@ pub(crate) fn header_mismatch(
             }
             return None;
         }
-        Err(Unsupported::Version(version)) => version,
+        Err(Unsupported::Version(version)) => Cow::Borrowed(&**version),
         Err(Unsupported::NotAString) => return None, // the session says why
     };
     if version != Some(&*body_version) {
@@ -114,22 +117,13 @@ pub(crate) fn header_mismatch(
             jsonrpc::clip(method)
         ));
     }
-    if method == "tools/call" {
-        #[derive(Deserialize)]
-        struct Named<'a> {
-            #[serde(borrow, default)]
-            name: Option<Cow<'a, str>>,
-        }
-        let name = params
-            .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())
-            .and_then(|n| n.name);
-        if let Some(name) = name
-            && name_header != Some(&*name)
-        {
+    if let Ok(call) = request.call() {
+        let name = &call.name;
+        if name_header != Some(&**name) {
             return mismatch(&format_args!(
                 "the Mcp-Name header ({}) does not match the tool the body calls ({})",
                 name_header.map_or("absent", jsonrpc::clip),
-                jsonrpc::clip(&name)
+                jsonrpc::clip(name)
             ));
         }
     }

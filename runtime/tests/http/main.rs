@@ -15,7 +15,7 @@ use std::time::Duration;
 use client::{post, stateless};
 use ide_mcp_runtime::tool::{ToolFuture, ToolReply};
 use ide_mcp_runtime::{
-    Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Progress, Registry, ResultOut,
+    Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Peer, Progress, Registry, ResultOut,
     Server, SourceLocation, ToolAnnotations, ToolDef, mcp_tool,
 };
 use serde_json::json;
@@ -68,6 +68,17 @@ async fn count_up(progress: Progress, steps: u32) -> u32 {
         tokio::task::yield_now().await;
     }
     steps
+}
+
+/// Tells its client it was called, then answers: an inline tool whose only
+/// note is its own notification (no progress token).
+#[mcp_tool]
+fn wave(peer: Peer) -> String {
+    peer.notify(
+        "notifications/message",
+        &json!({"level": "info", "data": "waving"}),
+    );
+    "waved".to_owned()
 }
 
 pub(crate) fn server() -> Server {
@@ -207,6 +218,27 @@ async fn progress_comes_as_events_before_the_result() {
     assert_eq!(
         plain.body,
         r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"2"}],"resultType":"complete"}}"#
+    );
+    settles(&handle, IDLE).await;
+}
+
+#[tokio::test]
+async fn an_inline_tools_own_notification_streams_before_its_result() {
+    // The peer of a stateless call is made only when a tool takes it: this
+    // one does, notifies before it returns, and the answer is a stream.
+    let handle = serve(HttpOptions::default()).await;
+    let (addr, token) = (handle.local_addr(), handle.auth_token().to_owned());
+    let waved = stateless(&token, 3, "tools/call", r#""name":"wave""#)
+        .send(addr)
+        .await;
+    assert_eq!(waved.status, 200);
+    assert_eq!(waved.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        waved.body,
+        concat!(
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"waving\",\"level\":\"info\"}}\n\n",
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\\\"waved\\\"\"}],\"resultType\":\"complete\"}}\n\n",
+        )
     );
     settles(&handle, IDLE).await;
 }
