@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::result::write_display_escaped;
+use crate::session::CallParams;
 
 /// Invalid JSON was received.
 pub const PARSE_ERROR: i32 = -32700;
@@ -122,6 +123,115 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// The envelope [`parse_call`] reads: [`Envelope`]'s members, and a
+/// `tools/call`'s params read as [`CallParams`] when the method came first.
+/// Fails on anything [`Envelope`] would read differently or refuse (then
+/// [`parse`] reads the message again and says why).
+struct CallEnvelope;
+
+struct CallEnvelopeRead<'a> {
+    jsonrpc: Option<Text<'a>>,
+    id: Option<&'a RawValue>,
+    method: Option<Text<'a>>,
+    params: Option<&'a RawValue>,
+    call: Option<CallParams<'a>>,
+    response: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for CallEnvelope {
+    type Value = CallEnvelopeRead<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for CallEnvelope {
+    type Value = CallEnvelopeRead<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "lowercase")]
+        enum Field {
+            Jsonrpc,
+            Id,
+            Method,
+            Params,
+            Result,
+            Error,
+            #[serde(other)]
+            Other,
+        }
+        use serde::de::Error as _;
+        let twice = || A::Error::custom("a member comes twice");
+        let mut read = CallEnvelopeRead {
+            jsonrpc: None,
+            id: None,
+            method: None,
+            params: None,
+            call: None,
+            response: false,
+        };
+        let (mut result, mut error) = (false, false);
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Jsonrpc if read.jsonrpc.is_none() => read.jsonrpc = Some(map.next_value()?),
+                Field::Id if read.id.is_none() => read.id = Some(map.next_value()?),
+                Field::Method if read.method.is_none() => read.method = Some(map.next_value()?),
+                Field::Params if read.params.is_none() && read.call.is_none() => {
+                    if matches!(&read.method, Some(Text::Str(m)) if m == "tools/call") {
+                        read.call = Some(map.next_value_seed(CallSeed)?);
+                    } else {
+                        read.params = Some(map.next_value()?);
+                    }
+                }
+                Field::Result if !result => {
+                    result = true;
+                    map.next_value::<&RawValue>()?;
+                }
+                Field::Error if !error => {
+                    error = true;
+                    map.next_value::<&RawValue>()?;
+                }
+                Field::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                _ => return Err(twice()),
+            }
+        }
+        read.response = result || error;
+        Ok(read)
+    }
+}
+
+/// Reads a `tools/call`'s params as [`CallParams`], from an object only
+/// (serde would also read a struct from an array).
+struct CallSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for CallSeed {
+    type Value = CallParams<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for CallSeed {
+    type Value = CallParams<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the params of a `tools/call`")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        CallParams::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+    }
+}
+
 /// A member that should be a string: the string (borrowed unless it has
 /// escapes), or `Other` for any other JSON value (skipped).
 enum Text<'a> {
@@ -223,7 +333,55 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
         Ok(envelope) => envelope,
         Err(err) => return Err(reject_unparsed(&err)),
     };
-    let id = match envelope.id {
+    let response = envelope.result.is_some() || envelope.error.is_some();
+    finish(
+        envelope.jsonrpc.as_ref(),
+        envelope.id,
+        envelope.method,
+        envelope.params,
+        response,
+    )
+}
+
+/// Parses one message like [`parse`], reading a `tools/call`'s params in
+/// the same pass when its `method` comes before them (as every client
+/// writes it): then they are returned beside a message whose `params` are
+/// `None`. Anything out of the ordinary (bad params, duplicate members,
+/// invalid JSON) is left to [`parse`], which says what is wrong.
+pub(crate) fn parse_call(
+    bytes: &[u8],
+) -> Result<(Message<'_>, Option<CallParams<'_>>), Rejection<'_>> {
+    let fast = std::str::from_utf8(bytes)
+        .ok()
+        .filter(|text| text.trim_ascii_start().starts_with('{'))
+        .and_then(|text| {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let envelope = serde::de::DeserializeSeed::deserialize(CallEnvelope, &mut de).ok()?;
+            de.end().ok()?;
+            Some(envelope)
+        });
+    let Some(envelope) = fast else {
+        return parse(bytes).map(|message| (message, None));
+    };
+    let message = finish(
+        envelope.jsonrpc.as_ref(),
+        envelope.id,
+        envelope.method,
+        envelope.params,
+        envelope.response,
+    )?;
+    Ok((message, envelope.call))
+}
+
+/// The checks of an envelope read by either parser.
+fn finish<'a>(
+    jsonrpc: Option<&Text<'a>>,
+    id: Option<&'a RawValue>,
+    method: Option<Text<'a>>,
+    params: Option<&'a RawValue>,
+    response: bool,
+) -> Result<Message<'a>, Rejection<'a>> {
+    let id = match id {
         None => None,
         Some(raw) => match RequestId::parse(raw) {
             Some(id) => Some(id),
@@ -244,11 +402,11 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
         code: INVALID_REQUEST,
         message,
     };
-    if !matches!(&envelope.jsonrpc, Some(Text::Str(v)) if v == "2.0") {
+    if !matches!(jsonrpc, Some(Text::Str(v)) if v == "2.0") {
         return Err(invalid(r#"`jsonrpc` must be "2.0""#.to_owned()));
     }
-    let Some(method) = envelope.method else {
-        if envelope.result.is_some() || envelope.error.is_some() {
+    let Some(method) = method else {
+        if response {
             return Ok(Message::Response);
         }
         return Err(invalid("a request needs a `method`".to_owned()));
@@ -256,12 +414,11 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
     let Text::Str(method) = method else {
         return Err(invalid("`method` must be a string".to_owned()));
     };
-    if let Some(params) = envelope.params
+    if let Some(params) = params
         && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
     {
         return Err(invalid("`params` must be an object or an array".to_owned()));
     }
-    let params = envelope.params;
     Ok(match id {
         Some(id) => Message::Request { id, method, params },
         None => Message::Notification { method, params },
@@ -446,6 +603,57 @@ mod tests {
             "]".repeat(100_000)
         );
         assert!(parse(deep_params.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_call_is_read_with_its_envelope_and_anything_else_as_parse_reads_it() {
+        // Read in one pass: the method comes before the params.
+        let (message, call) = parse_call(
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{}}},"extra":null}"#,
+        )
+        .unwrap();
+        let Message::Request { id, method, params } = message else {
+            panic!("a request")
+        };
+        assert_eq!(
+            (id.as_json(), &*method, params.is_none()),
+            ("4", "tools/call", true)
+        );
+        let call = call.expect("read in the same pass");
+        assert_eq!(
+            (&*call.name, call.arguments.map(RawValue::get)),
+            ("t", Some(r#"{"a":[1]}"#))
+        );
+
+        // Everything else is exactly what `parse` makes of it.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":4,"params":{"name":"t"},"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":["t",{}]}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":3}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","_meta":7}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":7}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","id":5,"params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}} x"#,
+            r#"{"jsonrpc":"1.0","id":4,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"name":"t"}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            "42",
+            "{",
+        ] {
+            let (fast, slow) = (parse_call(text.as_bytes()), parse(text.as_bytes()));
+            let call_read = matches!(&fast, Ok((_, Some(_))));
+            let fast = fast.map(|(message, _)| format!("{message:?}"));
+            let slow = slow.map(|message| format!("{message:?}"));
+            if call_read {
+                // Read in one pass: the same message but for the params it took.
+                assert!(slow.is_ok(), "{text}");
+            } else {
+                assert_eq!(fast, slow, "{text}");
+            }
+        }
     }
 
     #[test]

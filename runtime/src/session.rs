@@ -112,16 +112,20 @@ impl Session {
         peer: Option<&Peer>,
         out: &mut Vec<u8>,
     ) -> bool {
-        match jsonrpc::parse(message) {
-            Ok(Message::Request { id, method, params }) => {
+        match jsonrpc::parse_call(message) {
+            Ok((Message::Request { id, method, params }, call)) => {
                 let peer = peer.map(|peer| PeerRef::Given(Some(peer)));
-                self.request(&Request::new(id, method, params), peer, out)
+                let request = match call {
+                    Some(call) => Request::with_call(id, method, call),
+                    None => Request::new(id, method, params),
+                };
+                self.request(&request, peer, out)
             }
-            Ok(Message::Notification { method, params }) => {
+            Ok((Message::Notification { method, params }, _)) => {
                 self.notification(&method, params);
                 false
             }
-            Ok(Message::Response) => {
+            Ok((Message::Response, _)) => {
                 tracing::debug!("ignored a response: this server sends no requests");
                 false
             }
@@ -411,6 +415,17 @@ impl<'a> Request<'a> {
             params,
             era,
             call,
+        }
+    }
+
+    /// A `tools/call` whose params were read with its envelope.
+    pub(crate) fn with_call(id: RequestId<'a>, method: Cow<'a, str>, call: CallParams<'a>) -> Self {
+        Self {
+            id,
+            method,
+            params: None,
+            era: era::era_of_version(call.meta.as_ref().and_then(|m| m.version)),
+            call: Some(Ok(call)),
         }
     }
 

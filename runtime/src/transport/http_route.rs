@@ -122,8 +122,8 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> 
 }
 
 async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpResponse {
-    let message = match jsonrpc::parse(&body) {
-        Ok(message) => message,
+    let (message, call) = match jsonrpc::parse_call(&body) {
+        Ok(parsed) => parsed,
         Err(rejection) => {
             let mut out = Vec::with_capacity(128);
             jsonrpc::write_error(&mut out, rejection.id, rejection.code, &rejection.message);
@@ -152,7 +152,10 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpRes
             open_session(shared, body, &id).await
         }
         (Message::Request { id, method, params }, None) => {
-            let request = McpRequest::new(id, method, params);
+            let request = match call {
+                Some(call) => McpRequest::with_call(id, method, call),
+                None => McpRequest::new(id, method, params),
+            };
             if let Some(refused) = header_mismatch(headers, &request) {
                 return refused;
             }
