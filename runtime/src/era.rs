@@ -120,7 +120,15 @@ pub(crate) fn era_of_version(version: Option<&RawValue>) -> Result<Era, Unsuppor
     let Some(version) = version else {
         return Ok(Era::Handshake);
     };
-    let Ok(version) = serde_json::from_str::<Cow<'_, str>>(version.get()) else {
+    // A string without escapes (every client's) is its text between the quotes.
+    let plain = version
+        .get()
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .filter(|v| !v.contains(['\\', '"']))
+        .map(Cow::Borrowed);
+    let Some(version) = plain.or_else(|| serde_json::from_str::<Cow<'_, str>>(version.get()).ok())
+    else {
         return Err(Unsupported::NotAString);
     };
     if let Some(v) = STATELESS_VERSIONS.iter().find(|v| **v == version) {

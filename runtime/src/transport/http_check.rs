@@ -83,6 +83,95 @@ pub(crate) fn method_not_allowed(method: &hyper::Method) -> HttpResponse {
     response
 }
 
+/// The values of one header this transport reads: the first, and whether
+/// more came (a header that must come once, or a list).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Header<'a> {
+    pub(crate) first: Option<&'a HeaderValue>,
+    pub(crate) repeated: bool,
+}
+
+impl<'a> Header<'a> {
+    fn push(&mut self, value: &'a HeaderValue) {
+        if self.first.is_none() {
+            self.first = Some(value);
+        } else {
+            self.repeated = true;
+        }
+    }
+
+    /// The value as text when it came exactly once; `Err` when it came
+    /// twice or is not visible ASCII.
+    pub(crate) fn single(self) -> Result<Option<&'a str>, ()> {
+        if self.repeated {
+            return Err(());
+        }
+        self.first.map(|v| v.to_str().map_err(|_| ())).transpose()
+    }
+}
+
+/// The headers this transport reads, found in one pass over the request's
+/// headers instead of a lookup each (each lookup hashes the name).
+#[derive(Debug, Default)]
+pub(crate) struct Heads<'a> {
+    pub(crate) host: Header<'a>,
+    pub(crate) origin: Header<'a>,
+    pub(crate) authorization: Header<'a>,
+    pub(crate) content_type: Header<'a>,
+    /// Which of the answers this endpoint gives `Accept` allows: JSON, an
+    /// event stream; `None` without the header (anything goes).
+    pub(crate) accepts: Option<(bool, bool)>,
+    pub(crate) session: Header<'a>,
+    pub(crate) version: Header<'a>,
+    pub(crate) method: Header<'a>,
+    pub(crate) name: Header<'a>,
+}
+
+impl<'a> Heads<'a> {
+    /// Reads `headers` once.
+    pub(crate) fn read(headers: &'a HeaderMap) -> Self {
+        let mut heads = Heads::default();
+        for (name, value) in headers {
+            // Names arrive lower-case (`HeaderName` normalizes them).
+            let header = match name.as_str() {
+                "host" => &mut heads.host,
+                "origin" => &mut heads.origin,
+                "authorization" => &mut heads.authorization,
+                "content-type" => &mut heads.content_type,
+                "accept" => {
+                    let (json, stream) = heads.accepts.get_or_insert((false, false));
+                    accepted(value.as_bytes(), json, stream);
+                    continue;
+                }
+                super::http::SESSION_HEADER => &mut heads.session,
+                "mcp-protocol-version" => &mut heads.version,
+                "mcp-method" => &mut heads.method,
+                "mcp-name" => &mut heads.name,
+                _ => continue,
+            };
+            header.push(value);
+        }
+        heads
+    }
+}
+
+/// Marks which of JSON and an event stream one `Accept` value allows.
+fn accepted(value: &[u8], json: &mut bool, stream: &mut bool) {
+    // Media types are ASCII: the bytes are compared as they are.
+    for range in value.split(|b| *b == b',') {
+        let media = range.split(|b| *b == b';').next().unwrap_or_default();
+        let media = media.trim_ascii();
+        let is = |name: &str| media.eq_ignore_ascii_case(name.as_bytes());
+        if is("*/*") {
+            (*json, *stream) = (true, true);
+        } else if is("application/*") || is("application/json") {
+            *json = true;
+        } else if is("text/*") || is("text/event-stream") {
+            *stream = true;
+        }
+    }
+}
+
 /// What the server checks a request against.
 pub(crate) struct Gate<'a> {
     /// The bearer token.
@@ -98,11 +187,10 @@ pub(crate) struct Gate<'a> {
 impl Gate<'_> {
     /// The refusal of a request from a browser page of another origin or
     /// through a rebound DNS name (403), or without the token (401).
-    pub(crate) fn refusal(&self, headers: &HeaderMap) -> Option<HttpResponse> {
+    pub(crate) fn refusal(&self, heads: &Heads<'_>) -> Option<HttpResponse> {
         // Exactly one `Host`: with two, which one a check reads is a guess.
-        let mut hosts = headers.get_all(header::HOST).iter();
-        let host = hosts.next().and_then(|h| h.to_str().ok());
-        if hosts.next().is_some() || (self.loopback && !host.is_some_and(|h| self.local_host(h))) {
+        let host = heads.host.first.and_then(|h| h.to_str().ok());
+        if heads.host.repeated || (self.loopback && !host.is_some_and(|h| self.local_host(h))) {
             tracing::warn!(
                 host,
                 "HTTP request refused: foreign `Host` (DNS rebinding?)"
@@ -116,10 +204,9 @@ impl Gate<'_> {
                 ),
             ));
         }
-        let mut origins = headers.get_all(header::ORIGIN).iter();
-        if let Some(origin) = origins.next() {
+        if let Some(origin) = heads.origin.first {
             let allowed = origin.to_str().ok().is_some_and(|o| self.origin_allowed(o));
-            if !allowed || origins.next().is_some() {
+            if !allowed || heads.origin.repeated {
                 tracing::warn!(?origin, "HTTP request refused: foreign `Origin`");
                 return Some(refusal(
                     StatusCode::FORBIDDEN,
@@ -131,8 +218,9 @@ impl Gate<'_> {
                 ));
             }
         }
-        let given = headers
-            .get(header::AUTHORIZATION)
+        let given = heads
+            .authorization
+            .first
             .map(HeaderValue::as_bytes)
             .and_then(bearer);
         // Constant-time comparison (`subtle`): how long the check takes does
@@ -201,9 +289,10 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 }
 
 /// 415 (the refusal) unless the body is declared `application/json`.
-pub(crate) fn refuse_content_type(headers: &HeaderMap) -> Option<HttpResponse> {
-    let media = headers
-        .get(header::CONTENT_TYPE)
+pub(crate) fn refuse_content_type(heads: &Heads<'_>) -> Option<HttpResponse> {
+    let media = heads
+        .content_type
+        .first
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split(';').next().unwrap_or("").trim());
     if media.is_some_and(|m| m.eq_ignore_ascii_case("application/json")) {
@@ -221,27 +310,8 @@ pub(crate) fn refuse_content_type(headers: &HeaderMap) -> Option<HttpResponse> {
 
 /// 406 (the refusal) unless the client accepts both answers this endpoint gives: JSON and
 /// an event stream (an absent `Accept` accepts anything).
-pub(crate) fn refuse_accept(headers: &HeaderMap) -> Option<HttpResponse> {
-    let mut json = false;
-    let mut stream = false;
-    let mut any = false;
-    for value in headers.get_all(header::ACCEPT) {
-        any = true;
-        // Media types are ASCII: the bytes are compared as they are.
-        for range in value.as_bytes().split(|b| *b == b',') {
-            let media = range.split(|b| *b == b';').next().unwrap_or_default();
-            let media = media.trim_ascii();
-            let is = |name: &str| media.eq_ignore_ascii_case(name.as_bytes());
-            if is("*/*") {
-                (json, stream) = (true, true);
-            } else if is("application/*") || is("application/json") {
-                json = true;
-            } else if is("text/*") || is("text/event-stream") {
-                stream = true;
-            }
-        }
-    }
-    if !any || (json && stream) {
+pub(crate) fn refuse_accept(heads: &Heads<'_>) -> Option<HttpResponse> {
+    if heads.accepts.is_none_or(|(json, stream)| json && stream) {
         return None;
     }
     Some(refusal(

@@ -8,14 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Either, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use tokio::sync::oneshot;
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
 use super::http_check::{
-    Gate, HttpResponse, empty, is_error, json_response, method_not_allowed, overloaded, refusal,
-    refuse_accept, refuse_content_type,
+    Gate, Heads, HttpResponse, empty, is_error, json_response, method_not_allowed, overloaded,
+    refusal, refuse_accept, refuse_content_type,
 };
 use super::http_session::{Missing, SESSION_QUEUE};
 use super::http_sse::stream;
@@ -54,25 +54,25 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
             ),
         );
     }
+    let (parts, body) = request.into_parts();
+    let heads = Heads::read(&parts.headers);
     let gate = Gate {
         token: &shared.token,
         port: shared.port,
         loopback: shared.loopback,
         extra_origins: &shared.options.allowed_origins,
     };
-    if let Some(refused) = gate.refusal(request.headers()) {
+    if let Some(refused) = gate.refusal(&heads) {
         return refused;
     }
-    match *request.method() {
+    match parts.method {
         Method::POST => {}
-        Method::DELETE if request.headers().contains_key(SESSION) => {
-            return delete(shared, request.headers());
+        Method::DELETE if heads.session.first.is_some() => {
+            return delete(shared, &heads);
         }
         ref other => return method_not_allowed(other),
     }
-    if let Some(refused) =
-        refuse_content_type(request.headers()).or_else(|| refuse_accept(request.headers()))
-    {
+    if let Some(refused) = refuse_content_type(&heads).or_else(|| refuse_accept(&heads)) {
         return refused;
     }
     // Held until the answer is sent: an event stream's, until it ends.
@@ -87,12 +87,11 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
             ),
         );
     };
-    let (parts, body) = request.into_parts();
     let body = match read_body(body, shared.options.max_body_bytes).await {
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    let mut response = post(shared, &parts.headers, body).await;
+    let mut response = post(shared, &heads, body).await;
     if let Either::Right(stream) = response.body_mut() {
         stream.hold(permit);
     }
@@ -121,7 +120,7 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> 
     }
 }
 
-async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpResponse {
+async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpResponse {
     let (message, call) = match jsonrpc::parse_call(&body) {
         Ok(parsed) => parsed,
         Err(rejection) => {
@@ -130,7 +129,7 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpRes
             return json_response(StatusCode::BAD_REQUEST, out);
         }
     };
-    let session = headers.get(SESSION).map(HeaderValue::to_str);
+    let session = heads.session.first.map(HeaderValue::to_str);
     match (message, session) {
         (_, Some(Err(_))) => refusal(
             StatusCode::BAD_REQUEST,
@@ -156,7 +155,7 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> HttpRes
                 Some(call) => McpRequest::with_call(id, method, call),
                 None => McpRequest::new(id, method, params),
             };
-            if let Some(refused) = header_mismatch(headers, &request) {
+            if let Some(refused) = header_mismatch(heads, &request) {
                 return refused;
             }
             exchange(&shared.server, &request).await
@@ -340,9 +339,10 @@ fn refuse_missing(missing: &Missing) -> HttpResponse {
     }
 }
 
-fn delete(shared: &Shared, headers: &HeaderMap) -> HttpResponse {
-    let session = headers
-        .get(SESSION)
+fn delete(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {
+    let session = heads
+        .session
+        .first
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if shared.sessions.end(session) {

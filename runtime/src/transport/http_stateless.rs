@@ -4,22 +4,14 @@
 use std::borrow::Cow;
 
 use hyper::StatusCode;
-use hyper::header::{HeaderMap, HeaderName};
 
-use super::http_check::{HttpResponse, json_response, status_of};
+use super::http_check::{Heads, HttpResponse, json_response, status_of};
 use super::http_sse::{CALL_NOTES, stream};
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
 use crate::jsonrpc;
 use crate::peer::{LazyPeer, PeerRef};
 use crate::server::Server;
 use crate::session::{Request, Session};
-
-/// The header naming a request's protocol version.
-pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-/// The header repeating a 2026-07-28 request's method.
-pub(crate) const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
-/// The header repeating the tool a 2026-07-28 `tools/call` names.
-pub(crate) const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Serves one request on a session of its own and answers it: 200 with the
 /// result, or the status its error maps to; or, when the call sends
@@ -64,25 +56,17 @@ pub(crate) async fn exchange(server: &Server, request: &Request<'_>) -> HttpResp
 /// body: `MCP-Protocol-Version` with `_meta`'s version, `Mcp-Method` with the
 /// method, `Mcp-Name` with a `tools/call`'s tool; or when a routing header
 /// comes twice (readers of the first and of the last copy would disagree).
-pub(crate) fn header_mismatch(headers: &HeaderMap, request: &Request<'_>) -> Option<HttpResponse> {
+pub(crate) fn header_mismatch(heads: &Heads<'_>, request: &Request<'_>) -> Option<HttpResponse> {
     let (id, method) = (request.id, &*request.method);
     let mismatch = |what: &dyn std::fmt::Display| {
         let mut out = Vec::with_capacity(160);
         jsonrpc::write_error(&mut out, Some(id), HEADER_MISMATCH, what);
         Some(json_response(StatusCode::BAD_REQUEST, out))
     };
-    let single = |name: HeaderName| -> Result<Option<&str>, ()> {
-        let mut values = headers.get_all(name).iter();
-        let first = values.next().map(|v| v.to_str().map_err(|_| ()));
-        if values.next().is_some() {
-            return Err(());
-        }
-        first.transpose()
-    };
     let (Ok(version), Ok(method_header), Ok(name_header)) = (
-        single(VERSION_HEADER),
-        single(METHOD_HEADER),
-        single(NAME_HEADER),
+        heads.version.single(),
+        heads.method.single(),
+        heads.name.single(),
     ) else {
         return mismatch(
             &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must each come at most once, as visible ASCII",
