@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use ide_mcp_benches::synth::{self, Size};
-use ide_mcp_runtime::ResultOut;
+use ide_mcp_runtime::{IntoToolResult as _, ResultOut};
 
 fn main() {
     let variant = std::env::args().nth(1).expect("variant");
@@ -46,7 +46,8 @@ fn main() {
                 ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_current_selection(&cx));
             }
             "folders-direct" => {
-                ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_workspace_folders(&cx));
+                ide_mcp_tools::get_workspace_folders(&cx)
+                    .write_tool_result(&mut ResultOut::new(&mut out));
             }
             "dirty" => {
                 session.handle(black_box(dirty), &mut out);

@@ -56,7 +56,7 @@ pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
             ide_mcp_tools::get_open_editors(cx).write_tool_result(&mut ResultOut::new(out));
         }
         "getWorkspaceFolders" => {
-            ResultOut::new(out).json_text(&ide_mcp_tools::get_workspace_folders(cx));
+            ide_mcp_tools::get_workspace_folders(cx).write_tool_result(&mut ResultOut::new(out));
         }
         "getDiagnostics" => {
             let args: UriArgs = serde_json::from_str(args).expect("args");

@@ -6,6 +6,9 @@ use std::sync::Arc;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
+use ide_mcp_runtime::PreparedResult;
+
+use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::open_editors::label;
 use crate::uri::{FileUri, LossyPath};
@@ -62,14 +65,25 @@ impl Serialize for WorkspaceFoldersState {
 /// true, "folders": [{"name", "uri", "path"}], "rootPath"}` — `rootPath` is the
 /// first folder's absolute path, `null` when there is none.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_workspace_folders(cx: &ReadContext) -> WorkspaceFoldersState {
-    WorkspaceFoldersState(cx.workspace_folders_arc())
+pub fn get_workspace_folders(cx: &ReadContext) -> PreparedResult {
+    // The folders are fixed with the context: serialized once.
+    let folders = cx.workspace_folders_arc();
+    cx.caches.get::<FoldersCache>().0.get_or_build_by(
+        |cached| Arc::ptr_eq(cached, &folders),
+        || Arc::clone(&folders),
+        || PreparedResult::json_text(&WorkspaceFoldersState(Arc::clone(&folders))),
+    )
 }
+
+/// The result last serialized, and the folders it was made of (held, so
+/// that their address is not reused by other folders).
+#[derive(Default)]
+struct FoldersCache(ResultCache<Arc<[PathBuf]>>);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::text_of_value;
+    use crate::test_util::text_of;
 
     #[test]
     fn folders_and_the_root() {
@@ -94,7 +108,7 @@ mod tests {
             expected
         );
         assert_eq!(
-            text_of_value(get_workspace_folders(&ReadContext::empty())),
+            text_of(get_workspace_folders(&ReadContext::empty())),
             expected
         );
     }
@@ -104,9 +118,13 @@ mod tests {
         let cx = ReadContext::builder()
             .workspace_folders(["/ws", "/lib"])
             .build();
-        assert_eq!(
-            text_of_value(get_workspace_folders(&cx)),
-            r#"{"success":true,"folders":[{"name":"ws","uri":"file:///ws","path":"/ws"},{"name":"lib","uri":"file:///lib","path":"/lib"}],"rootPath":"/ws"}"#
-        );
+        let expected = r#"{"success":true,"folders":[{"name":"ws","uri":"file:///ws","path":"/ws"},{"name":"lib","uri":"file:///lib","path":"/lib"}],"rootPath":"/ws"}"#;
+        assert_eq!(text_of(get_workspace_folders(&cx)), expected);
+        // Served again from the bytes serialized the first time.
+        let (first, again) = (get_workspace_folders(&cx), get_workspace_folders(&cx));
+        assert_eq!(first, again);
+        // Another context's folders are not served from this one's cache.
+        let other = ReadContext::builder().workspace_folders(["/other"]).build();
+        assert!(text_of(get_workspace_folders(&other)).contains("/other"));
     }
 }
