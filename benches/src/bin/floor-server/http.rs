@@ -33,10 +33,9 @@ pub(crate) async fn serve(server: Server, port: u16, token: String) -> std::io::
         stream.set_nodelay(true)?;
         // One floor per connection, past the handshake: requests of a
         // session and stateless ones alike find their answer.
-        let floor = Arc::new(Mutex::new(Floor {
-            session: ide_mcp_benches::synth::initialized_session(server.clone()),
-            answers: std::collections::HashMap::new(),
-        }));
+        let floor = Arc::new(Mutex::new(Floor::new(
+            ide_mcp_benches::synth::initialized_session(server.clone()),
+        )));
         let (server, bearer) = (server.clone(), Arc::clone(&bearer));
         let service = service_fn(move |request: Request<Incoming>| {
             let (floor, server, bearer) = (Arc::clone(&floor), server.clone(), Arc::clone(&bearer));
@@ -64,7 +63,7 @@ async fn answer(
     }
     let body = body.to_bytes();
     let mut out = Vec::new();
-    if body.windows(INITIALIZE.len()).any(|w| w == INITIALIZE) {
+    if memchr::memmem::find(&body, INITIALIZE).is_some() {
         // Once per run: answered by a fresh session, with a session id.
         Session::new(server.clone()).handle(&body, &mut out);
         let mut response = json(out);
