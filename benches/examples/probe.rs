@@ -43,7 +43,8 @@ fn main() {
             }
             "dirty-match" => ide_mcp_benches::baseline::dispatch(&cx, black_box(dirty), &mut out),
             "selection-direct" => {
-                ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_current_selection(&cx));
+                ide_mcp_tools::get_current_selection(&cx)
+                    .write_tool_result(&mut ResultOut::new(&mut out));
             }
             "folders-direct" => {
                 ide_mcp_tools::get_workspace_folders(&cx)

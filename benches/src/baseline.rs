@@ -50,7 +50,7 @@ pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(br#","result":"#);
     match &*call.name {
         "getCurrentSelection" => {
-            ResultOut::new(out).json_text(&ide_mcp_tools::get_current_selection(cx));
+            ide_mcp_tools::get_current_selection(cx).write_tool_result(&mut ResultOut::new(out));
         }
         "getOpenEditors" => {
             ide_mcp_tools::get_open_editors(cx).write_tool_result(&mut ResultOut::new(out));

@@ -117,7 +117,9 @@ pub const READ_TOOL_NAMES: &[&str] = &[
 ];
 
 pub use context::{ReadContext, ReadContextBuilder};
-pub use current_selection::{SelectionState, current_selection_result, get_current_selection};
+pub use current_selection::{
+    SelectionReply, SelectionState, current_selection_result, get_current_selection,
+};
 pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
 };
