@@ -318,8 +318,8 @@ mod tests {
         assert!(json(Some(&sel), Some(&doc)).contains(r#""text":"needle""#));
     }
 
-    #[test]
-    fn a_client_gets_the_bytes_of_the_selection_it_is_on() {
+    /// A workspace with `/ws/a.rs` (buffer 7) open: "hello world".
+    fn hello_world() -> MemoryWorkspace {
         let ws = MemoryWorkspace::new();
         ws.open(
             BufferId(7),
@@ -327,6 +327,12 @@ mod tests {
             "rust",
             "hello world",
         );
+        ws
+    }
+
+    #[test]
+    fn a_client_gets_the_bytes_of_the_selection_it_is_on() {
+        let ws = hello_world();
         let cx = ws.read_context().build();
         ws.select(BufferId(7), Position::new(0, 6), Position::new(0, 11));
         let world = text_of(get_current_selection(&cx));
@@ -368,13 +374,7 @@ mod tests {
             text_of_value(get_current_selection(&ReadContext::empty())),
             NO_EDITOR
         );
-        let ws = MemoryWorkspace::new();
-        ws.open(
-            BufferId(7),
-            Some(Path::new("/ws/a.rs")),
-            "rust",
-            "hello world",
-        );
+        let ws = hello_world();
         // Open but never focused: no active editor.
         let cx = ws.read_context().build();
         assert_eq!(text_of_value(get_current_selection(&cx)), NO_EDITOR);
