@@ -115,11 +115,7 @@ impl Session {
         match jsonrpc::parse_call(message) {
             Ok((Message::Request { id, method, params }, call)) => {
                 let peer = peer.map(|peer| PeerRef::Given(Some(peer)));
-                let request = match call {
-                    Some(call) => Request::with_call(id, method, call),
-                    None => Request::new(id, method, params),
-                };
-                self.request(&request, peer, out)
+                self.request(&Request::read(id, method, params, call), peer, out)
             }
             Ok((Message::Notification { method, params }, _)) => {
                 self.notification(&method, params);
@@ -395,15 +391,21 @@ pub(crate) struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    /// Reads what the session needs from `params`: one pass over a
+    /// The request of a parsed message: `call` is a `tools/call`'s params
+    /// when [`jsonrpc::parse_call`] read them with the envelope. Otherwise
+    /// what the session needs is read from `params`: one pass over a
     /// `tools/call`'s params for its tool, arguments, progress token and
     /// version; `_meta`'s version alone for other methods.
-    pub(crate) fn new(
+    pub(crate) fn read(
         id: RequestId<'a>,
         method: Cow<'a, str>,
         params: Option<&'a RawValue>,
+        call: Option<CallParams<'a>>,
     ) -> Self {
-        let call = (method == "tools/call").then(|| CallParams::read(params));
+        let call = match call {
+            Some(call) => Some(Ok(call)),
+            None => (method == "tools/call").then(|| CallParams::read(params)),
+        };
         let era = match &call {
             Some(Ok(call)) => era::era_of_version(call.meta.as_ref().and_then(|m| m.version)),
             // Invalid params: the era still decides which error comes first.
@@ -415,17 +417,6 @@ impl<'a> Request<'a> {
             params,
             era,
             call,
-        }
-    }
-
-    /// A `tools/call` whose params were read with its envelope.
-    pub(crate) fn with_call(id: RequestId<'a>, method: Cow<'a, str>, call: CallParams<'a>) -> Self {
-        Self {
-            id,
-            method,
-            params: None,
-            era: era::era_of_version(call.meta.as_ref().and_then(|m| m.version)),
-            call: Some(Ok(call)),
         }
     }
 

@@ -151,10 +151,7 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
             open_session(shared, body, &id).await
         }
         (Message::Request { id, method, params }, None) => {
-            let request = match call {
-                Some(call) => McpRequest::with_call(id, method, call),
-                None => McpRequest::new(id, method, params),
-            };
+            let request = McpRequest::read(id, method, params, call);
             if let Some(refused) = header_mismatch(heads, &request) {
                 return refused;
             }

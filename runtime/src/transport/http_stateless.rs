@@ -24,15 +24,14 @@ pub(crate) async fn exchange(server: &Server, request: &Request<'_>) -> HttpResp
     let mut out = Vec::with_capacity(256);
     let answered = session.handle_request(request, PeerRef::Lazy(&peer), &mut out);
     // A tool that never took the peer reported nothing and never will.
-    let Some((peer, mut notes)) = peer.into_made() else {
+    // The call holds its own handle on the peer; the receiver is ours.
+    let Some((_, mut notes)) = peer.into_made() else {
         if !answered {
             session.complete(&mut out).await;
         }
         return json_response(status_of(&out, request.id.as_json()), out);
     };
     if !answered {
-        // The call runs on: its notifications go to the stream.
-        session.set_peer(peer);
         tokio::select! {
             biased;
             Some(first) = notes.recv() => {
