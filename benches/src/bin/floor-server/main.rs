@@ -77,37 +77,41 @@ impl Floor {
         Some((&request[at..end], &request[key_at..]))
     }
 
+    /// Builds the answer to `request` (of shape `key`) with the real runtime
+    /// and keeps it; its index, or `None` for a notification.
+    fn prepare(&mut self, request: &[u8], key: &[u8]) -> Option<usize> {
+        let mut real = Vec::new();
+        if !self.session.handle(request, &mut real) {
+            return None;
+        }
+        let at = find(&real, br#""id":"#).expect("responses carry the id") + 5;
+        let end = at
+            + real[at..]
+                .iter()
+                .position(|b| *b == b',')
+                .expect("id is followed by a comma");
+        let answer = Answer {
+            head: real[..at].to_vec(),
+            tail: real[end..].to_vec(),
+        };
+        self.answers.push((key.to_vec(), answer));
+        self.index.insert(key.to_vec(), self.answers.len() - 1);
+        Some(self.answers.len() - 1)
+    }
+
     /// Appends the answer to `request`; builds it with the real runtime the
     /// first time a request of this shape is seen.
     fn answer(&mut self, request: &[u8], out: &mut Vec<u8>) -> bool {
         let Some((id, key)) = Self::split(request) else {
             return false;
         };
-        let found = match self.last {
-            Some(last) if self.answers[last].0 == key => last,
-            _ => {
-                if let Some(&found) = self.index.get(key) {
-                    found
-                } else {
-                    let mut real = Vec::new();
-                    if !self.session.handle(request, &mut real) {
-                        return false; // a notification
-                    }
-                    let at = find(&real, br#""id":"#).expect("responses carry the id") + 5;
-                    let end = at
-                        + real[at..]
-                            .iter()
-                            .position(|b| *b == b',')
-                            .expect("id is followed by a comma");
-                    let answer = Answer {
-                        head: real[..at].to_vec(),
-                        tail: real[end..].to_vec(),
-                    };
-                    self.answers.push((key.to_vec(), answer));
-                    self.index.insert(key.to_vec(), self.answers.len() - 1);
-                    self.answers.len() - 1
-                }
-            }
+        let known = self
+            .last
+            .filter(|&last| self.answers[last].0 == key)
+            .or_else(|| self.index.get(key).copied());
+        // A notification has no answer.
+        let Some(found) = known.or_else(|| self.prepare(request, key)) else {
+            return false;
         };
         self.last = Some(found);
         let answer = &self.answers[found].1;
