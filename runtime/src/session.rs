@@ -68,6 +68,16 @@ impl Session {
         }
     }
 
+    /// A session of `server` whose client negotiated `version` earlier: each
+    /// POST of a 2025-11-25 HTTP session is served on one.
+    pub(crate) fn resumed(server: Server, version: &'static str) -> Self {
+        Self {
+            version: Some(version),
+            initialized: true,
+            ..Self::new(server)
+        }
+    }
+
     /// Sends the calls' progress and the tools' own notifications to `peer`
     /// (the transport drains its receiver); without one they are dropped.
     pub fn set_peer(&mut self, peer: Peer) {

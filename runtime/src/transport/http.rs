@@ -101,8 +101,8 @@ impl Default for HttpOptions {
 pub struct HttpStats {
     /// Open 2025-11-25 sessions.
     pub sessions: usize,
-    /// Session loops still running (each ends shortly after its session).
-    pub session_tasks: usize,
+    /// Calls of sessions still running (each stops when its session ends).
+    pub session_calls: usize,
     /// Requests being answered.
     pub exchanges: usize,
     /// Open connections.
@@ -154,7 +154,7 @@ impl HttpServerHandle {
     pub fn stats(&self) -> HttpStats {
         HttpStats {
             sessions: self.shared.sessions.len(),
-            session_tasks: self.shared.sessions.loops(),
+            session_calls: self.shared.sessions.calls(),
             exchanges: self.shared.exchanges.load(Ordering::Relaxed),
             connections: self.shared.connections.load(Ordering::Relaxed),
         }

@@ -321,11 +321,6 @@ pub(crate) fn refuse_accept(heads: &Heads<'_>) -> Option<HttpResponse> {
     ))
 }
 
-/// Whether `response`, written by this runtime for request `id`, is an error.
-pub(crate) fn is_error(response: &[u8], id: &str) -> bool {
-    error_code(response, id).is_some()
-}
-
 /// The code of an error response this runtime wrote for request `id`.
 fn error_code(response: &[u8], id: &str) -> Option<i32> {
     const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;

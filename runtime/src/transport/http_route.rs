@@ -10,18 +10,19 @@ use http_body_util::{BodyExt as _, Either, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
-use tokio::sync::oneshot;
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
 use super::http_check::{
-    Gate, Heads, HttpResponse, empty, is_error, json_response, method_not_allowed, overloaded,
-    refusal, refuse_accept, refuse_content_type,
+    Gate, Heads, HttpResponse, empty, json_response, method_not_allowed, overloaded, refusal,
+    refuse_accept, refuse_content_type,
 };
-use super::http_session::{Missing, SESSION_QUEUE};
-use super::http_sse::stream;
-use super::http_stateless::{exchange, header_mismatch};
-use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message, RequestId};
-use crate::session::Request as McpRequest;
+use super::http_stateless::{exchange, header_mismatch, serve};
+use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
+use crate::peer::PeerRef;
+use crate::session::{Request as McpRequest, Session};
 
 /// [`SESSION_HEADER`], parsed once.
 const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
@@ -129,26 +130,46 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
             return json_response(StatusCode::BAD_REQUEST, out);
         }
     };
-    let session = heads.session.first.map(HeaderValue::to_str);
-    match (message, session) {
-        (_, Some(Err(_))) => refusal(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            &"the Mcp-Session-Id header is not visible ASCII",
-        ),
-        (Message::Request { id, method, .. }, Some(Ok(session))) => {
-            let id = id.as_json().to_owned();
-            // Only a call reports progress and notifications of its own.
-            let streams = method == "tools/call";
-            request_in_session(shared, session, body, &id, streams).await
+    let session = match heads.session.first.map(HeaderValue::to_str) {
+        None => None,
+        Some(Ok(session)) => Some(session),
+        Some(Err(_)) => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                &"the Mcp-Session-Id header is not visible ASCII",
+            );
         }
-        (_, Some(Ok(session))) => match shared.sessions.post(session, body) {
-            Ok(()) => accepted(),
-            Err(missing) => refuse_missing(&missing),
-        },
-        (Message::Request { id, method, .. }, None) if method == "initialize" => {
-            let id = id.as_json().to_owned();
-            open_session(shared, body, &id).await
+    };
+    match (message, session) {
+        (Message::Request { id, method, params }, Some(session)) => {
+            let Some(ticket) = shared.sessions.begin(session) else {
+                return unknown_session();
+            };
+            let request = McpRequest::read(id, method, params, call);
+            let resumed = Session::resumed(shared.server.clone(), ticket.version());
+            serve(resumed, &request, Some(&ticket), |_, _| StatusCode::OK).await
+        }
+        (Message::Notification { method, params }, Some(session)) => {
+            let known = if method == "notifications/cancelled" {
+                match cancelled_id(params) {
+                    Some(request) => shared.sessions.cancel(session, request),
+                    None => shared.sessions.contains(session),
+                }
+            } else {
+                shared.sessions.contains(session)
+            };
+            if known { accepted() } else { unknown_session() }
+        }
+        (Message::Response, Some(session)) => {
+            if shared.sessions.contains(session) {
+                accepted()
+            } else {
+                unknown_session()
+            }
+        }
+        (Message::Request { id, method, params }, None) if method == "initialize" => {
+            open_session(shared, &McpRequest::read(id, method, params, call))
         }
         (Message::Request { id, method, params }, None) => {
             let request = McpRequest::read(id, method, params, call);
@@ -163,177 +184,62 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
     }
 }
 
+/// The `requestId` (JSON text) of `notifications/cancelled`'s params.
+fn cancelled_id(params: Option<&RawValue>) -> Option<&str> {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, rename = "requestId")]
+        request_id: &'a RawValue,
+    }
+    let params: Params<'_> = serde_json::from_str(params?.get()).ok()?;
+    Some(params.request_id.get())
+}
+
 fn accepted() -> HttpResponse {
     empty(StatusCode::ACCEPTED)
 }
 
-async fn open_session(shared: &Arc<Shared>, body: Bytes, id: &str) -> HttpResponse {
-    let session = match shared.sessions.open(&shared.server) {
-        Ok(Some(session)) => session,
+/// Answers `initialize` on a fresh session; one that succeeds opens a
+/// 2025-11-25 session at the version it negotiated, whose id goes back in
+/// `Mcp-Session-Id`.
+fn open_session(shared: &Arc<Shared>, request: &McpRequest<'_>) -> HttpResponse {
+    let mut session = Session::new(shared.server.clone());
+    let mut out = Vec::with_capacity(512);
+    session.handle_request(request, PeerRef::Given(None), &mut out);
+    // A failed `initialize` opens nothing.
+    let Some(version) = session.protocol_version() else {
+        return json_response(StatusCode::OK, out);
+    };
+    match shared.sessions.open(version) {
+        Ok(Some(id)) => {
+            let mut response = json_response(StatusCode::OK, out);
+            response.headers_mut().insert(
+                SESSION,
+                HeaderValue::from_str(&id).expect("a UUID is a header value"),
+            );
+            response
+        }
         Ok(None) => {
             tracing::warn!("HTTP session refused: too many sessions");
-            return overloaded(
+            overloaded(
                 "tooManySessions",
                 shared.options.max_sessions,
                 &format_args!(
                     "too many open sessions ({}); end one with DELETE, or send 2026-07-28 requests, which need none",
                     shared.options.max_sessions
                 ),
-            );
+            )
         }
-        Err(err) => {
-            return refusal(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL_ERROR, &err);
-        }
-    };
-    let reply = match shared.sessions.request(&session, body, id, false) {
-        Ok(answer) => Pending::new(shared, &session, id)
-            .wait(answer.response)
-            .await
-            .ok_or_else(ended),
-        Err(missing) => Err(refuse_missing(&missing)),
-    };
-    match reply {
-        Ok(reply) if !is_error(&reply, id) => {
-            let mut response = json_response(StatusCode::OK, reply);
-            response.headers_mut().insert(
-                SESSION,
-                HeaderValue::from_str(&session).expect("a UUID is a header value"),
-            );
-            response
-        }
-        // A failed `initialize` opens nothing.
-        Ok(reply) => {
-            shared.sessions.end(&session);
-            json_response(StatusCode::OK, reply)
-        }
-        Err(refused) => {
-            shared.sessions.end(&session);
-            refused
-        }
+        Err(err) => refusal(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL_ERROR, &err),
     }
 }
 
-/// A POST of a session waiting for the answer to its request. Dropped before
-/// the answer (the client closed the connection, or the stream of the
-/// answer), it cancels the call: the session gets `notifications/cancelled`
-/// for it.
-struct Pending {
-    shared: Arc<Shared>,
-    session: Box<str>,
-    /// The request's id (JSON text).
-    id: Box<str>,
-    answered: bool,
-}
-
-impl Pending {
-    fn new(shared: &Arc<Shared>, session: &str, id: &str) -> Self {
-        Self {
-            shared: Arc::clone(shared),
-            session: session.into(),
-            id: id.into(),
-            answered: false,
-        }
-    }
-
-    /// The response; `None` when the session ended before answering.
-    async fn wait(mut self, response: oneshot::Receiver<Vec<u8>>) -> Option<Vec<u8>> {
-        let response = response.await.ok();
-        self.answered = true;
-        response
-    }
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        if !self.answered {
-            let cancel = format!(
-                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the HTTP request was closed"}}}}"#,
-                self.id
-            );
-            let _ = self
-                .shared
-                .sessions
-                .post(&self.session, Bytes::from(cancel));
-        }
-        self.shared.sessions.answered(&self.session);
-    }
-}
-
-/// Serves request `id` of a session: 200 with the response as JSON, or, when
-/// the call sends progress or notifications before it, as an event stream
-/// ([`http_sse`](super::http_sse)) that ends with the response.
-async fn request_in_session(
-    shared: &Arc<Shared>,
-    session: &str,
-    body: Bytes,
-    id: &str,
-    streams: bool,
-) -> HttpResponse {
-    let answer = match shared.sessions.request(session, body, id, streams) {
-        Ok(answer) => answer,
-        Err(missing) => return refuse_missing(&missing),
-    };
-    let response = Pending::new(shared, session, id).wait(answer.response);
-    let Some(mut notes) = answer.notes else {
-        return json_reply(response.await);
-    };
-    let mut response = Box::pin(response);
-    tokio::select! {
-        biased;
-        Some(first) = notes.recv() => {
-            let id = id.to_owned();
-            let response = Box::pin(async move {
-                response.await.unwrap_or_else(|| ended_in_stream(&id))
-            });
-            stream(notes, &first, response)
-        }
-        reply = &mut response => match (reply, notes.try_recv()) {
-            // Notifications sent just before the response: streamed too.
-            (Some(reply), Ok(first)) => stream(notes, &first, Box::pin(std::future::ready(reply))),
-            (reply, _) => json_reply(reply),
-        },
-    }
-}
-
-fn json_reply(reply: Option<Vec<u8>>) -> HttpResponse {
-    match reply {
-        Some(reply) => json_response(StatusCode::OK, reply),
-        None => ended(),
-    }
-}
-
-const ENDED: &str = "the session ended before answering (DELETE, or idle too long)";
-
-/// 404: the session ended before answering.
-fn ended() -> HttpResponse {
-    refusal(StatusCode::NOT_FOUND, INVALID_REQUEST, &ENDED)
-}
-
-/// The last event of a stream whose session ended before answering request `id`.
-fn ended_in_stream(id: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
-    jsonrpc::write_error(
-        &mut out,
-        Some(RequestId::from_json(id)),
+fn unknown_session() -> HttpResponse {
+    refusal(
+        StatusCode::NOT_FOUND,
         INVALID_REQUEST,
-        &ENDED,
-    );
-    out
-}
-
-fn refuse_missing(missing: &Missing) -> HttpResponse {
-    match missing {
-        Missing::Unknown => refusal(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            &"no such session: it ended (DELETE, or idle too long) or never was; send `initialize` again",
-        ),
-        Missing::Busy => overloaded(
-            "sessionQueueFull",
-            SESSION_QUEUE,
-            &"this session has too many messages waiting; retry shortly",
-        ),
-    }
+        &"no such session: it ended (DELETE, or idle too long) or never was; send `initialize` again",
+    )
 }
 
 fn delete(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {

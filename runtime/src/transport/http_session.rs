@@ -1,72 +1,79 @@
 //! 2025-11-25 sessions over Streamable HTTP: an `initialize` POST opens one
 //! (its id goes back in `Mcp-Session-Id`), later POSTs name it, DELETE ends
-//! it. Each session is one [`Session`](crate::Session) driven by the same
-//! connection loop as a socket's; its "wire" takes the POSTs of that session
-//! and hands each response to the POST waiting for it. A `tools/call` POST
-//! also gets its call's progress and notifications, on a channel of its own
-//! (the call's [`Peer`]), which it streams before the response
-//! ([`http_sse`](super::http_sse)).
+//! it.
+//!
+//! Every POST of a session is served in its own task, as a 2026-07-28
+//! exchange is ([`http_stateless`](super::http_stateless)): a
+//! [`Session`](crate::Session) resumed at the negotiated version serves its
+//! one request. So the session itself is only that version and a table of
+//! its calls still running, each named by its request id: a
+//! `notifications/cancelled` posted to the session stops one, and ending the
+//! session stops them all (their POSTs answer that the session ended).
 //!
 //! Sessions are bounded in number, and one idle for longer than the idle
-//! bound (no request running, none received) is ended.
+//! bound (no request being answered, none received) is ended.
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
-use super::http_sse::CALL_NOTES;
-use crate::connection::{self, Outbox, Recv, Wire};
-use crate::notify::NotificationBytes;
-use crate::peer::Peer;
-use crate::server::Server;
-
-/// How many messages may wait for one session's loop.
-pub(crate) const SESSION_QUEUE: usize = 64;
-
-/// One POST handed to a session: the message, and where its answer goes.
-pub(crate) struct Post {
-    message: Bytes,
-    /// The request's id (JSON text) and the POST waiting for its answer.
-    waiter: Option<(String, oneshot::Sender<Vec<u8>>)>,
-    /// Where the call the message starts reports to: its POST.
-    peer: Option<Peer>,
+/// Why a running call of a session was stopped before it answered. (Its
+/// stop's sender dropped: the session ended.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The client sent `notifications/cancelled` for it.
+    Cancelled,
+    /// The session ended (DELETE, idleness, the server shutting down).
+    Ended,
 }
 
-/// What a POST of a request waits for: the response, and, for a call, the
-/// progress and notifications it sends before it.
-pub(crate) struct Answer {
-    pub(crate) response: oneshot::Receiver<Vec<u8>>,
-    pub(crate) notes: Option<mpsc::Receiver<NotificationBytes>>,
+/// A running call of a session: its request id (JSON text), its serial
+/// number, and what stops the POST waiting for it.
+type Entry = (Box<str>, u64, oneshot::Sender<Stop>);
+
+/// The running calls of one session (a few: each holds an in-flight
+/// permit); `None` once the session ended.
+type Running = Option<Vec<Entry>>;
+
+/// One open session.
+struct State {
+    version: &'static str,
+    /// Requests of this session being answered.
+    waiting: AtomicUsize,
+    /// When a request of it last began or ended, in milliseconds since
+    /// [`Sessions::epoch`].
+    last_used: AtomicU64,
+    running: Mutex<Running>,
 }
 
-struct Entry {
-    tx: mpsc::Sender<Post>,
-    last_used: Instant,
-    /// POSTs of this session waiting for an answer.
-    waiting: usize,
+impl State {
+    fn running(&self) -> MutexGuard<'_, Running> {
+        // Every change under this lock is one insert or remove: a panic
+        // while holding it leaves the table consistent.
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stops every running call; later ones stop as soon as they register.
+    fn end(&self) {
+        // Dropping the senders stops their POSTs with `Stop::Ended`.
+        drop(self.running().take());
+    }
 }
 
 /// The open sessions of one HTTP server.
 pub(crate) struct Sessions {
-    map: Mutex<HashMap<String, Entry>>,
+    map: Mutex<HashMap<String, Arc<State>>>,
     max: usize,
     idle: Duration,
-    /// Session loops still running (a loop outlives its entry briefly).
-    loops: Arc<AtomicUsize>,
-}
-
-/// Why a POST could not reach a session.
-pub(crate) enum Missing {
-    /// No session has this id (never opened, ended by DELETE, or idle too long).
-    Unknown,
-    /// The session's queue is full.
-    Busy,
+    epoch: Instant,
+    /// Calls of sessions still running (registered, not yet answered).
+    calls: Arc<AtomicUsize>,
+    /// The serial number of the next running call.
+    serial: AtomicU64,
 }
 
 impl Sessions {
@@ -75,7 +82,9 @@ impl Sessions {
             map: Mutex::new(HashMap::new()),
             max,
             idle,
-            loops: Arc::new(AtomicUsize::new(0)),
+            epoch: Instant::now(),
+            calls: Arc::new(AtomicUsize::new(0)),
+            serial: AtomicU64::new(0),
         }
     }
 
@@ -84,126 +93,101 @@ impl Sessions {
         self.lock().len()
     }
 
-    /// How many session loops are running.
-    pub(crate) fn loops(&self) -> usize {
-        self.loops.load(Ordering::Relaxed)
+    /// How many calls of sessions are running.
+    pub(crate) fn calls(&self) -> usize {
+        self.calls.load(Ordering::Relaxed)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<State>>> {
         // A panic while holding this lock leaves the map consistent (every
         // change is one insert or remove): keep serving.
-        self.map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Opens a session; `None` when the most sessions are open.
-    pub(crate) fn open(&self, server: &Server) -> io::Result<Option<String>> {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Opens a session at the negotiated `version`; `None` when the most
+    /// sessions are open.
+    pub(crate) fn open(&self, version: &'static str) -> io::Result<Option<String>> {
         let id = crate::discovery::fresh_token()?;
         let mut map = self.lock();
         if map.len() >= self.max {
             return Ok(None);
         }
-        let (tx, rx) = mpsc::channel(SESSION_QUEUE);
-        let wire = PostWire {
-            rx,
-            current: Bytes::new(),
-            peer: None,
-            waiting: HashMap::new(),
+        let state = State {
+            version,
+            waiting: AtomicUsize::new(0),
+            last_used: AtomicU64::new(self.now()),
+            running: Mutex::new(Some(Vec::new())),
         };
-        let loops = Arc::clone(&self.loops);
-        loops.fetch_add(1, Ordering::Relaxed);
-        let limits = connection::Limits {
-            // Answers go into channels: sending never waits on a client.
-            write_timeout: Duration::from_mins(1),
-        };
-        let server = server.clone();
-        tokio::spawn(async move {
-            let _ = connection::run(server, wire, limits, None).await;
-            loops.fetch_sub(1, Ordering::Relaxed);
-        });
-        map.insert(
-            id.clone(),
-            Entry {
-                tx,
-                last_used: Instant::now(),
-                waiting: 0,
-            },
-        );
+        map.insert(id.clone(), Arc::new(state));
         tracing::debug!(sessions = map.len(), "HTTP session opened");
         Ok(Some(id))
     }
 
-    /// Hands a notification or a response to session `id`.
-    pub(crate) fn post(&self, id: &str, message: Bytes) -> Result<(), Missing> {
-        self.send(
-            id,
-            Post {
-                message,
-                waiter: None,
-                peer: None,
-            },
-        )
+    /// Session `id`, for one request until the returned ticket is dropped;
+    /// `None` when there is no such session.
+    pub(crate) fn begin(&self, id: &str) -> Option<Ticket<'_>> {
+        let state = Arc::clone(self.lock().get(id)?);
+        state.waiting.fetch_add(1, Ordering::Relaxed);
+        state.last_used.store(self.now(), Ordering::Relaxed);
+        Some(Ticket {
+            sessions: self,
+            state,
+        })
     }
 
-    /// Hands request `request_id` to session `id`; returns what its POST
-    /// waits for: the response and, when the request `streams` (a call),
-    /// what the call sends before it. Call [`answered`](Self::answered)
-    /// once done waiting.
-    pub(crate) fn request(
-        &self,
-        id: &str,
-        message: Bytes,
-        request_id: &str,
-        streams: bool,
-    ) -> Result<Answer, Missing> {
-        let (tx, response) = oneshot::channel();
-        let (peer, notes) = streams.then(|| Peer::channel(CALL_NOTES)).unzip();
-        let post = Post {
-            message,
-            waiter: Some((request_id.to_owned(), tx)),
-            peer,
+    /// Whether session `id` is open.
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    /// Stops the running call `request` (JSON text) of session `id`, as the
+    /// client's `notifications/cancelled` asks; `false` when there is no such
+    /// session.
+    pub(crate) fn cancel(&self, id: &str, request: &str) -> bool {
+        let Some(ticket) = self.begin(id) else {
+            return false;
         };
-        self.send(id, post)?;
-        Ok(Answer { response, notes })
-    }
-
-    fn send(&self, id: &str, post: Post) -> Result<(), Missing> {
-        let mut map = self.lock();
-        let entry = map.get_mut(id).ok_or(Missing::Unknown)?;
-        entry.last_used = Instant::now();
-        let waits = post.waiter.is_some();
-        entry.tx.try_send(post).map_err(|_| Missing::Busy)?;
-        if waits {
-            entry.waiting += 1;
+        let mut running = ticket.state.running();
+        let Some(running) = running.as_mut() else {
+            return true; // ended meanwhile: its calls are stopped already
+        };
+        // Every call of that id: a client that reused the id of a call still
+        // running cancels both.
+        let mut found = false;
+        for (_, _, stop) in running.extract_if(.., |(id, _, _)| **id == *request) {
+            found = true;
+            let _ = stop.send(Stop::Cancelled);
         }
-        Ok(())
-    }
-
-    /// A POST of session `id` got its answer (or gave up waiting).
-    pub(crate) fn answered(&self, id: &str) {
-        if let Some(entry) = self.lock().get_mut(id) {
-            entry.waiting = entry.waiting.saturating_sub(1);
-            entry.last_used = Instant::now();
+        if !found {
+            tracing::debug!(id = request, "cancellation of a request not in flight");
         }
+        true
     }
 
-    /// Ends session `id`: its loop stops and its running calls are aborted.
-    /// `false` when there is no such session.
+    /// Ends session `id`: its running calls are stopped. `false` when there
+    /// is no such session.
     pub(crate) fn end(&self, id: &str) -> bool {
-        let removed = self.lock().remove(id).is_some();
-        if removed {
+        let removed = self.lock().remove(id);
+        if let Some(state) = &removed {
+            state.end();
             tracing::debug!("HTTP session ended");
         }
-        removed
+        removed.is_some()
     }
 
     /// Ends every session idle for longer than the idle bound.
     pub(crate) fn reap(&self) {
-        let idle = self.idle;
-        self.lock().retain(|_, entry| {
-            let keep = entry.waiting > 0 || entry.last_used.elapsed() < idle;
+        let now = self.now();
+        let idle = u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX);
+        self.lock().retain(|_, state| {
+            let keep = state.waiting.load(Ordering::Relaxed) > 0
+                || now.saturating_sub(state.last_used.load(Ordering::Relaxed)) < idle;
             if !keep {
+                state.end();
                 tracing::debug!("HTTP session ended: idle too long");
             }
             keep
@@ -212,7 +196,9 @@ impl Sessions {
 
     /// Ends every session (the server shuts down).
     pub(crate) fn clear(&self) {
-        self.lock().clear();
+        for (_, state) in self.lock().drain() {
+            state.end();
+        }
     }
 
     /// How often to look for idle sessions.
@@ -221,88 +207,77 @@ impl Sessions {
     }
 }
 
-/// A session's side of its POSTs.
-struct PostWire {
-    rx: mpsc::Receiver<Post>,
-    current: Bytes,
-    /// Where the call `current` starts reports to.
-    peer: Option<Peer>,
-    /// Request id (JSON text) → the POST waiting for its answer.
-    waiting: HashMap<String, oneshot::Sender<Vec<u8>>>,
+/// One request of a session being answered: it keeps the session from
+/// being reaped as idle.
+pub(crate) struct Ticket<'a> {
+    sessions: &'a Sessions,
+    state: Arc<State>,
 }
 
-impl Wire for PostWire {
-    const TERMINATOR: Option<u8> = None;
-    // An ended session aborts its calls: no one is left to read their answers.
-    const DRAIN_ON_EOF: bool = false;
+impl Ticket<'_> {
+    /// The session's negotiated protocol version.
+    pub(crate) fn version(&self) -> &'static str {
+        self.state.version
+    }
 
-    async fn recv(&mut self) -> Recv {
-        match self.rx.recv().await {
-            Some(post) => {
-                if let Some((id, tx)) = post.waiter {
-                    self.waiting.insert(id, tx);
-                }
-                self.current = post.message;
-                self.peer = post.peer;
-                Recv::Message
+    /// Registers the call of request `id` (JSON text) as running, until the
+    /// returned [`Call`] is dropped. If the session already ended, the call
+    /// is stopped at once.
+    pub(crate) fn running(&self, id: &str) -> RunningCall {
+        let (tx, stop) = oneshot::channel();
+        let serial = self.sessions.serial.fetch_add(1, Ordering::Relaxed);
+        let registered = match self.state.running().as_mut() {
+            Some(running) => {
+                running.push((id.into(), serial, tx));
+                true
             }
-            None => Recv::Closed,
+            None => false, // the sender is dropped: `Stop::Ended`
+        };
+        if registered {
+            self.sessions.calls.fetch_add(1, Ordering::Relaxed);
+        }
+        RunningCall {
+            state: Arc::clone(&self.state),
+            calls: Arc::clone(&self.sessions.calls),
+            serial: registered.then_some(serial),
+            stop,
         }
     }
+}
 
-    fn message(&self) -> &[u8] {
-        &self.current
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.state
+            .last_used
+            .store(self.sessions.now(), Ordering::Relaxed);
+        self.state.waiting.fetch_sub(1, Ordering::Relaxed);
     }
+}
 
-    async fn send(&mut self, out: &Outbox) -> io::Result<()> {
-        for message in out.messages() {
-            // A call's own notifications went to its POST (`peer`). The
-            // server-wide ones have no id, and this transport offers no
-            // stream for them (GET is refused): they are dropped.
-            let Some(id) = response_id(message) else {
-                continue;
-            };
-            if let Some(tx) = self.waiting.remove(id) {
-                // The POST may have gone (the client disconnected): fine.
-                let _ = tx.send(message.to_vec());
-            }
+/// A call of a session, registered as running while its POST waits.
+pub(crate) struct RunningCall {
+    state: Arc<State>,
+    calls: Arc<AtomicUsize>,
+    /// Its serial number, if it was registered.
+    serial: Option<u64>,
+    stop: oneshot::Receiver<Stop>,
+}
+
+impl RunningCall {
+    /// Resolves when the call is to be stopped, and says why. Cancel-safe.
+    pub(crate) async fn stopped(&mut self) -> Stop {
+        (&mut self.stop).await.unwrap_or(Stop::Ended)
+    }
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        let Some(serial) = self.serial else {
+            return;
+        };
+        self.calls.fetch_sub(1, Ordering::Relaxed);
+        if let Some(running) = self.state.running().as_mut() {
+            running.retain(|(_, s, _)| *s != serial);
         }
-        Ok(())
-    }
-
-    async fn close(&mut self) {}
-
-    fn peer(&self) -> Option<&Peer> {
-        self.peer.as_ref()
-    }
-}
-
-/// The id of a response this runtime wrote (`{"jsonrpc":"2.0","id":<id>,…`).
-pub(crate) fn response_id(message: &[u8]) -> Option<&str> {
-    const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-    let rest = std::str::from_utf8(message.strip_prefix(PREFIX)?).ok()?;
-    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<&RawValue>();
-    let id = values.next()?.ok()?;
-    Some(id.get())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn response_ids_are_read_from_the_written_bytes() {
-        assert_eq!(
-            response_id(br#"{"jsonrpc":"2.0","id":12,"result":{}}"#),
-            Some("12")
-        );
-        assert_eq!(
-            response_id(br#"{"jsonrpc":"2.0","id":"a,\"b","error":{}}"#),
-            Some(r#""a,\"b""#)
-        );
-        assert_eq!(
-            response_id(br#"{"jsonrpc":"2.0","method":"selection_changed"}"#),
-            None
-        );
     }
 }

@@ -1,11 +1,11 @@
 //! A request-scoped event stream: when a call sends notifications (its
 //! progress) before its result, the POST is answered `text/event-stream`,
 //! each notification an event, the result the last one, then the stream
-//! ends. Both eras answer so: a 2026-07-28 request, whose call runs on a
-//! session of its own, and a request of a 2025-11-25 session, whose call
-//! reports to its POST. Dropping the body (the client closed the stream)
-//! aborts the task that waits for the result, and with it the call: the
-//! 2026-07-28 call's session is dropped; the session's call is cancelled.
+//! ends. Both eras answer so: every POST's call runs on a session of its
+//! own, fresh for a 2026-07-28 request, resumed at the negotiated version
+//! for a request of a 2025-11-25 session. Dropping the body (the client
+//! closed the stream) aborts the task that waits for the result, and with it
+//! the call: its session is dropped.
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -1,54 +1,134 @@
-//! 2026-07-28 over HTTP: one POST, one request, one answer, no session. The
-//! routing headers are checked against the body before anything is served.
+//! One POST, one request: served in the POST's own task by a
+//! [`Session`] of its own, answered as JSON, or as an event stream
+//! ([`http_sse`](super::http_sse)) when the call sends notifications
+//! (progress) before its result. A 2026-07-28 request gets a fresh session
+//! ([`exchange`]), after its routing headers were checked against the body
+//! ([`header_mismatch`]); a request of a 2025-11-25 session, one resumed at
+//! the session's version ([`serve`] with its
+//! [`Ticket`](super::http_session::Ticket)).
 
 use std::borrow::Cow;
 
 use hyper::StatusCode;
 
-use super::http_check::{Heads, HttpResponse, json_response, status_of};
+use super::http_check::{Heads, HttpResponse, json_response, refusal, status_of};
+use super::http_session::{RunningCall, Stop, Ticket};
 use super::http_sse::{CALL_NOTES, stream};
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
-use crate::jsonrpc;
+use crate::jsonrpc::{self, INVALID_REQUEST, REQUEST_CANCELLED, RequestId};
 use crate::peer::{LazyPeer, PeerRef};
 use crate::server::Server;
 use crate::session::{Request, Session};
 
-/// Serves one request on a session of its own and answers it: 200 with the
-/// result, or the status its error maps to; or, when the call sends
-/// notifications (progress) before its result, an event stream
-/// ([`http_sse`](super::http_sse)). Dropping the future (the client closed
-/// the connection) drops the session, which aborts the running call.
+/// Serves a 2026-07-28 request on a session of its own: 200 with the
+/// result, or the status its error maps to.
 pub(crate) async fn exchange(server: &Server, request: &Request<'_>) -> HttpResponse {
-    let mut session = Session::new(server.clone());
+    serve(Session::new(server.clone()), request, None, status_of).await
+}
+
+/// Serves `request` on `session` and answers it: `status` of the JSON
+/// response, or, when the call sends notifications (progress) before its
+/// result, an event stream. A call that does not answer at once is
+/// registered with `ticket`'s session while it runs, which can stop it
+/// (`notifications/cancelled`, the session's end). Dropping the future (the
+/// client closed the connection) drops the session, which aborts the call.
+pub(crate) async fn serve(
+    mut session: Session,
+    request: &Request<'_>,
+    ticket: Option<&Ticket<'_>>,
+    status: fn(&[u8], &str) -> StatusCode,
+) -> HttpResponse {
     let peer = LazyPeer::new(CALL_NOTES);
     let mut out = Vec::with_capacity(256);
     let answered = session.handle_request(request, PeerRef::Lazy(&peer), &mut out);
+    let id = request.id.as_json();
     // A tool that never took the peer reported nothing and never will.
     // The call holds its own handle on the peer; the receiver is ours.
-    let Some((_, mut notes)) = peer.into_made() else {
-        if !answered {
-            session.complete(&mut out).await;
-        }
-        return json_response(status_of(&out, request.id.as_json()), out);
-    };
-    if !answered {
-        tokio::select! {
+    let made = peer.into_made();
+    if answered {
+        return match made.map(|(_, notes)| notes) {
+            // Notifications sent before the result: streamed before it.
+            Some(mut notes) => match notes.try_recv() {
+                Ok(first) => stream(notes, &first, Box::pin(std::future::ready(out))),
+                Err(_) => json_response(status(&out, id), out),
+            },
+            None => json_response(status(&out, id), out),
+        };
+    }
+    let mut running = ticket.map(|ticket| ticket.running(id));
+    let done = async move {
+        let stop = tokio::select! {
             biased;
-            Some(first) = notes.recv() => {
-                // The session goes with the stream: it runs the call.
-                let response = Box::pin(async move {
-                    session.complete(&mut out).await;
-                    out
-                });
-                return stream(notes, &first, response);
-            }
-            () = session.complete(&mut out) => {}
+            stop = stopped(&mut running) => Some(stop),
+            () = session.complete(&mut out) => None,
+        };
+        (out, stop)
+    };
+    let Some((_, mut notes)) = made else {
+        return answer(done.await, id, status);
+    };
+    let mut done = Box::pin(done);
+    tokio::select! {
+        biased;
+        Some(first) = notes.recv() => {
+            // The session goes with the stream: it runs the call.
+            let id: Box<str> = id.into();
+            let done = Box::pin(async move {
+                match done.await {
+                    (out, None) => out,
+                    (_, Some(stop)) => stopped_answer(&id, stop),
+                }
+            });
+            stream(notes, &first, done)
+        }
+        done = &mut done => match (done, notes.try_recv()) {
+            // Notifications sent just before the result: streamed too.
+            ((out, None), Ok(first)) => stream(notes, &first, Box::pin(std::future::ready(out))),
+            (done, _) => answer(done, id, status),
+        },
+    }
+}
+
+/// The JSON answer to request `id` of a call that ran to its end (`None`)
+/// or was stopped.
+fn answer(
+    done: (Vec<u8>, Option<Stop>),
+    id: &str,
+    status: fn(&[u8], &str) -> StatusCode,
+) -> HttpResponse {
+    match done {
+        (out, None) => json_response(status(&out, id), out),
+        (_, Some(Stop::Ended)) => refusal(StatusCode::NOT_FOUND, INVALID_REQUEST, &ENDED),
+        (_, Some(Stop::Cancelled)) => {
+            json_response(StatusCode::OK, stopped_answer(id, Stop::Cancelled))
         }
     }
-    if let Ok(first) = notes.try_recv() {
-        return stream(notes, &first, Box::pin(std::future::ready(out)));
+}
+
+async fn stopped(running: &mut Option<RunningCall>) -> Stop {
+    match running {
+        Some(running) => running.stopped().await,
+        None => std::future::pending().await,
     }
-    json_response(status_of(&out, request.id.as_json()), out)
+}
+
+/// Why a session's call stopped before answering, when its session ended.
+pub(crate) const ENDED: &str = "the session ended before answering (DELETE, or idle too long)";
+
+/// The response to request `id` (JSON text) of a call stopped before it answered.
+fn stopped_answer(id: &str, stop: Stop) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    let id = Some(RequestId::from_json(id));
+    match stop {
+        Stop::Ended => jsonrpc::write_error(&mut out, id, INVALID_REQUEST, &ENDED),
+        Stop::Cancelled => jsonrpc::write_error(
+            &mut out,
+            id,
+            REQUEST_CANCELLED,
+            &"the client cancelled the request (notifications/cancelled)",
+        ),
+    }
+    out
 }
 
 /// 400 with -32020 when a 2026-07-28 request's headers disagree with its

@@ -107,7 +107,7 @@ pub(crate) async fn settles(handle: &HttpServerHandle, expected: HttpStats) {
 
 pub(crate) const IDLE: HttpStats = HttpStats {
     sessions: 0,
-    session_tasks: 0,
+    session_calls: 0,
     exchanges: 0,
     connections: 0,
 };

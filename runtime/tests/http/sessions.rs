@@ -292,7 +292,7 @@ async fn a_call_that_reports_progress_is_answered_as_an_event_stream() {
         &handle,
         HttpStats {
             sessions: 1,
-            session_tasks: 1,
+            session_calls: 0,
             ..IDLE
         },
     )
@@ -383,4 +383,72 @@ async fn closing_a_call_stream_cancels_the_call() {
     drop(call);
     reporting(0).await;
     settles(&handle, IDLE).await;
+}
+
+#[tokio::test]
+async fn notifications_cancelled_stops_a_call_of_the_session() {
+    let handle = serve(HttpOptions::default()).await;
+    let addr = handle.local_addr();
+    let session = open(&handle).await;
+    let mut call = in_session(
+        &handle,
+        &session,
+        r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"reportThenHang","arguments":{}}}"#,
+    )
+    .start(addr)
+    .await;
+    reporting(1).await;
+    let token = HANGING_TOKEN.lock().unwrap().take().unwrap();
+    assert_eq!(handle.stats().session_calls, 1);
+
+    // Another id cancels nothing.
+    let cancel = |id: &str| {
+        in_session(
+            &handle,
+            &session,
+            &format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"user"}}}}"#
+            ),
+        )
+    };
+    let other = cancel(r#""c2""#).send(addr).await;
+    assert_eq!((other.status, other.body.as_str()), (202, ""));
+    assert!(!token.is_cancelled());
+    assert_eq!(handle.stats().session_calls, 1);
+
+    let cancelled = cancel(r#""c1""#).send(addr).await;
+    assert_eq!((cancelled.status, cancelled.body.as_str()), (202, ""));
+    let answer = read_until(&mut call, "notifications/cancelled)\"}}").await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(
+        answer.ends_with(r#"{"jsonrpc":"2.0","id":"c1","error":{"code":-32031,"message":"the client cancelled the request (notifications/cancelled)"}}"#),
+        "{answer}"
+    );
+    drop(call);
+    reporting(0).await;
+    assert!(token.is_cancelled(), "the call's cancellation token fired");
+    settles(
+        &handle,
+        HttpStats {
+            sessions: 1,
+            ..IDLE
+        },
+    )
+    .await;
+
+    // A notification for a session that is not open: 404.
+    let delete = Req::new("DELETE")
+        .header("Authorization", &format!("Bearer {}", handle.auth_token()))
+        .header("Mcp-Session-Id", &session)
+        .send(addr)
+        .await;
+    assert_eq!(delete.status, 204);
+    assert_eq!(cancel(r#""c1""#).send(addr).await.status, 404);
+    assert_eq!(
+        in_session(&handle, &session, INITIALIZED)
+            .send(addr)
+            .await
+            .status,
+        404
+    );
 }
