@@ -110,25 +110,23 @@ pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> 
     else {
         return Ok(Era::Handshake);
     };
-    era_of_version(version)
+    era_of_version(version.map(RawValue::get))
 }
 
-/// The era of a request whose `_meta` protocol version (raw, `null`
+/// The era of a request whose `_meta` protocol version (raw JSON, `null`
 /// included) was already read: the params of a `tools/call` are read once,
 /// with the call's own members.
-pub(crate) fn era_of_version(version: Option<&RawValue>) -> Result<Era, Unsupported<'_>> {
+pub(crate) fn era_of_version(version: Option<&str>) -> Result<Era, Unsupported<'_>> {
     let Some(version) = version else {
         return Ok(Era::Handshake);
     };
     // A string without escapes (every client's) is its text between the quotes.
     let plain = version
-        .get()
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
         .filter(|v| !v.contains(['\\', '"']))
         .map(Cow::Borrowed);
-    let Some(version) = plain.or_else(|| serde_json::from_str::<Cow<'_, str>>(version.get()).ok())
-    else {
+    let Some(version) = plain.or_else(|| serde_json::from_str::<Cow<'_, str>>(version).ok()) else {
         return Err(Unsupported::NotAString);
     };
     if let Some(v) = STATELESS_VERSIONS.iter().find(|v| **v == version) {

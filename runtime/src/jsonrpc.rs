@@ -13,6 +13,8 @@ use std::fmt::Display;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+mod scan;
+
 use crate::result::write_display_escaped;
 use crate::session::CallParams;
 
@@ -123,115 +125,6 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
-/// The envelope [`parse_call`] reads: [`Envelope`]'s members, and a
-/// `tools/call`'s params read as [`CallParams`] when the method came first.
-/// Fails on anything [`Envelope`] would read differently or refuse (then
-/// [`parse`] reads the message again and says why).
-struct CallEnvelope;
-
-struct CallEnvelopeRead<'a> {
-    jsonrpc: Option<Text<'a>>,
-    id: Option<&'a RawValue>,
-    method: Option<Text<'a>>,
-    params: Option<&'a RawValue>,
-    call: Option<CallParams<'a>>,
-    response: bool,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for CallEnvelope {
-    type Value = CallEnvelopeRead<'de>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for CallEnvelope {
-    type Value = CallEnvelopeRead<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON-RPC message")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        #[derive(Deserialize)]
-        #[serde(field_identifier, rename_all = "lowercase")]
-        enum Field {
-            Jsonrpc,
-            Id,
-            Method,
-            Params,
-            Result,
-            Error,
-            #[serde(other)]
-            Other,
-        }
-        use serde::de::Error as _;
-        let twice = || A::Error::custom("a member comes twice");
-        let mut read = CallEnvelopeRead {
-            jsonrpc: None,
-            id: None,
-            method: None,
-            params: None,
-            call: None,
-            response: false,
-        };
-        let (mut result, mut error) = (false, false);
-        while let Some(field) = map.next_key::<Field>()? {
-            match field {
-                Field::Jsonrpc if read.jsonrpc.is_none() => read.jsonrpc = Some(map.next_value()?),
-                Field::Id if read.id.is_none() => read.id = Some(map.next_value()?),
-                Field::Method if read.method.is_none() => read.method = Some(map.next_value()?),
-                Field::Params if read.params.is_none() && read.call.is_none() => {
-                    if matches!(&read.method, Some(Text::Str(m)) if m == "tools/call") {
-                        read.call = Some(map.next_value_seed(CallSeed)?);
-                    } else {
-                        read.params = Some(map.next_value()?);
-                    }
-                }
-                Field::Result if !result => {
-                    result = true;
-                    map.next_value::<&RawValue>()?;
-                }
-                Field::Error if !error => {
-                    error = true;
-                    map.next_value::<&RawValue>()?;
-                }
-                Field::Other => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-                _ => return Err(twice()),
-            }
-        }
-        read.response = result || error;
-        Ok(read)
-    }
-}
-
-/// Reads a `tools/call`'s params as [`CallParams`], from an object only
-/// (serde would also read a struct from an array).
-struct CallSeed;
-
-impl<'de> serde::de::DeserializeSeed<'de> for CallSeed {
-    type Value = CallParams<'de>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for CallSeed {
-    type Value = CallParams<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the params of a `tools/call`")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        CallParams::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-    }
-}
-
 /// A member that should be a string: the string (borrowed unless it has
 /// escapes), or `Other` for any other JSON value (skipped).
 enum Text<'a> {
@@ -298,6 +191,13 @@ pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
     <&RawValue>::deserialize(de).map(Some)
 }
 
+/// Reads a member that is present as its raw JSON text, `null` included.
+pub(crate) fn present_text<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> Result<Option<&'de str>, D::Error> {
+    <&RawValue>::deserialize(de).map(|raw| Some(raw.get()))
+}
+
 /// Parses one message.
 pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
     if bytes.trim_ascii_start().first() == Some(&b'[') {
@@ -343,34 +243,23 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
     )
 }
 
-/// Parses one message like [`parse`], reading a `tools/call`'s params in
-/// the same pass when its `method` comes before them (as every client
-/// writes it): then they are returned beside a message whose `params` are
-/// `None`. Anything out of the ordinary (bad params, duplicate members,
-/// invalid JSON) is left to [`parse`], which says what is wrong.
+/// Parses one message like [`parse`]; a `tools/call` of the common shape
+/// (see [`scan`]) is read in one pass with its params, which are returned
+/// beside a message whose `params` are `None`. Anything else is read by
+/// [`parse`], which says what is wrong.
 pub(crate) fn parse_call(
     bytes: &[u8],
 ) -> Result<(Message<'_>, Option<CallParams<'_>>), Rejection<'_>> {
-    let fast = std::str::from_utf8(bytes)
-        .ok()
-        .filter(|text| text.trim_ascii_start().starts_with('{'))
-        .and_then(|text| {
-            let mut de = serde_json::Deserializer::from_str(text);
-            let envelope = serde::de::DeserializeSeed::deserialize(CallEnvelope, &mut de).ok()?;
-            de.end().ok()?;
-            Some(envelope)
-        });
-    let Some(envelope) = fast else {
+    let call = std::str::from_utf8(bytes).ok().and_then(scan::tools_call);
+    let Some((id, call)) = call else {
         return parse(bytes).map(|message| (message, None));
     };
-    let message = finish(
-        envelope.jsonrpc.as_ref(),
-        envelope.id,
-        envelope.method,
-        envelope.params,
-        envelope.response,
-    )?;
-    Ok((message, envelope.call))
+    let message = Message::Request {
+        id,
+        method: Cow::Borrowed("tools/call"),
+        params: None,
+    };
+    Ok((message, Some(call)))
 }
 
 /// The checks of an envelope read by either parser.
@@ -609,7 +498,7 @@ mod tests {
     fn a_call_is_read_with_its_envelope_and_anything_else_as_parse_reads_it() {
         // Read in one pass: the method comes before the params.
         let (message, call) = parse_call(
-            br#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{}}},"extra":null}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{}}},"extra":null}"#,
         )
         .unwrap();
         let Message::Request { id, method, params } = message else {
@@ -627,6 +516,7 @@ mod tests {
 
         // Everything else is exactly what `parse` makes of it.
         for text in [
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":4,"params":{"name":"t"},"method":"tools/call"}"#,
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":["t",{}]}"#,
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":3}}"#,

@@ -456,18 +456,48 @@ pub(crate) struct CallParams<'a> {
 struct CallMeta<'a> {
     #[serde(borrow, default, rename = "progressToken")]
     progress_token: Option<&'a RawValue>,
-    // `null` stays visible (not a string), not read as no version.
+    /// As raw JSON: `null` stays visible (not a string), not read as no version.
     #[serde(
         borrow,
         default,
         rename = "io.modelcontextprotocol/protocolVersion",
-        deserialize_with = "jsonrpc::present"
+        deserialize_with = "jsonrpc::present_text"
     )]
-    version: Option<&'a RawValue>,
+    version: Option<&'a str>,
 }
 
 impl<'a> CallParams<'a> {
-    fn read(params: Option<&'a RawValue>) -> Result<Self, String> {
+    /// The params of a call of tool `name`; `version` is the raw JSON of
+    /// `_meta`'s protocol version.
+    pub(crate) fn new(
+        name: Cow<'a, str>,
+        arguments: Option<&'a RawValue>,
+        progress_token: Option<&'a RawValue>,
+        version: Option<&'a str>,
+    ) -> Self {
+        let meta = (progress_token.is_some() || version.is_some()).then_some(CallMeta {
+            progress_token,
+            version,
+        });
+        Self {
+            name,
+            arguments,
+            meta,
+        }
+    }
+
+    /// The call's progress token and `_meta` protocol version, as raw JSON.
+    #[cfg(test)]
+    pub(crate) fn meta_json(&self) -> (Option<&str>, Option<&str>) {
+        let meta = self.meta.as_ref();
+        (
+            meta.and_then(|m| m.progress_token).map(RawValue::get),
+            meta.and_then(|m| m.version),
+        )
+    }
+
+    /// Reads a `tools/call`'s params, or says why they are invalid.
+    pub(crate) fn read(params: Option<&'a RawValue>) -> Result<Self, String> {
         let Some(params) = params else {
             return Err("`tools/call` needs params with the tool's `name`".to_owned());
         };
