@@ -90,3 +90,38 @@ mod tests {
         assert_eq!(choose_token(None).unwrap().len(), 36);
     }
 }
+
+/// Whether `given` is `token`, compared in constant time (`subtle`): how
+/// long the check takes does not reveal how much of a guessed token was
+/// right. Only a length mismatch returns early, and the length of a token
+/// is no secret. Eight bytes are compared at a time.
+pub(crate) fn token_matches(given: &[u8], token: &[u8]) -> bool {
+    use subtle::{Choice, ConstantTimeEq as _};
+    if given.len() != token.len() {
+        return false;
+    }
+    let (given_words, given_rest) = given.as_chunks::<8>();
+    let (token_words, token_rest) = token.as_chunks::<8>();
+    let mut equal: Choice = given_rest.ct_eq(token_rest);
+    for (g, t) in given_words.iter().zip(token_words) {
+        equal &= u64::from_ne_bytes(*g).ct_eq(&u64::from_ne_bytes(*t));
+    }
+    bool::from(equal)
+}
+
+#[cfg(test)]
+mod token_tests {
+    #[test]
+    fn tokens_match_only_when_equal() {
+        let token = b"0123456789abcdef0123456789abcdef0123";
+        assert!(super::token_matches(token, token));
+        for i in 0..token.len() {
+            let mut wrong = *token;
+            wrong[i] ^= 1;
+            assert!(!super::token_matches(&wrong, token), "byte {i}");
+        }
+        assert!(!super::token_matches(&token[..35], token));
+        assert!(!super::token_matches(b"", token));
+        assert!(super::token_matches(b"", b""));
+    }
+}

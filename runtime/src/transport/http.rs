@@ -32,13 +32,14 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::http_route::handle;
 use super::http_session::Sessions;
+use super::http_timer::Deadlines;
 use crate::server::Server;
 use crate::transport::MAX_MESSAGE_BYTES;
 
@@ -191,6 +192,8 @@ pub(crate) struct Shared {
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) exchanges: AtomicUsize,
     connections: AtomicUsize,
+    /// The header-read deadlines of the connections.
+    deadlines: Deadlines,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -228,6 +231,7 @@ impl Server {
             in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
             exchanges: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
+            deadlines: Deadlines::new(),
             options,
         });
         let (stop, stopped) = watch::channel(false);
@@ -250,10 +254,13 @@ async fn accept_loop(
 ) {
     let mut connections = JoinSet::new();
     let mut reap = tokio::time::interval(shared.sessions.reap_every());
+    let mut sweep = tokio::time::interval(Deadlines::sweep_every(shared.options.header_timeout));
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             () = stop_requested(&mut stopped) => break,
             _ = reap.tick() => shared.sessions.reap(),
+            _ = sweep.tick() => shared.deadlines.sweep(),
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
@@ -290,7 +297,7 @@ async fn serve_connection(
         })
     };
     let connection = http1::Builder::new()
-        .timer(TokioTimer::new())
+        .timer(shared.deadlines.timer())
         .header_read_timeout(shared.options.header_timeout)
         .serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);

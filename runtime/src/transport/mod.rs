@@ -9,6 +9,7 @@ mod http_route;
 mod http_session;
 mod http_sse;
 mod http_stateless;
+mod http_timer;
 pub mod memory;
 pub mod stdio;
 pub mod upgrade;

@@ -392,3 +392,67 @@ async fn an_open_event_stream_counts_as_in_flight() {
         200
     );
 }
+
+/// Reads until the server closes `stream` (bounded: 5 s); returns what came.
+async fn closed_by_server(stream: &mut tokio::net::TcpStream) -> Vec<u8> {
+    use tokio::io::AsyncReadExt as _;
+    let mut read = Vec::new();
+    let mut buf = [0; 1024];
+    loop {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("the server closed the connection within 5 s");
+        match n {
+            Ok(0) | Err(_) => return read,
+            Ok(n) => read.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_client_slow_to_send_its_headers_is_disconnected() {
+    use tokio::io::AsyncWriteExt as _;
+    let handle = serve(HttpOptions {
+        header_timeout: std::time::Duration::from_millis(200),
+        ..HttpOptions::default()
+    })
+    .await;
+    let addr = handle.local_addr();
+
+    // Headers dribbled a byte every 50 ms, never finished (slowloris):
+    // progress does not extend the bound.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Slow: ").as_bytes())
+        .await
+        .unwrap();
+    let dribble = async {
+        for _ in 0..200 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            if slow.write_all(b"a").await.is_err() {
+                return;
+            }
+        }
+        panic!("still connected after 10 s of dribbling");
+    };
+    dribble.await;
+
+    // A connection left idle after its request is closed too.
+    let mut idle = post(
+        handle.auth_token(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#,
+    )
+    .start(addr)
+    .await;
+    let answer = String::from_utf8(closed_by_server(&mut idle).await).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+
+    // Requests sent in time are served as ever.
+    let served = post(
+        handle.auth_token(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    )
+    .send(addr)
+    .await;
+    assert_eq!(served.status, 200);
+    settles(&handle, IDLE).await;
+}
