@@ -269,10 +269,11 @@ async fn accept_loop(
                     continue; // dropped: closed at once
                 }
                 let _ = stream.set_nodelay(true);
-                connections.spawn(serve_connection(stream, Arc::clone(&shared), stopped.clone()));
+                connections.spawn(serve_connection(stream, Arc::clone(&shared)));
             }
         }
     }
+    shared.deadlines.stop();
     shared.sessions.clear();
     let all_done = async { while connections.join_next().await.is_some() {} };
     if tokio::time::timeout(SHUTDOWN_GRACE, all_done)
@@ -283,11 +284,7 @@ async fn accept_loop(
     }
 }
 
-async fn serve_connection(
-    stream: tokio::net::TcpStream,
-    shared: Arc<Shared>,
-    mut stopped: watch::Receiver<bool>,
-) {
+async fn serve_connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
     shared.connections.fetch_add(1, Ordering::Relaxed);
     let service = {
         let shared = Arc::clone(&shared);
@@ -296,21 +293,24 @@ async fn serve_connection(
             async move { Ok::<_, Infallible>(handle(&shared, request).await) }
         })
     };
+    let (timer, stop) = shared.deadlines.connection();
     let connection = http1::Builder::new()
-        .timer(shared.deadlines.timer())
+        .timer(timer)
         .header_read_timeout(shared.options.header_timeout)
         .serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(connection);
-    tokio::select! {
-        result = connection.as_mut() => {
-            if let Err(err) = result {
-                tracing::debug!(%err, "HTTP connection ended with an error");
-            }
-        }
-        () = stop_requested(&mut stopped) => {
+    let mut connection = std::pin::pin!(connection);
+    let mut stopping = false;
+    let result = std::future::poll_fn(|cx| {
+        if !stopping && stop.requested(cx) {
+            // The answer being written is finished, then the connection closes.
+            stopping = true;
             connection.as_mut().graceful_shutdown();
-            let _ = connection.await;
         }
+        connection.as_mut().poll(cx)
+    })
+    .await;
+    if let Err(err) = result {
+        tracing::debug!(%err, "HTTP connection ended with an error");
     }
     shared.connections.fetch_sub(1, Ordering::Relaxed);
 }

@@ -10,10 +10,14 @@
 //! store, and one sweep over the connections, every quarter of the bound,
 //! wakes those past their deadline, which hyper then closes. So a
 //! connection is closed between one and one and a quarter bounds late.
+//!
+//! The same slot tells a connection that the server stops ([`Stop`]): a
+//! flag it reads each time it runs, where a `watch` receiver polled beside
+//! the connection took a lock on every wake-up.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -29,6 +33,8 @@ const NONE: u64 = u64::MAX;
 pub(crate) struct Deadlines {
     slots: Mutex<Vec<Weak<Slot>>>,
     epoch: Instant,
+    /// The server stops: every connection finishes its answer and closes.
+    stopping: Arc<AtomicBool>,
 }
 
 #[derive(Debug)]
@@ -36,6 +42,8 @@ struct Slot {
     /// Milliseconds since [`Deadlines::epoch`]; [`NONE`] when not armed.
     deadline: AtomicU64,
     waker: AtomicWaker,
+    /// The connection's task, woken when the server stops.
+    stop: AtomicWaker,
 }
 
 impl Deadlines {
@@ -43,23 +51,40 @@ impl Deadlines {
         Self {
             slots: Mutex::new(Vec::new()),
             epoch: Instant::now(),
+            stopping: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// The timer of a new connection, to hand to hyper.
-    pub(crate) fn timer(&self) -> ConnectionTimer {
+    /// The timer of a new connection, to hand to hyper, and what tells the
+    /// connection that the server stops.
+    pub(crate) fn connection(&self) -> (ConnectionTimer, Stop) {
         let slot = Arc::new(Slot {
             deadline: AtomicU64::new(NONE),
             waker: AtomicWaker::new(),
+            stop: AtomicWaker::new(),
         });
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         // The slots of closed connections go here: the list stays as long
         // as the connections are many.
         slots.retain(|slot| slot.strong_count() > 0);
         slots.push(Arc::downgrade(&slot));
-        ConnectionTimer {
+        let stop = Stop {
+            slot: Arc::clone(&slot),
+            stopping: Arc::clone(&self.stopping),
+        };
+        let timer = ConnectionTimer {
             slot,
             epoch: self.epoch,
+        };
+        (timer, stop)
+    }
+
+    /// Tells every connection that the server stops.
+    pub(crate) fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        for slot in slots.iter().filter_map(Weak::upgrade) {
+            slot.stop.wake();
         }
     }
 
@@ -82,6 +107,23 @@ impl Deadlines {
 
 fn millis(epoch: Instant, at: Instant) -> u64 {
     u64::try_from(at.saturating_duration_since(epoch).as_millis()).unwrap_or(NONE - 1)
+}
+
+/// Tells one connection that the server stops.
+#[derive(Debug)]
+pub(crate) struct Stop {
+    slot: Arc<Slot>,
+    stopping: Arc<AtomicBool>,
+}
+
+impl Stop {
+    /// Whether the server stops; if not, the task polling is woken when it
+    /// does.
+    pub(crate) fn requested(&self, cx: &Context<'_>) -> bool {
+        self.slot.stop.register(cx.waker());
+        // After registering: a stop between the two is not missed.
+        self.stopping.load(Ordering::SeqCst)
+    }
 }
 
 /// One connection's timer: hyper asks it for the header-read deadline of

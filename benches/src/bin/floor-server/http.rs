@@ -14,13 +14,16 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use ide_mcp_runtime::Server;
 use ide_mcp_runtime::session::Session;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
+
+use memchr::memmem::Finder;
 use tokio::net::TcpListener;
 
 use super::Floor;
 
-/// How the floor recognises an `initialize` request.
-const INITIALIZE: &[u8] = br#""method":"initialize""#;
+/// How the floor recognises an `initialize` request (built once).
+static INITIALIZE: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(br#""method":"initialize""#));
 
 /// The session id the floor hands out at `initialize` (never checked).
 const SESSION: &str = "00000000-0000-0000-0000-000000000000";
@@ -63,7 +66,7 @@ async fn answer(
     }
     let body = body.to_bytes();
     let mut out = Vec::new();
-    if memchr::memmem::find(&body, INITIALIZE).is_some() {
+    if INITIALIZE.find(&body).is_some() {
         // Once per run: answered by a fresh session, with a session id.
         Session::new(server.clone()).handle(&body, &mut out);
         let mut response = json(out);

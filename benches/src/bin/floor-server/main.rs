@@ -13,11 +13,13 @@
 mod http;
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use clap::Parser;
 use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use ide_mcp_benches::synth::{self, ServerArgs};
 use ide_mcp_runtime::session::Session;
+use memchr::memmem::Finder;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -61,19 +63,24 @@ impl Floor {
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(haystack, needle)
+/// The searches the floor makes, each built once (building a searcher
+/// costs more than running it over a small request).
+static ID: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""id":"#));
+static METHOD: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""method":"#));
+
+fn find(haystack: &[u8], finder: &Finder<'_>) -> Option<usize> {
+    finder.find(haystack)
 }
 
 impl Floor {
     /// The id and the key of a request, found by scanning (no parsing).
     fn split(request: &[u8]) -> Option<(&[u8], &[u8])> {
-        let at = find(request, br#""id":"#)? + 5;
+        let at = find(request, &ID)? + 5;
         let end = at
             + request[at..]
                 .iter()
                 .position(|b| *b == b',' || *b == b'}')?;
-        let key_at = find(request, br#""method":"#)?;
+        let key_at = find(request, &METHOD)?;
         Some((&request[at..end], &request[key_at..]))
     }
 
@@ -84,7 +91,7 @@ impl Floor {
         if !self.session.handle(request, &mut real) {
             return None;
         }
-        let at = find(&real, br#""id":"#).expect("responses carry the id") + 5;
+        let at = find(&real, &ID).expect("responses carry the id") + 5;
         let end = at
             + real[at..]
                 .iter()
