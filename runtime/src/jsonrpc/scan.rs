@@ -12,6 +12,7 @@
 //! that parser refuses (a property test checks the two against each other).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use serde_json::value::RawValue;
 
@@ -326,6 +327,14 @@ impl<'a> Cursor<'a> {
             self.literal(b"null")?;
             return Some(None);
         }
+        let start = self.pos;
+        if let Some((len, version)) =
+            LAST_META.with_borrow(|memo| memo.reads(&self.bytes()[start..]))
+        {
+            self.pos = start + len;
+            let version = version.map(|(from, to)| &self.text[start + from..start + to]);
+            return Some(Some((None, version)));
+        }
         let (mut token, mut version) = (None, None);
         self.object(|at, key| match key {
             "progressToken" if token.is_none() => {
@@ -340,7 +349,54 @@ impl<'a> Cursor<'a> {
             "progressToken" | crate::era::META_PROTOCOL_VERSION => None,
             _ => at.skip_value(),
         })?;
-        Some(Some((token.flatten(), version)))
+        let token = token.flatten();
+        if token.is_none() {
+            let text = &self.text[start..self.pos];
+            LAST_META.with_borrow_mut(|memo| memo.keep(text, version));
+        }
+        Some(Some((token, version)))
+    }
+}
+
+thread_local! {
+    /// The last `_meta` read on this thread.
+    static LAST_META: RefCell<MetaMemo> = const { RefCell::new(MetaMemo { text: Vec::new(), version: None }) };
+}
+
+/// A `_meta` read in full, kept to read the same one again in a compare:
+/// 2026-07-28 clients send the same `_meta` (their protocol version, info
+/// and capabilities) with every request. One with a progress token (new
+/// with each call) is not kept.
+struct MetaMemo {
+    /// The object's JSON text; empty: none kept.
+    text: Vec<u8>,
+    /// Where the protocol version's JSON text is in it.
+    version: Option<(usize, usize)>,
+}
+
+impl MetaMemo {
+    /// The longest `_meta` kept.
+    const MAX: usize = 4096;
+
+    /// When `rest` starts with the kept object, its length and where its
+    /// version is. (An object ends where its bytes say: the same bytes are
+    /// the same object, read the same way.)
+    fn reads(&self, rest: &[u8]) -> Option<(usize, Option<(usize, usize)>)> {
+        (!self.text.is_empty() && rest.starts_with(&self.text))
+            .then_some((self.text.len(), self.version))
+    }
+
+    fn keep(&mut self, text: &str, version: Option<&str>) {
+        if text.len() > Self::MAX {
+            return;
+        }
+        self.text.clear();
+        self.text.extend_from_slice(text.as_bytes());
+        // The version's text lies inside the object's.
+        self.version = version.map(|v| {
+            let from = v.as_ptr() as usize - text.as_ptr() as usize;
+            (from, from + v.len())
+        });
     }
 }
 
@@ -457,6 +513,39 @@ mod tests {
                 }),
             ]
         })
+    }
+
+    #[test]
+    fn a_meta_read_before_is_read_again_by_a_compare() {
+        let call = |meta: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{meta},"arguments":{{"a":1}}}}}}"#
+            )
+        };
+        let version = |meta: &str| {
+            let text = call(meta);
+            let (_, call) = super::tools_call(&text).expect("read in one pass");
+            call.meta_json().1.map(str::to_owned)
+        };
+        let kept = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c"}}"#;
+        assert_eq!(version(kept).as_deref(), Some(r#""2026-07-28""#));
+        // Kept: read by a compare, the version found where it was.
+        assert_eq!(version(kept).as_deref(), Some(r#""2026-07-28""#));
+        // The same start, another object: read in full.
+        let other = kept.replace("2026-07-28", "2026-07-29");
+        assert_eq!(version(&other).as_deref(), Some(r#""2026-07-29""#));
+        let longer = kept.replace(r#""c"}}"#, r#""c"},"x":1}"#);
+        assert_eq!(version(&longer).as_deref(), Some(r#""2026-07-28""#));
+        assert_eq!(version(r#"{"x":1}"#), None);
+        // Broken after a kept object's bytes: refused as before.
+        let text = call(r#"{"x":1}"#).replace(r#""arguments":{"a":1}"#, r#""arguments":{"a":}"#);
+        assert!(super::tools_call(&text).is_none());
+        // A progress token (new with each call) is not kept.
+        let token = r#"{"progressToken":7}"#;
+        let text = call(token);
+        let (_, read) = super::tools_call(&text).unwrap();
+        assert_eq!(read.meta_json(), (Some("7"), None));
+        super::LAST_META.with_borrow(|memo| assert_eq!(memo.text, br#"{"x":1}"#));
     }
 
     /// Pieces of JSON text, valid and not, that the scan must tell apart.
@@ -653,6 +742,8 @@ mod tests {
         let read = std::cell::Cell::new(0);
         runner
             .run(&message(), |text| {
+                prop_assert_eq!(one_pass(&text), general(&text), "{}", text);
+                // Again: a `_meta` kept from the first reading is read the same.
                 prop_assert_eq!(one_pass(&text), general(&text), "{}", text);
                 read.set(read.get() + usize::from(super::tools_call(&text).is_some()));
                 Ok(())
