@@ -31,7 +31,7 @@ pub(super) fn tools_call(text: &str) -> Option<(RequestId<'_>, CallParams<'_>)> 
         match key {
             "jsonrpc" if !jsonrpc => {
                 jsonrpc = true;
-                (at.plain_str()? == "2.0").then_some(())
+                at.str_is("2.0")?.then_some(())
             }
             "id" if id.is_none() => {
                 id = Some(at.id()?);
@@ -39,7 +39,7 @@ pub(super) fn tools_call(text: &str) -> Option<(RequestId<'_>, CallParams<'_>)> 
             }
             "method" if !method => {
                 method = true;
-                (at.plain_str()? == "tools/call").then_some(())
+                at.str_is("tools/call")?.then_some(())
             }
             // `params` after `method`, as the general parser reads it.
             "params" if method && call.is_none() => {
@@ -99,7 +99,7 @@ impl<'a> Cursor<'a> {
             return Some(());
         }
         loop {
-            let key = self.plain_str()?;
+            let key = self.key()?;
             self.eat(b':')?;
             member(self, key)?;
             match self.peek()? {
@@ -111,6 +111,43 @@ impl<'a> Cursor<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// A member name: the ones this reads by a compare, others as
+    /// [`plain_str`](Self::plain_str).
+    fn key(&mut self) -> Option<&'a str> {
+        self.skip_ws();
+        let rest = &self.bytes()[self.pos..];
+        let known: &'static str = match rest.get(1)? {
+            b'j' => "\"jsonrpc\"",
+            b'i' => "\"id\"",
+            b'm' => "\"method\"",
+            b'p' => "\"params\"",
+            b'n' => "\"name\"",
+            b'a' => "\"arguments\"",
+            b'_' => "\"_meta\"",
+            _ => return self.plain_str(),
+        };
+        if rest.starts_with(known.as_bytes()) {
+            self.pos += known.len();
+            return Some(&known[1..known.len() - 1]);
+        }
+        self.plain_str()
+    }
+
+    /// Whether the next value is the string `expected` (written plain).
+    fn str_is(&mut self, expected: &str) -> Option<bool> {
+        self.skip_ws();
+        let rest = &self.bytes()[self.pos..];
+        let len = expected.len();
+        if rest.first() == Some(&b'"')
+            && rest.get(1..=len) == Some(expected.as_bytes())
+            && rest.get(len + 1) == Some(&b'"')
+        {
+            self.pos += len + 2;
+            return Some(true);
+        }
+        Some(self.plain_str()? == expected)
     }
 
     /// A string with no escapes: its contents.

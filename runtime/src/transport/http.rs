@@ -187,6 +187,8 @@ pub(crate) struct Shared {
     pub(crate) token: String,
     pub(crate) port: u16,
     pub(crate) loopback: bool,
+    /// `127.0.0.1:<port>`: the `Host` clients send most.
+    pub(crate) usual_host: String,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Sessions,
     pub(crate) in_flight: Arc<Semaphore>,
@@ -227,6 +229,7 @@ impl Server {
             token: token.clone(),
             port: local_addr.port(),
             loopback: options.address.is_loopback(),
+            usual_host: format!("127.0.0.1:{}", local_addr.port()),
             sessions: Sessions::new(options.max_sessions, options.session_idle),
             in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
             exchanges: AtomicUsize::new(0),

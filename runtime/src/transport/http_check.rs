@@ -156,6 +156,11 @@ impl<'a> Heads<'a> {
 
 /// Marks which of JSON and an event stream one `Accept` value allows.
 fn accepted(value: &[u8], json: &mut bool, stream: &mut bool) {
+    // What the SDKs send, by a compare.
+    if value == b"application/json, text/event-stream" {
+        (*json, *stream) = (true, true);
+        return;
+    }
     // Media types are ASCII: the bytes are compared as they are.
     for range in value.split(|b| *b == b',') {
         let media = range.split(|b| *b == b';').next().unwrap_or_default();
@@ -181,6 +186,9 @@ pub(crate) struct Gate<'a> {
     pub(crate) loopback: bool,
     /// Origins allowed beside the server's own localhost ones.
     pub(crate) extra_origins: &'a [String],
+    /// The `Host` clients send most (`127.0.0.1:<port>`), accepted by a
+    /// compare.
+    pub(crate) usual_host: &'a str,
 }
 
 impl Gate<'_> {
@@ -188,8 +196,15 @@ impl Gate<'_> {
     /// through a rebound DNS name (403), or without the token (401).
     pub(crate) fn refusal(&self, heads: &Heads<'_>) -> Option<HttpResponse> {
         // Exactly one `Host`: with two, which one a check reads is a guess.
-        let host = heads.host.first.and_then(|h| h.to_str().ok());
-        if heads.host.repeated || (self.loopback && !host.is_some_and(|h| self.local_host(h))) {
+        let usual = heads
+            .host
+            .first
+            .is_some_and(|h| h.as_bytes() == self.usual_host.as_bytes());
+        let host = || heads.host.first.and_then(|h| h.to_str().ok());
+        if heads.host.repeated
+            || (self.loopback && !usual && !host().is_some_and(|h| self.local_host(h)))
+        {
+            let host = host();
             tracing::warn!(
                 host,
                 "HTTP request refused: foreign `Host` (DNS rebinding?)"
@@ -290,6 +305,13 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 
 /// 415 (the refusal) unless the body is declared `application/json`.
 pub(crate) fn refuse_content_type(heads: &Heads<'_>) -> Option<HttpResponse> {
+    if heads
+        .content_type
+        .first
+        .is_some_and(|v| v.as_bytes() == b"application/json")
+    {
+        return None;
+    }
     let media = heads
         .content_type
         .first
@@ -355,6 +377,7 @@ mod tests {
             port: 8123,
             loopback: true,
             extra_origins: &[],
+            usual_host: "127.0.0.1:8123",
         }
     }
 

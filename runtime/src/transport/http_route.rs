@@ -62,6 +62,7 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         port: shared.port,
         loopback: shared.loopback,
         extra_origins: &shared.options.allowed_origins,
+        usual_host: &shared.usual_host,
     };
     if let Some(refused) = gate.refusal(&heads) {
         return refused;
