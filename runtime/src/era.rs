@@ -113,6 +113,10 @@ pub(crate) fn era_of(params: Option<&RawValue>) -> Result<Era, Unsupported<'_>> 
     era_of_version(version.map(RawValue::get))
 }
 
+/// [`STATELESS_VERSIONS`]' only version as JSON text.
+const STATELESS_JSON: &str = "\"2026-07-28\"";
+const _: () = assert!(STATELESS_VERSIONS.len() == 1, "update STATELESS_JSON");
+
 /// The era of a request whose `_meta` protocol version (raw JSON, `null`
 /// included) was already read: the params of a `tools/call` are read once,
 /// with the call's own members.
@@ -120,6 +124,10 @@ pub(crate) fn era_of_version(version: Option<&str>) -> Result<Era, Unsupported<'
     let Some(version) = version else {
         return Ok(Era::Handshake);
     };
+    // This revision, as every client writes it.
+    if version == STATELESS_JSON {
+        return Ok(Era::Stateless(STATELESS_VERSIONS[0]));
+    }
     // A string without escapes (every client's) is its text between the quotes.
     let plain = version
         .strip_prefix('"')
@@ -292,6 +300,15 @@ impl Capabilities {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stateless_version_as_json() {
+        assert_eq!(STATELESS_JSON, format!("\"{}\"", STATELESS_VERSIONS[0]));
+        assert_eq!(
+            era_of_version(Some(STATELESS_JSON)).ok(),
+            Some(Era::Stateless("2026-07-28"))
+        );
+    }
 
     fn raw(json: &str) -> Box<RawValue> {
         RawValue::from_string(json.to_owned()).unwrap()

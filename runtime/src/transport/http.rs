@@ -39,7 +39,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::http_route::handle;
 use super::http_session::Sessions;
-use super::http_timer::Deadlines;
+use super::http_timer::{CoarseClock, Deadlines};
 use crate::server::Server;
 use crate::transport::MAX_MESSAGE_BYTES;
 
@@ -224,17 +224,26 @@ impl Server {
         };
         let listener = TcpListener::bind((options.address, options.port.unwrap_or(0))).await?;
         let local_addr = listener.local_addr()?;
+        // Ticked by the sweeps of the header deadlines and the reaps of idle
+        // sessions, whichever come more often.
+        let tick = Deadlines::sweep_every(options.header_timeout)
+            .min(Sessions::reap_every_for(options.session_idle));
+        let clock = Arc::new(CoarseClock::new(tick));
         let shared = Arc::new(Shared {
             server: self.clone(),
             token: token.clone(),
             port: local_addr.port(),
             loopback: options.address.is_loopback(),
             usual_host: format!("127.0.0.1:{}", local_addr.port()),
-            sessions: Sessions::new(options.max_sessions, options.session_idle),
+            sessions: Sessions::new(
+                options.max_sessions,
+                options.session_idle,
+                Arc::clone(&clock),
+            ),
             in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
             exchanges: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
-            deadlines: Deadlines::new(),
+            deadlines: Deadlines::new(clock),
             options,
         });
         let (stop, stopped) = watch::channel(false);

@@ -108,10 +108,18 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> 
             &format_args!("the body is larger than the limit of {limit} bytes"),
         )
     };
-    if hyper::body::Body::size_hint(&body).lower() > limit as u64 {
+    let size = hyper::body::Body::size_hint(&body);
+    if size.lower() > limit as u64 {
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
+    // A body of a known length (`Content-Length`, which hyper holds it to)
+    // within the limit needs no counting.
+    let collected = if size.exact().is_some() {
+        body.collect().await.map_err(Into::into)
+    } else {
+        Limited::new(body, limit).collect().await
+    };
+    match collected {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Err(err) => Err(refusal(

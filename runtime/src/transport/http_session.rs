@@ -14,12 +14,15 @@
 //! bound (no request being answered, none received) is ended.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
+
+use super::http_timer::CoarseClock;
 
 /// Why a running call of a session was stopped before it answered. (Its
 /// stop's sender dropped: the session ended.)
@@ -44,8 +47,8 @@ struct State {
     version: &'static str,
     /// Requests of this session being answered.
     waiting: AtomicUsize,
-    /// When a request of it last began or ended, in milliseconds since
-    /// [`Sessions::epoch`].
+    /// When a request of it last began or ended, in milliseconds on the
+    /// server's [`CoarseClock`] (the latest it can have been).
     last_used: AtomicU64,
     running: Mutex<Running>,
 }
@@ -64,12 +67,34 @@ impl State {
     }
 }
 
+/// Hashes a session id by its first eight bytes, spread by a multiply:
+/// the ids are 128 random bits chosen by this server, so they need no keyed
+/// hash (a client cannot choose the ids it would flood one bucket with).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut word = [0; 8];
+        let n = bytes.len().min(8);
+        word[..n].copy_from_slice(&bytes[..n]);
+        self.0 =
+            (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type SessionMap = HashMap<String, Arc<State>, BuildHasherDefault<IdHasher>>;
+
 /// The open sessions of one HTTP server.
 pub(crate) struct Sessions {
-    map: Mutex<HashMap<String, Arc<State>>>,
+    map: Mutex<SessionMap>,
     max: usize,
     idle: Duration,
-    epoch: Instant,
+    clock: Arc<CoarseClock>,
     /// Calls of sessions still running (registered, not yet answered).
     calls: Arc<AtomicUsize>,
     /// The serial number of the next running call.
@@ -77,12 +102,12 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+    pub(crate) fn new(max: usize, idle: Duration, clock: Arc<CoarseClock>) -> Self {
         Self {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(SessionMap::default()),
             max,
             idle,
-            epoch: Instant::now(),
+            clock,
             calls: Arc::new(AtomicUsize::new(0)),
             serial: AtomicU64::new(0),
         }
@@ -98,14 +123,14 @@ impl Sessions {
         self.calls.load(Ordering::Relaxed)
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<State>>> {
+    fn lock(&self) -> MutexGuard<'_, SessionMap> {
         // A panic while holding this lock leaves the map consistent (every
         // change is one insert or remove): keep serving.
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.clock.latest()
     }
 
     /// Opens a session at the negotiated `version`; `None` when the most
@@ -181,7 +206,8 @@ impl Sessions {
 
     /// Ends every session idle for longer than the idle bound.
     pub(crate) fn reap(&self) {
-        let now = self.now();
+        self.clock.tick();
+        let now = self.clock.now();
         let idle = u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX);
         self.lock().retain(|_, state| {
             let keep = state.waiting.load(Ordering::Relaxed) > 0
@@ -203,7 +229,12 @@ impl Sessions {
 
     /// How often to look for idle sessions.
     pub(crate) fn reap_every(&self) -> Duration {
-        (self.idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30))
+        Self::reap_every_for(self.idle)
+    }
+
+    /// How often to look for sessions idle for longer than `idle`.
+    pub(crate) fn reap_every_for(idle: Duration) -> Duration {
+        (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30))
     }
 }
 

@@ -9,7 +9,10 @@
 //! connection has one slot, its current deadline and waker: arming it is a
 //! store, and one sweep over the connections, every quarter of the bound,
 //! wakes those past their deadline, which hyper then closes. So a
-//! connection is closed between one and one and a quarter bounds late.
+//! connection is closed between one and one and a half bounds late.
+//!
+//! Time is read from a [`CoarseClock`] the sweep advances, not from the
+//! system clock on every request.
 //!
 //! The same slot tells a connection that the server stops ([`Stop`]): a
 //! flag it reads each time it runs, where a `watch` receiver polled beside
@@ -28,18 +31,57 @@ use hyper::rt::{Sleep, Timer};
 /// No deadline armed.
 const NONE: u64 = u64::MAX;
 
+/// A clock read with one atomic load: milliseconds since its start,
+/// advanced by [`tick`](Self::tick) (the HTTP server's sweeps and reaps).
+/// What it says is at most one tick behind the time; [`latest`](Self::latest)
+/// adds the tick, so that it is never ahead.
+#[derive(Debug)]
+pub(crate) struct CoarseClock {
+    epoch: Instant,
+    millis: AtomicU64,
+    /// The longest time between two ticks, in milliseconds.
+    tick: u64,
+}
+
+impl CoarseClock {
+    /// A clock ticked at least every `tick`.
+    pub(crate) fn new(tick: Duration) -> Self {
+        Self {
+            epoch: Instant::now(),
+            millis: AtomicU64::new(0),
+            tick: u64::try_from(tick.as_millis()).unwrap_or(NONE - 1),
+        }
+    }
+
+    /// Reads the system clock.
+    pub(crate) fn tick(&self) {
+        self.millis
+            .fetch_max(millis(self.epoch, Instant::now()), Ordering::Relaxed);
+    }
+
+    /// The time, at most one tick behind.
+    pub(crate) fn now(&self) -> u64 {
+        self.millis.load(Ordering::Relaxed)
+    }
+
+    /// The latest the time can be: never behind.
+    pub(crate) fn latest(&self) -> u64 {
+        self.now() + self.tick
+    }
+}
+
 /// The deadlines of one server's connections.
 #[derive(Debug)]
 pub(crate) struct Deadlines {
     slots: Mutex<Vec<Weak<Slot>>>,
-    epoch: Instant,
+    clock: Arc<CoarseClock>,
     /// The server stops: every connection finishes its answer and closes.
     stopping: Arc<AtomicBool>,
 }
 
 #[derive(Debug)]
 struct Slot {
-    /// Milliseconds since [`Deadlines::epoch`]; [`NONE`] when not armed.
+    /// Milliseconds on the [`CoarseClock`]; [`NONE`] when not armed.
     deadline: AtomicU64,
     waker: AtomicWaker,
     /// The connection's task, woken when the server stops.
@@ -47,10 +89,10 @@ struct Slot {
 }
 
 impl Deadlines {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(clock: Arc<CoarseClock>) -> Self {
         Self {
             slots: Mutex::new(Vec::new()),
-            epoch: Instant::now(),
+            clock,
             stopping: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -74,7 +116,7 @@ impl Deadlines {
         };
         let timer = ConnectionTimer {
             slot,
-            epoch: self.epoch,
+            clock: Arc::clone(&self.clock),
         };
         (timer, stop)
     }
@@ -90,7 +132,8 @@ impl Deadlines {
 
     /// Wakes every connection past its deadline.
     pub(crate) fn sweep(&self) {
-        let now = millis(self.epoch, Instant::now());
+        self.clock.tick();
+        let now = self.clock.now();
         let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         for slot in slots.iter().filter_map(Weak::upgrade) {
             if slot.deadline.load(Ordering::Acquire) <= now {
@@ -131,28 +174,34 @@ impl Stop {
 #[derive(Clone, Debug)]
 pub(crate) struct ConnectionTimer {
     slot: Arc<Slot>,
-    epoch: Instant,
+    clock: Arc<CoarseClock>,
 }
 
 impl Timer for ConnectionTimer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Sleep>> {
-        self.sleep_until(Instant::now() + duration)
+        self.sleep_until(self.now() + duration)
     }
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
         Box::pin(Deadline {
             slot: Arc::clone(&self.slot),
-            epoch: self.epoch,
-            at: millis(self.epoch, deadline),
+            clock: Arc::clone(&self.clock),
+            at: millis(self.clock.epoch, deadline),
         })
+    }
+
+    /// The latest the time can be: a deadline set from it gives the client
+    /// at least the whole bound.
+    fn now(&self) -> Instant {
+        self.clock.epoch + Duration::from_millis(self.clock.latest())
     }
 }
 
 /// A deadline of one connection, armed while hyper waits on it.
 struct Deadline {
     slot: Arc<Slot>,
-    epoch: Instant,
-    /// Milliseconds since the epoch.
+    clock: Arc<CoarseClock>,
+    /// Milliseconds on the clock.
     at: u64,
 }
 
@@ -160,7 +209,7 @@ impl Future for Deadline {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if millis(self.epoch, Instant::now()) >= self.at {
+        if self.clock.now() >= self.at {
             return Poll::Ready(());
         }
         self.slot.waker.register(cx.waker());
