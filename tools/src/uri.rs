@@ -220,6 +220,17 @@ fn clean(path: &Path) -> Option<PathBuf> {
     if !path.is_absolute() || path.as_os_str().as_encoded_bytes().contains(&0) {
         return None;
     }
+    // Most paths are clean already: taken as they are.
+    #[cfg(unix)]
+    if is_clean(path.as_os_str().as_encoded_bytes()) {
+        return Some(path.to_path_buf());
+    }
+    Some(clean_components(path))
+}
+
+/// An absolute path rebuilt from its components, `.` dropped and `..`
+/// applied.
+fn clean_components(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -231,7 +242,20 @@ fn clean(path: &Path) -> Option<PathBuf> {
             }
         }
     }
-    Some(out)
+    out
+}
+
+/// Whether an absolute Unix path is what [`clean`] makes of it: no empty,
+/// `.` or `..` component, and no separator at the end (`/` alone aside).
+#[cfg(unix)]
+fn is_clean(bytes: &[u8]) -> bool {
+    let Some(rest) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    rest.is_empty()
+        || rest
+            .split(|b| *b == b'/')
+            .all(|part| !matches!(part, b"" | b"." | b".."))
 }
 
 #[cfg(all(test, unix))]
@@ -339,6 +363,18 @@ mod tests {
             let input = PathInput::parse(&path).unwrap();
             prop_assert_eq!(input.candidates().count(), 1);
             prop_assert_eq!(input.path(), clean(Path::new(&path)).unwrap());
+        }
+
+        /// Paths taken as they are would be rebuilt byte for byte the same.
+        #[test]
+        fn clean_paths_are_taken_as_they_are(
+            parts in proptest::collection::vec(prop_oneof![segment(), Just(String::new()), Just(".".to_owned()), Just("..".to_owned())], 0..5),
+            trailing in any::<bool>(),
+        ) {
+            let text = format!("/{}{}", parts.join("/"), if trailing { "/" } else { "" });
+            let path = Path::new(&text);
+            let (taken, rebuilt) = (clean(path).unwrap(), clean_components(path));
+            prop_assert_eq!(taken.as_os_str(), rebuilt.as_os_str(), "{}", text);
         }
 
         #[test]
