@@ -262,6 +262,19 @@ pub(crate) fn parse_call(
     Ok((message, Some(call)))
 }
 
+/// Not public API (the fuzz target `jsonrpc`): panics when [`parse_call`]
+/// reads `bytes` otherwise than [`parse`] and the session's reading of a
+/// call's params do. Read twice: the second reading may find its `_meta`
+/// kept from the first.
+#[doc(hidden)]
+pub fn __check_one_pass(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let general = scan::general_reading(&text);
+    for _ in 0..2 {
+        assert_eq!(scan::one_pass_reading(&text), general, "{text}");
+    }
+}
+
 /// The checks of an envelope read by either parser.
 fn finish<'a>(
     jsonrpc: Option<&Text<'a>>,

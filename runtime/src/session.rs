@@ -487,7 +487,6 @@ impl<'a> CallParams<'a> {
     }
 
     /// The call's progress token and `_meta` protocol version, as raw JSON.
-    #[cfg(test)]
     pub(crate) fn meta_json(&self) -> (Option<&str>, Option<&str>) {
         let meta = self.meta.as_ref();
         (

@@ -41,6 +41,11 @@ fn frame_corpus() {
 }
 
 #[test]
+fn jsonrpc_corpus() {
+    replay("jsonrpc", bodies::jsonrpc);
+}
+
+#[test]
 fn uri_position_corpus() {
     replay("uri_position", bodies::uri_position);
 }

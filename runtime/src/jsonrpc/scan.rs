@@ -462,46 +462,50 @@ fn special(bytes: &[u8], from: usize) -> Option<usize> {
     Some(at + i)
 }
 
+/// What a message reads as, for tests and the fuzz target: the general
+/// parser's message, and for a `tools/call` its params as the session
+/// reads them.
+pub(crate) fn general_reading(text: &str) -> String {
+    match super::parse(text.as_bytes()) {
+        Ok(super::Message::Request { id, method, params }) if method == "tools/call" => {
+            match CallParams::read(params) {
+                Ok(call) => call_reading(id, &call),
+                Err(why) => format!("invalid params {id}: {why}"),
+            }
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// The same, read by [`parse_call`](super::parse_call).
+pub(crate) fn one_pass_reading(text: &str) -> String {
+    match super::parse_call(text.as_bytes()) {
+        Ok((super::Message::Request { id, .. }, Some(call))) => call_reading(id, &call),
+        _ => general_reading(text),
+    }
+}
+
+fn call_reading(id: RequestId<'_>, call: &CallParams<'_>) -> String {
+    format!(
+        "call {} {:?} {:?} {:?}",
+        id.as_json(),
+        call.name,
+        call.arguments.map(RawValue::get),
+        call.meta_json()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
     use serde_json::value::RawValue;
 
-    use super::super::{Message, parse, parse_call};
-    use crate::session::CallParams;
-
-    /// What a message reads as: the general parser's message, and for a
-    /// `tools/call` its params as the session reads them.
     fn general(text: &str) -> String {
-        match parse(text.as_bytes()) {
-            Ok(Message::Request { id, method, params }) if method == "tools/call" => {
-                match CallParams::read(params) {
-                    Ok(call) => format!(
-                        "call {} {:?} {:?} {:?}",
-                        id.as_json(),
-                        call.name,
-                        call.arguments.map(RawValue::get),
-                        call.meta_json()
-                    ),
-                    Err(why) => format!("invalid params {id}: {why}"),
-                }
-            }
-            other => format!("{other:?}"),
-        }
+        super::general_reading(text)
     }
 
-    /// The same, read by [`parse_call`].
     fn one_pass(text: &str) -> String {
-        match parse_call(text.as_bytes()) {
-            Ok((Message::Request { id, .. }, Some(call))) => format!(
-                "call {} {:?} {:?} {:?}",
-                id.as_json(),
-                call.name,
-                call.arguments.map(RawValue::get),
-                call.meta_json()
-            ),
-            _ => general(text),
-        }
+        super::one_pass_reading(text)
     }
 
     #[test]
