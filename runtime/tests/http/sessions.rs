@@ -69,6 +69,13 @@ async fn open(handle: &HttpServerHandle) -> String {
         .to_owned()
 }
 
+/// The DELETE that ends `session`.
+fn end(handle: &HttpServerHandle, session: &str) -> Req {
+    Req::new("DELETE")
+        .header("Authorization", &format!("Bearer {}", handle.auth_token()))
+        .header("Mcp-Session-Id", session)
+}
+
 fn in_session(handle: &HttpServerHandle, session: &str, body: &str) -> Req {
     post(handle.auth_token(), body)
         .header("Mcp-Session-Id", session)
@@ -113,11 +120,7 @@ async fn a_session_lives_from_initialize_to_delete() {
     let again = in_session(&handle, &session, INIT).send(addr).await;
     assert_eq!(again.json()["error"]["code"], -32600);
 
-    let delete = Req::new("DELETE")
-        .header("Authorization", &format!("Bearer {}", handle.auth_token()))
-        .header("Mcp-Session-Id", &session)
-        .send(addr)
-        .await;
+    let delete = end(&handle, &session).send(addr).await;
     assert_eq!((delete.status, delete.body.as_str()), (204, ""));
     let after = in_session(
         &handle,
@@ -131,11 +134,7 @@ async fn a_session_lives_from_initialize_to_delete() {
         after.json(),
         json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "no such session: it ended (DELETE, or idle too long) or never was; send `initialize` again"}})
     );
-    let deleted_again = Req::new("DELETE")
-        .header("Authorization", &format!("Bearer {}", handle.auth_token()))
-        .header("Mcp-Session-Id", &session)
-        .send(addr)
-        .await;
+    let deleted_again = end(&handle, &session).send(addr).await;
     assert_eq!(deleted_again.status, 404);
     let unknown = in_session(
         &handle,
@@ -369,11 +368,7 @@ async fn closing_a_call_stream_cancels_the_call() {
     // Ending the session mid-stream ends the stream with an error response.
     let mut call = hang(3).start(addr).await;
     let head = read_until(&mut call, "notifications/progress").await;
-    let delete = Req::new("DELETE")
-        .header("Authorization", &format!("Bearer {}", handle.auth_token()))
-        .header("Mcp-Session-Id", &session)
-        .send(addr)
-        .await;
+    let delete = end(&handle, &session).send(addr).await;
     assert_eq!(delete.status, 204);
     let rest = read_until(&mut call, "\r\n0\r\n\r\n").await;
     assert!(
@@ -437,11 +432,7 @@ async fn notifications_cancelled_stops_a_call_of_the_session() {
     .await;
 
     // A notification for a session that is not open: 404.
-    let delete = Req::new("DELETE")
-        .header("Authorization", &format!("Bearer {}", handle.auth_token()))
-        .header("Mcp-Session-Id", &session)
-        .send(addr)
-        .await;
+    let delete = end(&handle, &session).send(addr).await;
     assert_eq!(delete.status, 204);
     assert_eq!(cancel(r#""c1""#).send(addr).await.status, 404);
     assert_eq!(
