@@ -13,13 +13,12 @@
 //! Sessions are bounded in number, and one idle for longer than the idle
 //! bound (no request being answered, none received) is ended.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use rustc_hash::FxHashMap;
 use tokio::sync::oneshot;
 
 use super::http_timer::CoarseClock;
@@ -67,27 +66,10 @@ impl State {
     }
 }
 
-/// Hashes a session id by its first eight bytes, spread by a multiply:
-/// the ids are 128 random bits chosen by this server, so they need no keyed
-/// hash (a client cannot choose the ids it would flood one bucket with).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut word = [0; 8];
-        let n = bytes.len().min(8);
-        word[..n].copy_from_slice(&bytes[..n]);
-        self.0 =
-            (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type SessionMap = HashMap<String, Arc<State>, BuildHasherDefault<IdHasher>>;
+/// Session ids are 128 random bits chosen by this server: `FxHash` is enough
+/// (a client cannot choose the ids it would flood one bucket with), and
+/// cheaper than `SipHash`.
+type SessionMap = FxHashMap<String, Arc<State>>;
 
 /// The open sessions of one HTTP server.
 pub(crate) struct Sessions {

@@ -1,11 +1,11 @@
 //! `MemoryBuffers`: a [`BufferStore`] of ropes published through `ArcSwap`.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ropey::Rope;
+use rustc_hash::FxHashMap;
 
 use crate::ports::{BufferId, BufferStore, Document, DocumentHandle};
 
@@ -23,10 +23,14 @@ pub struct MemoryBuffers {
     generation: Arc<AtomicU64>,
 }
 
+/// The open buffers, by id and by path. Hashed with `FxHash`, not `SipHash`:
+/// the keys come from the editor, and a lookup (each `checkDocumentDirty`,
+/// each `getDiagnostics` of one file) would spend more on `SipHash` than on
+/// the rest of the lookup.
 #[derive(Debug, Default)]
 struct Index {
-    by_id: HashMap<BufferId, DocumentHandle>,
-    by_path: HashMap<Arc<Path>, BufferId>,
+    by_id: FxHashMap<BufferId, DocumentHandle>,
+    by_path: FxHashMap<Arc<Path>, BufferId>,
 }
 
 impl MemoryBuffers {
