@@ -357,26 +357,16 @@ impl Session {
     fn notification(&mut self, method: &str, params: Option<&RawValue>) {
         match method {
             "notifications/initialized" => self.initialized = self.version.is_some(),
-            "notifications/cancelled" => {
-                #[derive(Deserialize)]
-                struct Params<'a> {
-                    #[serde(borrow, rename = "requestId")]
-                    request_id: &'a RawValue,
-                }
-                match params.map(|p| serde_json::from_str::<Params<'_>>(p.get())) {
-                    Some(Ok(p)) => {
-                        if !self.inflight.cancel(p.request_id.get()) {
-                            tracing::debug!(
-                                id = p.request_id.get(),
-                                "cancellation of a request not in flight"
-                            );
-                        }
-                    }
-                    _ => {
-                        tracing::debug!("`notifications/cancelled` without a `requestId`; ignored");
+            "notifications/cancelled" => match cancelled_request(params) {
+                Some(id) => {
+                    if !self.inflight.cancel(id) {
+                        tracing::debug!(id, "cancellation of a request not in flight");
                     }
                 }
-            }
+                None => {
+                    tracing::debug!("`notifications/cancelled` without a `requestId`; ignored");
+                }
+            },
             // The CLI's pid: no use here, but the connection replays the
             // latest states (the selection) at this point.
             "ide_connected" => self.ide_connected = true,
@@ -384,6 +374,18 @@ impl Session {
             _ => tracing::debug!(method, "notification ignored"),
         }
     }
+}
+
+/// The `requestId` (JSON text) that `notifications/cancelled`'s params
+/// name, if they name one.
+pub(crate) fn cancelled_request(params: Option<&RawValue>) -> Option<&str> {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, rename = "requestId")]
+        request_id: &'a RawValue,
+    }
+    let params: Params<'_> = serde_json::from_str(params?.get()).ok()?;
+    Some(params.request_id.get())
 }
 
 /// One request as a session serves it: the envelope's parts, the era, and

@@ -227,7 +227,7 @@ impl Server {
         // Ticked by the sweeps of the header deadlines and the reaps of idle
         // sessions, whichever come more often.
         let tick = Deadlines::sweep_every(options.header_timeout)
-            .min(Sessions::reap_every_for(options.session_idle));
+            .min(Sessions::reap_every(options.session_idle));
         let clock = Arc::new(CoarseClock::new(tick));
         let shared = Arc::new(Shared {
             server: self.clone(),
@@ -265,7 +265,7 @@ async fn accept_loop(
     mut stopped: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
-    let mut reap = tokio::time::interval(shared.sessions.reap_every());
+    let mut reap = tokio::time::interval(Sessions::reap_every(shared.options.session_idle));
     let mut sweep = tokio::time::interval(Deadlines::sweep_every(shared.options.header_timeout));
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

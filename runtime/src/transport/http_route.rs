@@ -12,9 +12,6 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use super::http_check::{
     Gate, Heads, HttpResponse, empty, json_response, method_not_allowed, overloaded, refusal,
     refuse_accept, refuse_content_type,
@@ -22,7 +19,7 @@ use super::http_check::{
 use super::http_stateless::{exchange, header_mismatch, serve};
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
 use crate::peer::PeerRef;
-use crate::session::{Request as McpRequest, Session};
+use crate::session::{Request as McpRequest, Session, cancelled_request};
 
 /// [`SESSION_HEADER`], parsed once.
 const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
@@ -159,23 +156,18 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
             let resumed = Session::resumed(shared.server.clone(), ticket.version());
             serve(resumed, &request, Some(&ticket), |_, _| StatusCode::OK).await
         }
-        (Message::Notification { method, params }, Some(session)) => {
-            let known = if method == "notifications/cancelled" {
-                match cancelled_id(params) {
-                    Some(request) => shared.sessions.cancel(session, request),
-                    None => shared.sessions.contains(session),
-                }
-            } else {
-                shared.sessions.contains(session)
+        // A notification or a response: it counts as the session's use.
+        (message, Some(session)) => {
+            let Some(ticket) = shared.sessions.begin(session) else {
+                return unknown_session();
             };
-            if known { accepted() } else { unknown_session() }
-        }
-        (Message::Response, Some(session)) => {
-            if shared.sessions.contains(session) {
-                accepted()
-            } else {
-                unknown_session()
+            if let Message::Notification { method, params } = message
+                && method == "notifications/cancelled"
+                && let Some(request) = cancelled_request(params)
+            {
+                ticket.cancel(request);
             }
+            accepted()
         }
         (Message::Request { id, method, params }, None) if method == "initialize" => {
             open_session(shared, &McpRequest::read(id, method, params, call))
@@ -191,17 +183,6 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
         // (cancellation is closing the POST of the call).
         (_, None) => accepted(),
     }
-}
-
-/// The `requestId` (JSON text) of `notifications/cancelled`'s params.
-fn cancelled_id(params: Option<&RawValue>) -> Option<&str> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow, rename = "requestId")]
-        request_id: &'a RawValue,
-    }
-    let params: Params<'_> = serde_json::from_str(params?.get()).ok()?;
-    Some(params.request_id.get())
 }
 
 fn accepted() -> HttpResponse {

@@ -146,35 +146,6 @@ impl Sessions {
         })
     }
 
-    /// Whether session `id` is open.
-    pub(crate) fn contains(&self, id: &str) -> bool {
-        self.lock().contains_key(id)
-    }
-
-    /// Stops the running call `request` (JSON text) of session `id`, as the
-    /// client's `notifications/cancelled` asks; `false` when there is no such
-    /// session.
-    pub(crate) fn cancel(&self, id: &str, request: &str) -> bool {
-        let Some(ticket) = self.begin(id) else {
-            return false;
-        };
-        let mut running = ticket.state.running();
-        let Some(running) = running.as_mut() else {
-            return true; // ended meanwhile: its calls are stopped already
-        };
-        // Every call of that id: a client that reused the id of a call still
-        // running cancels both.
-        let mut found = false;
-        for (_, _, stop) in running.extract_if(.., |(id, _, _)| **id == *request) {
-            found = true;
-            let _ = stop.send(Stop::Cancelled);
-        }
-        if !found {
-            tracing::debug!(id = request, "cancellation of a request not in flight");
-        }
-        true
-    }
-
     /// Ends session `id`: its running calls are stopped. `false` when there
     /// is no such session.
     pub(crate) fn end(&self, id: &str) -> bool {
@@ -209,13 +180,8 @@ impl Sessions {
         }
     }
 
-    /// How often to look for idle sessions.
-    pub(crate) fn reap_every(&self) -> Duration {
-        Self::reap_every_for(self.idle)
-    }
-
     /// How often to look for sessions idle for longer than `idle`.
-    pub(crate) fn reap_every_for(idle: Duration) -> Duration {
+    pub(crate) fn reap_every(idle: Duration) -> Duration {
         (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30))
     }
 }
@@ -228,6 +194,25 @@ pub(crate) struct Ticket<'a> {
 }
 
 impl Ticket<'_> {
+    /// Stops the running call `request` (JSON text) of this session, as the
+    /// client's `notifications/cancelled` asks.
+    pub(crate) fn cancel(&self, request: &str) {
+        let mut running = self.state.running();
+        let Some(running) = running.as_mut() else {
+            return; // ended meanwhile: its calls are stopped already
+        };
+        // Every call of that id: a client that reused the id of a call still
+        // running cancels both.
+        let mut found = false;
+        for (_, _, stop) in running.extract_if(.., |(id, _, _)| **id == *request) {
+            found = true;
+            let _ = stop.send(Stop::Cancelled);
+        }
+        if !found {
+            tracing::debug!(id = request, "cancellation of a request not in flight");
+        }
+    }
+
     /// The session's negotiated protocol version.
     pub(crate) fn version(&self) -> &'static str {
         self.state.version

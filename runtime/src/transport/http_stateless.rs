@@ -46,14 +46,13 @@ pub(crate) async fn serve(
     // The call holds its own handle on the peer; the receiver is ours.
     let made = peer.into_made();
     if answered {
-        return match made.map(|(_, notes)| notes) {
-            // Notifications sent before the result: streamed before it.
-            Some(mut notes) => match notes.try_recv() {
-                Ok(first) => stream(notes, &first, Box::pin(std::future::ready(out))),
-                Err(_) => json_response(status(&out, id), out),
-            },
-            None => json_response(status(&out, id), out),
-        };
+        // Notifications sent before the result: streamed before it.
+        if let Some((_, mut notes)) = made
+            && let Ok(first) = notes.try_recv()
+        {
+            return stream(notes, &first, Box::pin(std::future::ready(out)));
+        }
+        return json_response(status(&out, id), out);
     }
     let mut running = ticket.map(|ticket| ticket.running(id));
     let done = async move {
@@ -113,7 +112,7 @@ async fn stopped(running: &mut Option<RunningCall>) -> Stop {
 }
 
 /// Why a session's call stopped before answering, when its session ended.
-pub(crate) const ENDED: &str = "the session ended before answering (DELETE, or idle too long)";
+const ENDED: &str = "the session ended before answering (DELETE, or idle too long)";
 
 /// The response to request `id` (JSON text) of a call stopped before it answered.
 fn stopped_answer(id: &str, stop: Stop) -> Vec<u8> {

@@ -68,19 +68,15 @@ impl Floor {
 static ID: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""id":"#));
 static METHOD: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""method":"#));
 
-fn find(haystack: &[u8], finder: &Finder<'_>) -> Option<usize> {
-    finder.find(haystack)
-}
-
 impl Floor {
     /// The id and the key of a request, found by scanning (no parsing).
     fn split(request: &[u8]) -> Option<(&[u8], &[u8])> {
-        let at = find(request, &ID)? + 5;
+        let at = ID.find(request)? + 5;
         let end = at
             + request[at..]
                 .iter()
                 .position(|b| *b == b',' || *b == b'}')?;
-        let key_at = find(request, &METHOD)?;
+        let key_at = METHOD.find(request)?;
         Some((&request[at..end], &request[key_at..]))
     }
 
@@ -91,7 +87,7 @@ impl Floor {
         if !self.session.handle(request, &mut real) {
             return None;
         }
-        let at = find(&real, &ID).expect("responses carry the id") + 5;
+        let at = ID.find(&real).expect("responses carry the id") + 5;
         let end = at
             + real[at..]
                 .iter()
