@@ -34,6 +34,24 @@ pub(crate) struct Decoder {
     spare: Option<Vec<u8>>,
 }
 
+/// What [`Decoder::decode_streaming`] hands out.
+#[derive(Debug)]
+pub(crate) enum Decoded {
+    /// A frame.
+    Frame(Frame),
+    /// The start of a message of `total` bytes (headers included, the body
+    /// starting at `body_start`) of the size asked to be streamed and not
+    /// all buffered: `first` is every byte of it buffered so far. The rest,
+    /// `total - first.len()` bytes, is the caller's to read from the stream
+    /// (the decoder's buffer is empty); the decoder expects a header section
+    /// next.
+    Large {
+        first: Vec<u8>,
+        body_start: usize,
+        total: usize,
+    },
+}
+
 /// What a header section at the start of some bytes is.
 #[derive(Debug, PartialEq, Eq)]
 enum Headers {
@@ -108,21 +126,29 @@ impl Decoder {
         (&mut self.buf, want)
     }
 
-    /// The message being read into its own buffer, if any: its bytes so far
-    /// (headers included) and its total length.
-    pub(crate) fn in_progress(&self) -> Option<(&[u8], usize)> {
-        match &self.state {
-            State::Body { message, total, .. } => Some((message, *total)),
-            _ => None,
-        }
+    /// Whether a message is being read into its own buffer (see
+    /// [`read_target`](Self::read_target)).
+    pub(crate) fn in_body(&self) -> bool {
+        matches!(self.state, State::Body { .. })
     }
 
     /// The next frame the buffered bytes make; `None` when more bytes are
     /// needed (or, at `eof`, when everything has been handed out).
     pub(crate) fn decode(&mut self, eof: bool) -> Option<Frame> {
+        match self.decode_streaming(eof, usize::MAX)? {
+            Decoded::Frame(frame) => Some(frame),
+            Decoded::Large { .. } => unreachable!("no message is usize::MAX bytes long"),
+        }
+    }
+
+    /// Like [`decode`](Self::decode), except that a message of `stream_from`
+    /// bytes or more (headers included) that is not all buffered when its
+    /// header section is read is handed out as [`Decoded::Large`] rather
+    /// than gathered: the caller reads its body straight from the stream.
+    pub(crate) fn decode_streaming(&mut self, eof: bool, stream_from: usize) -> Option<Decoded> {
         loop {
             match &mut self.state {
-                State::Headers => return self.decode_headers(eof),
+                State::Headers => return self.decode_headers(eof, stream_from),
                 State::Body {
                     message,
                     body_start,
@@ -131,14 +157,14 @@ impl Decoder {
                     if message.len() == *total {
                         let message = Message::from_parts(std::mem::take(message), *body_start);
                         self.state = State::Headers;
-                        return Some(Frame::Message(message));
+                        return Some(Decoded::Frame(Frame::Message(message)));
                     }
                     if !eof {
                         return None;
                     }
                     let partial = std::mem::take(message);
                     self.state = State::Headers;
-                    return Some(Frame::Unframed(partial));
+                    return Some(Decoded::Frame(Frame::Unframed(partial)));
                 }
                 State::Passthrough { remaining } => {
                     let available = self.buf.len() - self.pos;
@@ -151,20 +177,20 @@ impl Decoder {
                     }
                     let n = usize::try_from(*remaining).map_or(available, |r| r.min(available));
                     *remaining -= n as u64;
-                    return Some(Frame::Unframed(self.take(n)));
+                    return Some(Decoded::Frame(Frame::Unframed(self.take(n))));
                 }
             }
         }
     }
 
-    fn decode_headers(&mut self, eof: bool) -> Option<Frame> {
+    fn decode_headers(&mut self, eof: bool, stream_from: usize) -> Option<Decoded> {
         let available = self.buf.len() - self.pos;
         if available == 0 {
             return None;
         }
-        match parse_headers(&self.buf[self.pos..]) {
-            Headers::Incomplete if eof => Some(Frame::Unframed(self.take(available))),
-            Headers::Incomplete => None,
+        let frame = match parse_headers(&self.buf[self.pos..]) {
+            Headers::Incomplete if eof => Frame::Unframed(self.take(available)),
+            Headers::Incomplete => return None,
             Headers::Complete {
                 len,
                 content_length,
@@ -172,7 +198,7 @@ impl Decoder {
                 self.state = State::Passthrough {
                     remaining: content_length,
                 };
-                Some(Frame::Unframed(self.take(len)))
+                Frame::Unframed(self.take(len))
             }
             Headers::Complete {
                 len,
@@ -183,7 +209,16 @@ impl Decoder {
                 let total = len + usize::try_from(content_length).unwrap_or(usize::MAX - len);
                 if available >= total {
                     let bytes = self.take(total);
-                    return Some(Frame::Message(Message::from_parts(bytes, len)));
+                    return Some(Decoded::Frame(Frame::Message(Message::from_parts(
+                        bytes, len,
+                    ))));
+                }
+                if total >= stream_from {
+                    return Some(Decoded::Large {
+                        first: self.take(available),
+                        body_start: len,
+                        total,
+                    });
                 }
                 let mut message = self.message_buffer(total);
                 message.extend_from_slice(&self.buf[self.pos..]);
@@ -193,7 +228,7 @@ impl Decoder {
                     body_start: len,
                     total,
                 };
-                self.decode(eof)
+                return self.decode_streaming(eof, stream_from);
             }
             Headers::Garbage => {
                 let end = match find_needle(&self.buf[self.pos + 1..]) {
@@ -202,9 +237,13 @@ impl Decoder {
                     // Keep what may be the start of a `Content-Length:`.
                     None => available.saturating_sub(NEEDLE.len() - 1),
                 };
-                (end > 0).then(|| Frame::Unframed(self.take(end)))
+                if end == 0 {
+                    return None;
+                }
+                Frame::Unframed(self.take(end))
             }
-        }
+        };
+        Some(Decoded::Frame(frame))
     }
 
     /// The next `n` buffered bytes, handed out.

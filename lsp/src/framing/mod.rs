@@ -42,6 +42,12 @@
 //! is never copied after the read. A caller that hands such a message back
 //! with `recycle` once it is written out gets its buffer reused for the next
 //! large message, whose pages are then already mapped.
+//!
+//! [`SyncMessageReader::next_frame_streaming`] does not gather a large
+//! message at all: it reads it in [pieces](Pieces) of at most [`PIECE`]
+//! bytes, each straight into a buffer its caller lends (and may get back to
+//! lend again), so that a proxy forwards 50 MB through 1 MiB of memory that
+//! stays mapped.
 
 mod decoder;
 mod reader;
@@ -49,7 +55,7 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
-pub use reader::{MessageReader, Streamed, SyncMessageReader};
+pub use reader::{MessageReader, PIECE, Pieces, Streamed, SyncMessageReader};
 
 /// The default limit of a message's `Content-Length`: larger bodies are
 /// passed through as [`Frame::Unframed`] chunks, never buffered.

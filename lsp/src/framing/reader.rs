@@ -5,7 +5,7 @@ use std::io::{self, Read};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::decoder::Decoder;
+use super::decoder::{Decoded, Decoder};
 use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame, Message, READ_CHUNK};
 
 /// Reads [`Frame`]s from an async byte stream (an editor's stdin, a language
@@ -125,61 +125,58 @@ impl<R: Read> SyncMessageReader<R> {
 
     /// The next frame; `None` at the end of the stream.
     pub fn next_frame(&mut self) -> io::Result<Option<Frame>> {
-        Ok(self
-            .next_frame_streaming(usize::MAX, &mut |_| {})?
-            .map(|streamed| streamed.frame))
+        match self.next_frame_streaming(usize::MAX, &mut |_: Vec<u8>| {})? {
+            Some(Streamed::Frame(frame)) => Ok(Some(frame)),
+            Some(Streamed::Pieces { .. }) => unreachable!("no message is usize::MAX bytes long"),
+            None => Ok(None),
+        }
     }
 
     /// The next frame, like [`next_frame`](Self::next_frame), except that a
     /// message of `stream_from` bytes or more (headers included) that does
-    /// not arrive in one read is handed to `forward` piece by piece as it
-    /// arrives, every byte exactly once and in order, before this returns
-    /// it whole: a proxy forwards a large message while the rest of it is
-    /// still on its way, instead of holding the whole of it first.
+    /// not arrive in one read is not gathered: its bytes go to `pieces` as
+    /// they arrive, every byte exactly once and in order, each piece read
+    /// straight into a buffer `pieces` lends (at most [`PIECE`] bytes). A
+    /// proxy forwards a large message while the rest of it is still on its
+    /// way, and whoever needs it whole assembles it, off the forwarding path.
     ///
     /// ```
     /// use std::io::Read as _;
     ///
-    /// use ide_mcp_lsp::framing::SyncMessageReader;
+    /// use ide_mcp_lsp::framing::{Streamed, SyncMessageReader};
     ///
     /// let (header, body) = (b"Content-Length: 300\r\n\r\n", [b' '; 300]);
     /// let wire = [header.as_slice(), &body].concat();
     /// // The header arrives first, then the body.
     /// let mut reader = SyncMessageReader::new(header.chain(body.as_slice()));
-    /// let mut forwarded = Vec::new();
+    /// let mut pieces = Vec::new();
     /// let streamed = reader
-    ///     .next_frame_streaming(100, &mut |bytes| forwarded.extend_from_slice(bytes))?
+    ///     .next_frame_streaming(100, &mut |piece: Vec<u8>| pieces.extend(piece))?
     ///     .unwrap();
-    /// assert!(streamed.forwarded);
-    /// assert_eq!(forwarded, wire);
-    /// assert_eq!(streamed.frame.as_bytes(), wire);
+    /// let Streamed::Pieces { len, body_start, whole: true } = streamed else { panic!() };
+    /// assert_eq!((len, body_start), (wire.len(), header.len()));
+    /// assert_eq!(pieces, wire);
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn next_frame_streaming(
         &mut self,
         stream_from: usize,
-        forward: &mut dyn FnMut(&[u8]),
+        pieces: &mut dyn Pieces,
     ) -> io::Result<Option<Streamed>> {
-        // How many bytes of the message in progress went to `forward`.
-        let mut forwarded = 0;
         loop {
-            if let Some(frame) = self.decoder.decode(self.eof) {
-                if forwarded > 0 {
-                    forward(&frame.as_bytes()[forwarded..]);
-                }
-                return Ok(Some(Streamed {
-                    frame,
-                    forwarded: forwarded > 0,
-                }));
+            match self.decoder.decode_streaming(self.eof, stream_from) {
+                Some(Decoded::Frame(frame)) => return Ok(Some(Streamed::Frame(frame))),
+                Some(Decoded::Large {
+                    first,
+                    body_start,
+                    total,
+                }) => return self.read_pieces(first, body_start, total, pieces).map(Some),
+                None => {}
             }
             if self.eof {
                 return Ok(None);
             }
-            if let Some((so_far, total)) = self.decoder.in_progress() {
-                if total >= stream_from && so_far.len() > forwarded {
-                    forward(&so_far[forwarded..]);
-                    forwarded = so_far.len();
-                }
+            if self.decoder.in_body() {
                 self.read_body()?;
                 continue;
             }
@@ -200,32 +197,111 @@ impl<R: Read> SyncMessageReader<R> {
         }
     }
 
+    /// Reads the rest of a large message into `pieces`, `first` (what was
+    /// buffered) first.
+    fn read_pieces(
+        &mut self,
+        first: Vec<u8>,
+        body_start: usize,
+        total: usize,
+        pieces: &mut dyn Pieces,
+    ) -> io::Result<Streamed> {
+        pieces.begin(total, body_start);
+        let mut len = first.len();
+        if len > 0 {
+            pieces.piece(first);
+        }
+        while len < total {
+            let want = (total - len).min(PIECE);
+            let mut buffer = pieces.buffer();
+            buffer.clear();
+            buffer.reserve_exact(want);
+            let read = fill(&mut self.inner, &mut buffer, want)?;
+            len += read;
+            if read > 0 {
+                pieces.piece(buffer);
+            }
+            if read < want {
+                self.eof = true;
+                return Ok(Streamed::Pieces {
+                    len,
+                    body_start,
+                    whole: false,
+                });
+            }
+        }
+        Ok(Streamed::Pieces {
+            len,
+            body_start,
+            whole: true,
+        })
+    }
+
     /// Reads more of the body in progress straight into the message's
-    /// buffer, which has room for all of it: `read_to_end` fills a vector's
-    /// free space without zeroing it first, and a pipe hands over up to its
-    /// whole content at once.
+    /// buffer, which has room for all of it.
     fn read_body(&mut self) -> io::Result<()> {
         let (target, want) = self.decoder.read_target();
-        let want = want.min(BODY_CHUNK);
-        // `read_to_end` retries interrupted reads itself; it stops at `want`
-        // bytes or at the end of the stream.
-        let read = (&mut self.inner).take(want as u64).read_to_end(target)?;
-        self.eof = read < want;
+        let want = want.min(PIECE);
+        self.eof = fill(&mut self.inner, target, want)? < want;
         Ok(())
     }
 }
 
-/// At most how much of a body [`SyncMessageReader`] reads before handing
-/// what came to its caller's `forward`.
-const BODY_CHUNK: usize = 1024 * 1024;
+/// Appends up to `want` bytes of `inner` to `target`, stopping early only
+/// at the end of the stream; returns how many came. `read_to_end` fills a
+/// vector's free space without zeroing it first, retries interrupted reads,
+/// and a pipe hands over up to its whole content at once.
+fn fill(inner: &mut impl Read, target: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+    inner.take(want as u64).read_to_end(target)
+}
 
-/// A frame from [`SyncMessageReader::next_frame_streaming`].
-#[derive(Debug)]
-pub struct Streamed {
-    /// The frame, whole.
-    pub frame: Frame,
-    /// Whether its bytes already went to `forward`.
-    pub forwarded: bool,
+/// The most bytes of a body [`SyncMessageReader`] reads before handing
+/// them on: the size of a piece of
+/// [`next_frame_streaming`](SyncMessageReader::next_frame_streaming).
+pub const PIECE: usize = 1024 * 1024;
+
+/// Where [`SyncMessageReader::next_frame_streaming`] puts the bytes of a
+/// large message as they arrive. A closure taking each piece is one.
+pub trait Pieces {
+    /// A message of `len` bytes (headers included) starts, its body at
+    /// `body_start`; its pieces follow.
+    fn begin(&mut self, len: usize, body_start: usize) {
+        let _ = (len, body_start);
+    }
+
+    /// A buffer to read the next piece into: a spent one to reuse (whose
+    /// memory is mapped already), or a new one. The reader clears it and
+    /// makes room for up to [`PIECE`] bytes.
+    fn buffer(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
+
+    /// The message's next bytes, never empty.
+    fn piece(&mut self, piece: Vec<u8>);
+}
+
+impl<F: FnMut(Vec<u8>)> Pieces for F {
+    fn piece(&mut self, piece: Vec<u8>) {
+        self(piece);
+    }
+}
+
+/// What [`SyncMessageReader::next_frame_streaming`] hands out.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Streamed {
+    /// A frame, whole; none of its bytes went to the pieces.
+    Frame(Frame),
+    /// A large message, all of whose bytes went to the pieces, in order.
+    Pieces {
+        /// How many bytes went, headers included.
+        len: usize,
+        /// Where the body starts in them.
+        body_start: usize,
+        /// Whether the message came whole: `false` when the stream ended
+        /// inside it (its bytes then make no message, as
+        /// [`Frame::Unframed`]).
+        whole: bool,
+    },
 }
 
 impl<R: Read> Iterator for SyncMessageReader<R> {

@@ -82,8 +82,9 @@ fn read_all(data: &[u8], sizes: Vec<usize>, limit: u64) -> Vec<Frame> {
 }
 
 /// Reads with `next_frame_streaming`, streaming every message that can be;
-/// checks that a streamed frame was handed out whole, in order, and that
-/// nothing else was.
+/// checks that a streamed message's pieces make it, in order, that nothing
+/// else went to the pieces, and rebuilds the frames the other readers hand
+/// out.
 fn read_streaming(data: &[u8], sizes: Vec<usize>, limit: u64) -> Vec<Frame> {
     let mut reader =
         SyncMessageReader::with_max_content_length(Chunked::new(data.to_vec(), sizes), limit);
@@ -91,26 +92,92 @@ fn read_streaming(data: &[u8], sizes: Vec<usize>, limit: u64) -> Vec<Frame> {
     loop {
         let mut forwarded = Vec::new();
         let next = reader
-            .next_frame_streaming(1, &mut |bytes| {
-                assert!(!bytes.is_empty(), "no empty pieces");
-                forwarded.extend_from_slice(bytes);
+            .next_frame_streaming(1, &mut |piece: Vec<u8>| {
+                assert!(!piece.is_empty(), "no empty pieces");
+                assert!(piece.len() <= PIECE);
+                forwarded.extend_from_slice(&piece);
             })
             .unwrap();
-        let Some(Streamed {
-            frame,
-            forwarded: streamed,
-        }) = next
-        else {
-            assert!(forwarded.is_empty());
-            return frames;
-        };
-        if streamed {
-            assert_eq!(forwarded, frame.as_bytes());
-        } else {
-            assert!(forwarded.is_empty());
+        match next {
+            None => {
+                assert!(forwarded.is_empty());
+                return frames;
+            }
+            Some(Streamed::Frame(frame)) => {
+                assert!(forwarded.is_empty());
+                frames.push(frame);
+            }
+            Some(Streamed::Pieces {
+                len,
+                body_start,
+                whole,
+            }) => {
+                assert_eq!(len, forwarded.len());
+                frames.push(if whole {
+                    Frame::Message(Message::from_parts(forwarded, body_start))
+                } else {
+                    Frame::Unframed(forwarded)
+                });
+            }
         }
-        frames.push(frame);
     }
+}
+
+/// Lends buffers from a pool that the pieces go back to, as the proxy does.
+#[derive(Default)]
+struct Pool {
+    free: Vec<Vec<u8>>,
+    lent: usize,
+    received: Vec<u8>,
+    addresses: std::collections::HashSet<usize>,
+}
+
+impl Pieces for Pool {
+    fn buffer(&mut self) -> Vec<u8> {
+        self.lent += 1;
+        self.free.pop().unwrap_or_default()
+    }
+    fn piece(&mut self, piece: Vec<u8>) {
+        self.received.extend_from_slice(&piece);
+        self.addresses.insert(piece.as_ptr() as usize);
+        self.free.push(piece);
+    }
+}
+
+#[test]
+fn a_large_message_goes_through_lent_buffers() {
+    let body = vec![b'x'; 5 * PIECE + 17];
+    let wire = [
+        format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
+        &body,
+        b"Content-Length: 2\r\n\r\n{}",
+    ]
+    .concat();
+    // A pipe's reads: 64 KiB at most.
+    let mut reader = SyncMessageReader::new(Chunked::new(wire.clone(), vec![64 * 1024]));
+    let mut pool = Pool::default();
+    let streamed = reader.next_frame_streaming(PIECE, &mut pool).unwrap();
+    let header_len = wire.len() - body.len() - 23;
+    assert_eq!(
+        streamed,
+        Some(Streamed::Pieces {
+            len: header_len + body.len(),
+            body_start: header_len,
+            whole: true
+        })
+    );
+    assert_eq!(pool.received, wire[..header_len + body.len()]);
+    assert_eq!(pool.lent, 5, "the first piece was buffered already");
+    assert!(
+        pool.addresses.len() <= 2,
+        "the first piece and one lent buffer, reused"
+    );
+    let Some(Streamed::Frame(Frame::Message(next))) =
+        reader.next_frame_streaming(PIECE, &mut pool).unwrap()
+    else {
+        panic!("the next message")
+    };
+    assert_eq!(next.body(), b"{}");
 }
 
 fn bodies(frames: &[Frame]) -> Vec<&[u8]> {

@@ -1,6 +1,9 @@
 //! Observation off the forwarding path: the messages of both directions go,
 //! in order, through a bounded queue to a thread that observes them, so that
-//! a large `didOpen` (or any message) never holds up the next one. The few
+//! a large `didOpen` (or any message) never holds up the next one. A large
+//! editor message goes in the pieces it was forwarded in and is put
+//! together on that thread: the forwarding thread never touches more memory
+//! than a few reused pieces. The few
 //! messages whose verdict matters are observed inline once the queue has
 //! drained: our code action's `workspace/executeCommand`, the editor's
 //! responses, and the server's answers to the requests the observer
@@ -15,7 +18,7 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::pump::{STREAM_FROM, Watch};
+use super::pump::{Assembly, Piece, Spare, Watch};
 use super::relay::Direction;
 use crate::framing::Message;
 use crate::observer::{ClientVerdict, ServerVerdict};
@@ -31,14 +34,22 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// A [`Watch`] that hands the editor's messages to an observer thread.
 pub struct HandOff {
     inner: Arc<dyn Watch>,
-    queue: SyncSender<(Direction, Message)>,
+    queue: SyncSender<(Direction, Item)>,
     sent: AtomicU64,
-    /// A large message's buffer, observed and free for the reader to reuse.
-    observed: Arc<Mutex<Option<Message>>>,
+    /// Piece buffers the observer thread is done with, for the reader.
+    spent: Arc<Mutex<Spare>>,
     /// The ids (as JSON text) of the requests of [`ANSWERED_SPECIALLY`] not
     /// answered yet.
     special: Mutex<HashSet<String>>,
     done: Arc<(Mutex<u64>, Condvar)>,
+}
+
+/// What goes through the queue.
+enum Item {
+    /// A message, whole.
+    Message(Message),
+    /// A piece of a large editor message, put together on the thread.
+    Piece(Piece),
 }
 
 /// Requests whose answers the observer matches to them: their answers are
@@ -52,23 +63,36 @@ const ANSWERED_SPECIALLY: [&str; 3] = [
 impl HandOff {
     /// Starts the observer thread over `inner`.
     pub fn new(inner: Arc<dyn Watch>) -> std::io::Result<Self> {
-        let (queue, messages) = sync_channel::<(Direction, Message)>(QUEUE);
+        let (queue, items) = sync_channel::<(Direction, Item)>(QUEUE);
         let done = Arc::new((Mutex::new(0_u64), Condvar::new()));
-        let observed = Arc::new(Mutex::new(None));
-        let (watch, counter, free) = (Arc::clone(&inner), Arc::clone(&done), Arc::clone(&observed));
+        let spent = Arc::new(Mutex::new(Spare::default()));
+        let (watch, counter, free) = (Arc::clone(&inner), Arc::clone(&done), Arc::clone(&spent));
         std::thread::Builder::new()
             .name("lsp-proxy-observe".into())
             .spawn(move || {
-                for (direction, message) in messages {
+                yield_to_forwarding();
+                let mut assembly = Assembly::default();
+                for (direction, item) in items {
                     // The observer catches its own panics; this keeps the
                     // thread alive whatever happens.
-                    let _ = catch_unwind(AssertUnwindSafe(|| match direction {
-                        Direction::FromEditor => drop(watch.editor_message(message.body())),
-                        Direction::FromServer => drop(watch.server_message(message.body())),
+                    let _ = catch_unwind(AssertUnwindSafe(|| match (direction, item) {
+                        (Direction::FromEditor, Item::Message(message)) => {
+                            drop(watch.editor_message(message.body()));
+                        }
+                        (Direction::FromServer, Item::Message(message)) => {
+                            drop(watch.server_message(message.body()));
+                        }
+                        (_, Item::Piece(piece)) => {
+                            let (spent, whole) = assembly.add(piece);
+                            if let Some(buffer) = spent {
+                                lock(&free).keep(buffer);
+                            }
+                            if let Some(message) = whole {
+                                drop(watch.editor_message(message.body()));
+                                assembly.reuse(message);
+                            }
+                        }
                     }));
-                    if message.as_bytes().len() >= STREAM_FROM {
-                        *lock(&free) = Some(message);
-                    }
                     *counter.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
                     counter.1.notify_all();
                 }
@@ -77,7 +101,7 @@ impl HandOff {
             inner,
             queue,
             sent: AtomicU64::new(0),
-            observed,
+            spent,
             special: Mutex::new(HashSet::new()),
             done,
         })
@@ -86,15 +110,15 @@ impl HandOff {
     /// Queues a message for the observer thread; `false` when the thread
     /// is gone.
     fn queue(&self, direction: Direction, body: &[u8]) -> bool {
-        self.queue_message(direction, Message::from_parts(body.to_vec(), 0))
-            .is_ok()
+        let message = Message::from_parts(body.to_vec(), 0);
+        self.queue_item(direction, Item::Message(message)).is_ok()
     }
 
-    /// Queues a message, owned; gives it back when the thread is gone.
-    fn queue_message(&self, direction: Direction, message: Message) -> Result<(), Message> {
+    /// Queues an item; gives it back when the thread is gone.
+    fn queue_item(&self, direction: Direction, item: Item) -> Result<(), Item> {
         self.sent.fetch_add(1, Ordering::AcqRel);
         self.queue
-            .send((direction, message))
+            .send((direction, item))
             .map_err(|error| error.0.1)
     }
 
@@ -174,13 +198,17 @@ impl Watch for HandOff {
         }
     }
 
-    fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
-        match self.queue_message(Direction::FromEditor, message) {
-            Ok(()) => lock(&self.observed).take(),
-            Err(message) => {
-                self.inner.editor_message(message.body());
-                Some(message)
-            }
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
+    fn forwarded_editor_piece(&self, piece: Piece) -> Option<Vec<u8>> {
+        match self.queue_item(Direction::FromEditor, Item::Piece(piece)) {
+            Ok(()) => lock(&self.spent).take(),
+            // The thread is gone: the message goes unobserved, as any
+            // message would once the observer has stopped.
+            Err(Item::Piece(Piece::Bytes(bytes))) => Some(bytes),
+            Err(_) => None,
         }
     }
 
@@ -204,6 +232,21 @@ impl Watch for HandOff {
     }
 }
 
+/// Lowers the calling thread's scheduling priority (Linux: the nice value is
+/// per thread), so that when the cores are busy, forwarding, the editor and
+/// the server run before the observer: observing may lag behind a burst,
+/// forwarding must not.
+fn yield_to_forwarding() {
+    #[cfg(target_os = "linux")]
+    if let Err(error) = rustix::process::setpriority_process(None, OBSERVER_NICE) {
+        tracing::debug!(%error, "cannot lower the observer thread's priority");
+    }
+}
+
+/// The observer thread's nice value.
+#[cfg(target_os = "linux")]
+const OBSERVER_NICE: i32 = 10;
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -211,6 +254,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framing::PIECE;
 
     /// Records what it saw, in order; answers executeCommand.
     #[derive(Default)]
@@ -264,6 +308,41 @@ mod tests {
         assert_eq!(seen[21], br#"{"id":2,"method":"textDocument/codeAction"}"#);
         assert_eq!(seen[22], br#"{"method":"window/logMessage"}"#);
         assert_eq!(seen[23], br#"{"id":2,"result":[]}"#);
+    }
+
+    /// A large editor message comes in pieces: put together on the thread,
+    /// in its place in the order, the spent buffers lent back.
+    #[test]
+    fn pieces_are_put_together_on_the_thread() {
+        let recorder = Arc::new(Recorder::default());
+        let handoff = HandOff::new(recorder.clone()).unwrap();
+        assert!(handoff.takes_pieces());
+        let body = format!(
+            r#"{{"method":"textDocument/didOpen","n":"{}"}}"#,
+            "x".repeat(PIECE)
+        );
+        let message = Message::from_body(&body);
+        let (bytes, body_start) = (message.as_bytes(), message.headers().len());
+        handoff.editor_message(br#"{"method":"textDocument/didChange","n":0}"#);
+        handoff.forwarded_editor_piece(Piece::Begin {
+            len: bytes.len(),
+            body_start,
+        });
+        for piece in bytes.chunks(PIECE / 2) {
+            let mut buffer = Vec::with_capacity(PIECE);
+            buffer.extend_from_slice(piece);
+            handoff.forwarded_editor_piece(Piece::Bytes(buffer));
+        }
+        handoff.forwarded_editor_piece(Piece::End { whole: true });
+        handoff.drain_all();
+        let spent = lock(&handoff.spent)
+            .take()
+            .expect("spent buffers come back");
+        assert!(spent.is_empty() && spent.capacity() >= PIECE);
+        handoff.editor_message(br#"{"id":1,"method":"workspace/executeCommand"}"#);
+        let seen = recorder.0.lock().unwrap().clone();
+        assert_eq!(seen.len(), 3);
+        assert!(seen[1] == body.as_bytes(), "whole, in its place");
     }
 
     /// Neovim escapes the `/` of every method: the hand-off reads methods,

@@ -20,7 +20,9 @@
 //! frames with [`SyncMessageReader`](crate::framing::SyncMessageReader) and
 //! write each frame's bytes exactly as read, unframed bytes included; an
 //! editor message of 1 MiB or more (a large `didOpen`) is forwarded piece
-//! by piece as it arrives, and the proxy asks for 1 MiB pipes (Linux). The
+//! by piece as it arrives, read into a few reused 1 MiB buffers, and put
+//! together for the observer on its own thread; the proxy asks for 1 MiB
+//! pipes (Linux). The
 //! [`Observer`](crate::Observer) reads each body on a thread of its own,
 //! both directions in order through a bounded queue
 //! ([`HandOff`](handoff::HandOff)), so that observing never holds up

@@ -12,8 +12,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::sink::Sink;
-use crate::framing::{Frame, Message, Streamed, SyncMessageReader};
+use super::sink::{Sink, Streaming};
+use crate::framing::{Frame, Message, PIECE, Pieces, Streamed, SyncMessageReader};
 use crate::observer::{ClientVerdict, ServerVerdict};
 
 /// What watches the traffic. Implementations must be quick: they run on the
@@ -24,13 +24,129 @@ pub trait Watch: Send + Sync {
     /// A message body from the server, before it is forwarded.
     fn server_message(&self, body: &[u8]) -> ServerVerdict;
 
-    /// An editor message that was forwarded while it arrived (one of 1 MiB
-    /// or more): observed only, its verdict moot.
-    /// Returns a buffer for the reader to reuse: this one once observed, or
-    /// an earlier one if this one is kept to be observed later.
+    /// Whether this watch takes the pieces of an editor message forwarded
+    /// as it arrived (one of [`STREAM_FROM`] bytes or more) through
+    /// [`forwarded_editor_piece`](Self::forwarded_editor_piece), to put it
+    /// together off the forwarding path. Otherwise (the default) the pump
+    /// puts it together and hands it to
+    /// [`forwarded_editor_message`](Self::forwarded_editor_message).
+    fn takes_pieces(&self) -> bool {
+        false
+    }
+
+    /// The next piece of an editor message forwarded as it arrived (when
+    /// [`takes_pieces`](Self::takes_pieces)). Returns a spent piece buffer
+    /// for the reader to reuse, if one is free.
+    fn forwarded_editor_piece(&self, piece: Piece) -> Option<Vec<u8>> {
+        match piece {
+            Piece::Bytes(bytes) => Some(bytes),
+            Piece::Begin { .. } | Piece::End { .. } => None,
+        }
+    }
+
+    /// An editor message that was forwarded while it arrived, put together:
+    /// observed only, its verdict moot. Returns the message for its buffer
+    /// to be reused (this one once observed, or an earlier one if this one
+    /// is kept to be observed later).
     fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
         self.editor_message(message.body());
         Some(message)
+    }
+}
+
+/// A piece of an editor message forwarded as it arrived: see
+/// [`Watch::forwarded_editor_piece`].
+#[derive(Debug)]
+pub enum Piece {
+    /// A message starts: `len` bytes, headers included, its body starting
+    /// at `body_start`.
+    Begin {
+        /// The message's length, headers included.
+        len: usize,
+        /// Where its body starts.
+        body_start: usize,
+    },
+    /// Its next bytes, in order (the first piece starts with its headers).
+    Bytes(Vec<u8>),
+    /// It is over: `whole`, or cut short by the end of the stream (then
+    /// its bytes are no message).
+    End {
+        /// Whether every byte came.
+        whole: bool,
+    },
+}
+
+/// A message put back together from its [`Piece`]s; its buffer is kept
+/// for the next one.
+#[derive(Debug, Default)]
+pub(crate) struct Assembly {
+    bytes: Vec<u8>,
+    body_start: usize,
+}
+
+impl Assembly {
+    /// Takes `piece`; gives back its buffer, spent, and at the end of a
+    /// whole message, the message (hand it back with
+    /// [`reuse`](Self::reuse) once read).
+    pub(crate) fn add(&mut self, piece: Piece) -> (Option<Vec<u8>>, Option<Message>) {
+        match piece {
+            Piece::Begin { len, body_start } => {
+                self.bytes.clear();
+                self.bytes.reserve_exact(len);
+                self.body_start = body_start;
+                (None, None)
+            }
+            Piece::Bytes(bytes) => {
+                self.bytes.extend_from_slice(&bytes);
+                (Some(bytes), None)
+            }
+            Piece::End { whole: true } => {
+                let bytes = std::mem::take(&mut self.bytes);
+                (None, Some(Message::from_parts(bytes, self.body_start)))
+            }
+            Piece::End { whole: false } => {
+                self.bytes.clear();
+                (None, None)
+            }
+        }
+    }
+
+    /// Keeps a message's buffer (from [`add`](Self::add)) for the next one.
+    pub(crate) fn reuse(&mut self, message: Message) {
+        let mut bytes = message.into_bytes();
+        if bytes.capacity() > self.bytes.capacity() {
+            bytes.clear();
+            self.bytes = bytes;
+        }
+    }
+}
+
+/// Spent piece buffers, lent again to the reader: their memory stays
+/// mapped, so a large message is forwarded through a few MiB of warm
+/// memory instead of fresh pages.
+#[derive(Debug, Default)]
+pub(crate) struct Spare(Vec<Vec<u8>>);
+
+impl Spare {
+    /// How many buffers are kept (of [`PIECE`] bytes each).
+    const KEPT: usize = 16;
+
+    /// A buffer for the next piece.
+    pub(crate) fn lend(&mut self) -> Vec<u8> {
+        self.take().unwrap_or_default()
+    }
+
+    /// A kept buffer, if any.
+    pub(crate) fn take(&mut self) -> Option<Vec<u8>> {
+        self.0.pop()
+    }
+
+    /// Keeps `buffer` if it is a whole piece's and there is room.
+    pub(crate) fn keep(&mut self, mut buffer: Vec<u8>) {
+        if buffer.capacity() >= PIECE && self.0.len() < Self::KEPT {
+            buffer.clear();
+            self.0.push(buffer);
+        }
     }
 }
 
@@ -44,6 +160,9 @@ impl Watch for Blind {
     }
     fn server_message(&self, _: &[u8]) -> ServerVerdict {
         ServerVerdict::Forward
+    }
+    fn takes_pieces(&self) -> bool {
+        true
     }
 }
 
@@ -64,7 +183,8 @@ const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
 
 /// From this size on (headers included), an editor message is forwarded
 /// piece by piece as it arrives, then observed: the server reads a large
-/// `didOpen` while the editor is still writing it. The messages the proxy
+/// `didOpen` while the editor is still writing it, and the forwarding
+/// thread reads it through a few reused buffers of [`PIECE`] bytes. The messages the proxy
 /// keeps from the server (our code action's command, the editor's answers
 /// to the proxy's own requests) are a few hundred bytes.
 pub(crate) const STREAM_FROM: usize = 1024 * 1024;
@@ -100,27 +220,30 @@ pub(crate) fn editor_to_server(
     events: &UnboundedSender<PumpEvent>,
 ) {
     let mut reader = SyncMessageReader::new(input);
+    let (mut spare, mut assembly) = (Spare::default(), Assembly::default());
+    let takes_pieces = watch.takes_pieces();
     loop {
-        let mut streaming = None;
-        let next = reader.next_frame_streaming(STREAM_FROM, &mut |bytes| {
-            streaming
-                .get_or_insert_with(|| server.stream())
-                .write(bytes);
-        });
-        drop(streaming);
+        let mut forwarding = Forwarding {
+            server,
+            out: None,
+            watch,
+            spare: &mut spare,
+            assembly: (!takes_pieces).then_some(&mut assembly),
+        };
+        let next = reader.next_frame_streaming(STREAM_FROM, &mut forwarding);
+        drop(forwarding);
         match next {
-            Ok(Some(Streamed {
-                frame: Frame::Message(message),
-                forwarded: true,
-            })) => {
-                if let Some(buffer) = guarded(None, || watch.forwarded_editor_message(message)) {
-                    reader.recycle(buffer);
+            Ok(Some(Streamed::Pieces { whole, .. })) => {
+                if takes_pieces {
+                    let piece = Piece::End { whole };
+                    guarded(None, || watch.forwarded_editor_piece(piece));
+                } else if let (_, Some(message)) = assembly.add(Piece::End { whole })
+                    && let Some(message) = guarded(None, || watch.forwarded_editor_message(message))
+                {
+                    assembly.reuse(message);
                 }
             }
-            Ok(Some(Streamed {
-                frame: Frame::Message(message),
-                ..
-            })) => {
+            Ok(Some(Streamed::Frame(Frame::Message(message)))) => {
                 let body = message.body();
                 if !verdict_may_differ(body) {
                     // A large notification (a `didOpen` of a big file):
@@ -145,17 +268,12 @@ pub(crate) fn editor_to_server(
                 }
                 reader.recycle(message);
             }
-            Ok(Some(Streamed {
-                frame: Frame::Unframed(bytes),
-                forwarded,
-            })) => {
+            Ok(Some(Streamed::Frame(Frame::Unframed(bytes)))) => {
                 tracing::debug!(
                     bytes = bytes.len(),
                     "unframed bytes from the editor, forwarded"
                 );
-                if !forwarded {
-                    server.send(&bytes);
-                }
+                server.send(&bytes);
             }
             Ok(None) => break,
             Err(error) => {
@@ -166,6 +284,51 @@ pub(crate) fn editor_to_server(
     }
     server.close();
     let _ = events.send(PumpEvent::EditorEnded);
+}
+
+/// An editor message of [`STREAM_FROM`] bytes or more on its way: each
+/// piece is written to the server (the sink held from the first piece to
+/// the last, so that no other message comes between them), then handed to
+/// the watch, or put together for it here.
+struct Forwarding<'a> {
+    server: &'a Sink,
+    out: Option<Streaming<'a>>,
+    watch: &'a dyn Watch,
+    spare: &'a mut Spare,
+    /// Where the message is put together when the watch does not take
+    /// pieces.
+    assembly: Option<&'a mut Assembly>,
+}
+
+impl Forwarding<'_> {
+    /// Hands `piece` to the watch or the assembly; keeps the spent buffer
+    /// that comes back.
+    fn observe(&mut self, piece: Piece) {
+        let spent = match &mut self.assembly {
+            Some(assembly) => assembly.add(piece).0,
+            None => guarded(None, || self.watch.forwarded_editor_piece(piece)),
+        };
+        if let Some(buffer) = spent {
+            self.spare.keep(buffer);
+        }
+    }
+}
+
+impl Pieces for Forwarding<'_> {
+    fn begin(&mut self, len: usize, body_start: usize) {
+        self.observe(Piece::Begin { len, body_start });
+    }
+
+    fn buffer(&mut self) -> Vec<u8> {
+        self.spare.lend()
+    }
+
+    fn piece(&mut self, piece: Vec<u8>) {
+        self.out
+            .get_or_insert_with(|| self.server.stream())
+            .write(&piece);
+        self.observe(Piece::Bytes(piece));
+    }
 }
 
 /// Server → editor, until the server's output ends.
@@ -251,6 +414,78 @@ mod tests {
         }
         fn server_message(&self, _: &[u8]) -> ServerVerdict {
             ServerVerdict::Replace(b"replaced".to_vec())
+        }
+    }
+
+    /// Records the editor bodies it observes; with `pieces`, it takes large
+    /// messages in pieces and puts them together itself.
+    #[derive(Default)]
+    struct Seen {
+        pieces: bool,
+        bodies: std::sync::Mutex<Vec<Vec<u8>>>,
+        assembly: std::sync::Mutex<Assembly>,
+    }
+
+    impl Watch for Seen {
+        fn editor_message(&self, body: &[u8]) -> ClientVerdict {
+            self.bodies.lock().unwrap().push(body.to_vec());
+            ClientVerdict::Forward
+        }
+        fn server_message(&self, _: &[u8]) -> ServerVerdict {
+            ServerVerdict::Forward
+        }
+        fn takes_pieces(&self) -> bool {
+            self.pieces
+        }
+        fn forwarded_editor_piece(&self, piece: Piece) -> Option<Vec<u8>> {
+            if let Piece::Bytes(bytes) = &piece {
+                assert!(!bytes.is_empty() && bytes.len() <= PIECE);
+            }
+            let (spent, message) = self.assembly.lock().unwrap().add(piece);
+            if let Some(message) = message {
+                self.editor_message(message.body());
+            }
+            spent
+        }
+    }
+
+    #[test]
+    fn a_large_message_is_forwarded_in_pieces_and_observed_whole() {
+        let text = "x".repeat(3 * PIECE);
+        let body = format!(r#"{{"method":"textDocument/didOpen","text":"{text}"}}"#);
+        let large = Message::from_body(&body);
+        let input = [large.as_bytes(), SESSION].concat();
+        for pieces in [false, true] {
+            let seen = Seen {
+                pieces,
+                ..Seen::default()
+            };
+            let (to_server, _, events) = run_editor_side(&input, &seen);
+            assert!(to_server == input, "byte for byte");
+            assert_eq!(events, [PumpEvent::ExitSent, PumpEvent::EditorEnded]);
+            let bodies = seen.bodies.into_inner().unwrap();
+            assert_eq!(bodies.len(), 4, "the large one and the three of SESSION");
+            assert!(bodies[0] == body.as_bytes(), "observed whole");
+        }
+    }
+
+    #[test]
+    fn a_large_message_cut_short_is_forwarded_but_not_observed() {
+        let body = format!(
+            r#"{{"method":"textDocument/didOpen","text":"{}"}}"#,
+            "x".repeat(2 * PIECE)
+        );
+        let large = Message::from_body(&body);
+        let cut = &large.as_bytes()[..large.as_bytes().len() - 10];
+        for pieces in [false, true] {
+            let seen = Seen {
+                pieces,
+                ..Seen::default()
+            };
+            let (to_server, _, events) = run_editor_side(cut, &seen);
+            assert!(to_server == cut, "byte for byte");
+            assert_eq!(events, [PumpEvent::EditorEnded]);
+            assert!(seen.bodies.into_inner().unwrap().is_empty());
         }
     }
 
