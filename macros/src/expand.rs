@@ -289,7 +289,7 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
     quote! {
         fn #shim(
             #cx: &#p::Call<'_>,
-            #args: ::core::option::Option<&#p::RawValue>,
+            #args: ::core::option::Option<#p::Arguments<'_>>,
             #out: &mut #p::ResultOut<'_>,
         ) -> ::core::option::Option<#p::ToolFuture> {
             #body

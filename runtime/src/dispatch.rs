@@ -6,8 +6,8 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use crate::tool::Arguments;
 use futures_util::FutureExt as _;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tracing::Instrument as _;
@@ -255,7 +255,7 @@ pub(crate) fn call(
     inflight: &mut InFlight,
     id: RequestId<'_>,
     tool: &RegisteredTool,
-    args: Option<&RawValue>,
+    args: Option<Arguments<'_>>,
     stateless: bool,
     out: &mut Vec<u8>,
 ) -> bool {
@@ -282,7 +282,7 @@ pub(crate) fn call(
         let owned = call.to_owned();
         let (slot, generation) =
             inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
-        let args: Option<Box<RawValue>> = args.map(ToOwned::to_owned);
+        let args: Option<Box<str>> = args.map(|args| args.json().into());
         let tx = inflight.sender();
         let span = tracing::Span::current();
         let handle = tokio::task::spawn_blocking(move || {
@@ -291,7 +291,7 @@ pub(crate) fn call(
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 (def.call)(
                     &owned.as_call(),
-                    args.as_deref(),
+                    args.as_deref().map(Arguments::checked),
                     &mut ResultOut::new(&mut result),
                 )
             }));

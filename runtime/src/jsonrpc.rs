@@ -15,6 +15,8 @@ use serde_json::value::RawValue;
 
 mod scan;
 
+pub(crate) use scan::object_members;
+
 use crate::result::write_display_escaped;
 use crate::session::CallParams;
 
@@ -413,6 +415,7 @@ fn write_error_open(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::Arguments;
 
     fn rejected(input: &str) -> (Option<String>, i32, String) {
         let r = parse(input.as_bytes()).unwrap_err();
@@ -523,7 +526,7 @@ mod tests {
         );
         let call = call.expect("read in the same pass");
         assert_eq!(
-            (&*call.name, call.arguments.map(RawValue::get)),
+            (&*call.name, call.arguments.map(Arguments::json)),
             ("t", Some(r#"{"a":[1]}"#))
         );
 

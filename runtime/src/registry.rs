@@ -2,6 +2,7 @@
 
 use std::sync::OnceLock;
 
+use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use crate::schema::{self, SchemaError, SchemaKind};
@@ -23,6 +24,8 @@ pub struct RegisteredTool {
 #[derive(Debug)]
 pub struct Registry {
     tools: Vec<RegisteredTool>,
+    /// Each tool's place in `tools`, by name: a call names its tool.
+    index: FxHashMap<&'static str, usize>,
     list_result: Box<[u8]>,
 }
 
@@ -158,7 +161,16 @@ impl Registry {
         let list_result = serde_json::to_vec(&list_result(&tools))
             .expect("a JSON value serializes")
             .into_boxed_slice();
-        Ok(Self { tools, list_result })
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| (tool.def.name, i))
+            .collect();
+        Ok(Self {
+            tools,
+            index,
+            list_result,
+        })
     }
 
     /// The tools, sorted by name.
@@ -173,10 +185,7 @@ impl Registry {
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools
-            .binary_search_by(|t| t.def.name.cmp(name))
-            .ok()
-            .map(|i| &self.tools[i])
+        self.index.get(name).map(|&i| &self.tools[i])
     }
 
     /// The `result` of `tools/list`, serialized once: `{"tools":[…]}`, one page, no cursor.

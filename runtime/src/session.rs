@@ -16,6 +16,7 @@ use crate::extract::Call;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
 use crate::peer::{Peer, PeerRef};
 use crate::server::Server;
+use crate::tool::Arguments;
 
 /// The handshake-era MCP protocol versions this server negotiates in
 /// `initialize`, newest first. A client asking for another version is answered
@@ -448,10 +449,18 @@ impl<'a> Request<'a> {
 pub(crate) struct CallParams<'a> {
     #[serde(borrow)]
     pub(crate) name: Cow<'a, str>,
-    #[serde(borrow, default)]
-    pub(crate) arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "arguments")]
+    pub(crate) arguments: Option<Arguments<'a>>,
     #[serde(borrow, default, rename = "_meta")]
     meta: Option<CallMeta<'a>>,
+}
+
+/// `arguments` as serde reads them: `null` is none.
+fn arguments<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Arguments<'de>>, D::Error> {
+    let raw = Option::<&'de RawValue>::deserialize(deserializer)?;
+    Ok(raw.map(Arguments::from))
 }
 
 #[derive(Deserialize)]
@@ -473,7 +482,7 @@ impl<'a> CallParams<'a> {
     /// `_meta`'s protocol version.
     pub(crate) fn new(
         name: Cow<'a, str>,
-        arguments: Option<&'a RawValue>,
+        arguments: Option<Arguments<'a>>,
         progress_token: Option<&'a RawValue>,
         version: Option<&'a str>,
     ) -> Self {

@@ -36,6 +36,32 @@ pub type ToolReply = Box<dyn FnOnce(&mut ResultOut<'_>) + Send + 'static>;
 /// The future an `async` tool returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
 
+/// A `tools/call`'s `arguments`: their JSON text, valid JSON.
+///
+/// The runtime reads a call's envelope in one pass that checks the
+/// arguments' JSON as it skips them; the shim then splits the object into
+/// its members without reading it again through serde.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arguments<'a>(&'a str);
+
+impl<'a> Arguments<'a> {
+    /// Text the runtime checked to be one JSON value.
+    pub(crate) fn checked(json: &'a str) -> Self {
+        Self(json)
+    }
+
+    /// The arguments' JSON text, as the client wrote it.
+    pub fn json(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'a> From<&'a RawValue> for Arguments<'a> {
+    fn from(raw: &'a RawValue) -> Self {
+        Self(raw.get())
+    }
+}
+
 /// The call shim `#[mcp_tool]` generates.
 ///
 /// It decodes `args` (the raw `arguments` object of `tools/call`, `None`
@@ -45,7 +71,7 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
 /// produces that object, or `None` after writing an error result to `out`
 /// (for instance when the arguments do not decode).
 pub type CallFn =
-    fn(call: &Call<'_>, args: Option<&RawValue>, out: &mut ResultOut<'_>) -> Option<ToolFuture>;
+    fn(call: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture>;
 
 /// How the runtime runs a tool's shim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

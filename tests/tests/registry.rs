@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use ide_mcp_runtime::server::MissingStateForTool;
+use ide_mcp_runtime::tool::Arguments;
 use ide_mcp_runtime::{
     BuildError, Call, Registry, RegistryProblem, Server, SourceLocation, ToolContext, ToolDef,
     tools,
@@ -42,7 +43,7 @@ fn call(name: &str, args: Option<&str>) -> String {
     let mut out = Vec::new();
     let future = (tool.def.call)(
         &Call::new(&context()),
-        args.as_deref(),
+        args.as_deref().map(Arguments::from),
         &mut ide_mcp_runtime::ResultOut::new(&mut out),
     );
     if let Some(future) = future {
@@ -183,7 +184,7 @@ fn a_missing_state_is_an_error_result_not_a_panic() {
         // An async tool takes its extractors when it runs: its future writes the error.
         if let Some(future) = (tool.def.call)(
             &Call::new(&states),
-            Some(&args),
+            Some((&*args).into()),
             &mut ide_mcp_runtime::ResultOut::new(&mut out),
         ) {
             let reply = tokio::runtime::Builder::new_current_thread()

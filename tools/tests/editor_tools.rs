@@ -15,9 +15,11 @@ async fn call(cx: &ReadContext, name: &str, args: &str) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) =
-        (tool.def.call)(&Call::new(&tcx), Some(&args), &mut ResultOut::new(&mut out))
-    {
+    if let Some(future) = (tool.def.call)(
+        &Call::new(&tcx),
+        Some((&*args).into()),
+        &mut ResultOut::new(&mut out),
+    ) {
         future.await(&mut ResultOut::new(&mut out));
     }
     serde_json::from_slice(&out).unwrap()

@@ -20,7 +20,7 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
     let mut out = Vec::new();
     let bytes = match (tool.def.call)(
         &Call::new(&tcx),
-        args.as_deref(),
+        args.as_deref().map(Into::into),
         &mut ide_mcp_runtime::ResultOut::new(&mut out),
     ) {
         Some(future) => {

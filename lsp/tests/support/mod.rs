@@ -139,8 +139,11 @@ pub async fn tool(cx: &ReadContext, name: &str, args: Value) -> Value {
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_string()).unwrap();
     let mut out = Vec::new();
-    let bytes = match (tool.def.call)(&Call::new(&tcx), Some(&args), &mut ResultOut::new(&mut out))
-    {
+    let bytes = match (tool.def.call)(
+        &Call::new(&tcx),
+        Some((&*args).into()),
+        &mut ResultOut::new(&mut out),
+    ) {
         Some(future) => {
             future.await(&mut ResultOut::new(&mut out));
             out

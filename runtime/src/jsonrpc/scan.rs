@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 
 use super::RequestId;
 use crate::session::CallParams;
+use crate::tool::Arguments;
 
 /// How deep a skipped value may nest before the general parser takes over.
 const MAX_DEPTH: usize = 64;
@@ -56,6 +57,23 @@ pub(super) fn tools_call(text: &str) -> Option<(RequestId<'_>, CallParams<'_>)> 
         return None;
     }
     Some((id?, call?))
+}
+
+/// Hands each member of the JSON object `text` to `member`, with its name
+/// and its value's JSON text; `None` (having handed out some members,
+/// perhaps) when `text` is not an object whose member names are plain
+/// strings, or not JSON: read it with the general parser then.
+pub(crate) fn object_members<'a>(
+    text: &'a str,
+    mut member: impl FnMut(&'a str, &'a str),
+) -> Option<()> {
+    let mut at = Cursor { text, pos: 0 };
+    at.object(|at, name| {
+        member(name, at.raw_text()?);
+        Some(())
+    })?;
+    at.skip_ws();
+    (at.pos == text.len()).then_some(())
 }
 
 struct Cursor<'a> {
@@ -312,6 +330,16 @@ impl<'a> Cursor<'a> {
         self.raw_value().map(Some)
     }
 
+    /// A call's arguments, checked as they are skipped; `null` is none.
+    #[allow(clippy::option_option)]
+    fn arguments(&mut self) -> Option<Option<Arguments<'a>>> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        self.raw_text().map(|json| Some(Arguments::checked(json)))
+    }
+
     /// A request id: a plain string or an integer, as written.
     fn id(&mut self) -> Option<RequestId<'a>> {
         let start = match self.peek()? {
@@ -338,7 +366,7 @@ impl<'a> Cursor<'a> {
                 Some(())
             }
             "arguments" if arguments.is_none() => {
-                arguments = Some(at.raw_or_null()?);
+                arguments = Some(at.arguments()?);
                 Some(())
             }
             "_meta" if meta.is_none() => {
@@ -490,15 +518,15 @@ fn call_reading(id: RequestId<'_>, call: &CallParams<'_>) -> String {
         "call {} {:?} {:?} {:?}",
         id.as_json(),
         call.name,
-        call.arguments.map(RawValue::get),
+        call.arguments.map(Arguments::json),
         call.meta_json()
     )
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::tool::Arguments;
     use proptest::prelude::*;
-    use serde_json::value::RawValue;
 
     fn general(text: &str) -> String {
         super::general_reading(text)
@@ -519,7 +547,7 @@ mod tests {
         assert_eq!(
             (
                 &*call.name,
-                call.arguments.map(RawValue::get),
+                call.arguments.map(Arguments::json),
                 call.meta_json()
             ),
             (
@@ -773,6 +801,36 @@ mod tests {
             })
     }
 
+    /// An object's members with their values' JSON text, in order, as
+    /// serde reads them (an object only).
+    #[derive(Debug)]
+    struct Members(Vec<(String, String)>);
+
+    impl<'de> serde::Deserialize<'de> for Members {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Visitor;
+            impl<'de> serde::de::Visitor<'de> for Visitor {
+                type Value = Members;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<M: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: M,
+                ) -> Result<Members, M::Error> {
+                    let mut members = Vec::new();
+                    while let Some((name, value)) =
+                        map.next_entry::<String, &'de serde_json::value::RawValue>()?
+                    {
+                        members.push((name, value.get().to_owned()));
+                    }
+                    Ok(Members(members))
+                }
+            }
+            deserializer.deserialize_map(Visitor)
+        }
+    }
+
     /// The one pass reads exactly what the general parser and the
     /// session's params reading make of a message, and never accepts one
     /// they refuse.
@@ -812,6 +870,27 @@ mod tests {
                 .find(|(_, b)| **b == b'"' || **b == b'\\' || **b < 0x20)
                 .map(|(i, _)| i);
             prop_assert_eq!(super::special(&bytes, from), naive);
+        }
+
+        /// An object's members as the hand reading hands them out are
+        /// serde's, in order, when it reads them at all; it reads the
+        /// objects of plain member names.
+        #[test]
+        fn object_members_are_serde_members(text in value()) {
+            let mut members = Vec::new();
+            let read = super::object_members(&text, |name, value| {
+                members.push((name.to_owned(), value.to_owned()));
+            });
+            let serde = serde_json::from_str::<Members>(&text);
+            if read.is_some() {
+                prop_assert_eq!(members, serde.unwrap().0, "{}", text);
+            } else if let Ok(Members(members)) = serde {
+                // Only an escape in a member name makes it give up.
+                prop_assert!(
+                    text.trim_start().starts_with('{') && members.iter().any(|(name, _)| !text.contains(&format!("\"{name}\""))),
+                    "{}", text
+                );
+            }
         }
 
         /// The canonical shape with any arguments: read in one pass

@@ -1,11 +1,10 @@
 //! Decoding a tool's JSON arguments and describing them in its input schema.
 
-use serde_json::value::RawValue;
-
 use crate::context::StateReq;
 use crate::extract::{Call, Rejection};
 use crate::result::ResultOut;
 use crate::schema::{Schema, input_schema};
+use crate::tool::Arguments;
 
 /// A type a tool can take as a JSON argument (or as its `#[args]` object).
 #[diagnostic::on_unimplemented(
@@ -148,13 +147,14 @@ impl<T> Arg<T> {
         self,
         tool: &str,
         name: &str,
-        raw: Option<&RawValue>,
+        raw: Option<&str>,
         default: Option<fn() -> T>,
         out: &mut ResultOut<'_>,
     ) -> Option<T> {
         let value = match raw {
-            Some(raw) => (self.decode)(raw.get())
-                .map_err(|(path, message)| format!("`{name}{path}`: {message}")),
+            Some(raw) => {
+                (self.decode)(raw).map_err(|(path, message)| format!("`{name}{path}`: {message}"))
+            }
             None => default
                 .map(|f| f())
                 .or_else(self.missing)
@@ -169,10 +169,10 @@ impl<T> Arg<T> {
     pub fn decode_object(
         self,
         tool: &str,
-        args: Option<&RawValue>,
+        args: Option<Arguments<'_>>,
         out: &mut ResultOut<'_>,
     ) -> Option<T> {
-        let json = args.map_or("{}", RawValue::get);
+        let json = args.map_or("{}", Arguments::json);
         let json = if json.trim() == "null" { "{}" } else { json };
         match (self.decode)(json) {
             Ok(value) => Some(value),
@@ -210,12 +210,12 @@ impl<T> Clone for Arg<T> {
 
 impl<T> Copy for Arg<T> {}
 
-/// A tool's arguments object, split into the raw values of its `N` known
+/// A tool's arguments object, split into the JSON text of its `N` known
 /// arguments in one pass, with no allocation: unknown fields are skipped,
 /// a repeated field keeps its last value.
 pub struct ArgsObject<'a, const N: usize> {
     names: [&'static str; N],
-    values: [Option<&'a RawValue>; N],
+    values: [Option<&'a str>; N],
 }
 
 impl<'a, const N: usize> ArgsObject<'a, N> {
@@ -223,7 +223,7 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
     /// arguments); on failure writes the error result and returns `None`.
     pub fn parse(
         tool: &str,
-        args: Option<&'a RawValue>,
+        args: Option<Arguments<'a>>,
         names: [&'static str; N],
         out: &mut ResultOut<'_>,
     ) -> Option<Self> {
@@ -231,9 +231,21 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
             names,
             values: [None; N],
         };
-        let Some(json) = args.map(RawValue::get) else {
+        let Some(json) = args.map(Arguments::json) else {
             return Some(fields);
         };
+        // An object of plain member names, read by hand; anything else
+        // (`null`, escapes in a name, not JSON) by serde, which also says
+        // what is wrong.
+        let split = crate::jsonrpc::object_members(json, |name, value| {
+            if let Some(slot) = fields.names.iter().position(|known| *known == name) {
+                fields.values[slot] = Some(value);
+            }
+        });
+        if split.is_some() {
+            return Some(fields);
+        }
+        fields.values = [None; N];
         let mut de = serde_json::Deserializer::from_str(json);
         let parsed = serde::Deserializer::deserialize_any(&mut de, FieldsVisitor(&mut fields))
             .and_then(|()| de.end());
@@ -284,7 +296,10 @@ impl<'de: 'a, 'a, const N: usize> serde::de::Visitor<'de> for FieldsVisitor<'_, 
     fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             match self.0.names.iter().position(|name| *name == key) {
-                Some(slot) => self.0.values[slot] = Some(map.next_value::<&'de RawValue>()?),
+                Some(slot) => {
+                    let value = map.next_value::<&'de serde_json::value::RawValue>()?;
+                    self.0.values[slot] = Some(value.get());
+                }
                 None => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
@@ -342,5 +357,64 @@ impl ObjectSchema {
             map.insert("required".into(), serde_json::Value::Array(self.required));
         }
         Schema::from(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The values `parse` finds for `names`, or the error it writes.
+    fn split(json: Option<&str>, names: [&'static str; 2]) -> Result<[Option<String>; 2], String> {
+        let mut out = Vec::new();
+        let fields = ArgsObject::parse(
+            "t",
+            json.map(Arguments::checked),
+            names,
+            &mut ResultOut::new(&mut out),
+        );
+        match fields {
+            Some(fields) => Ok(fields.values.map(|v| v.map(str::to_owned))),
+            None => Err(String::from_utf8(out).unwrap()),
+        }
+    }
+
+    fn both(a: &str, b: &str) -> [Option<String>; 2] {
+        [Some(a.to_owned()), Some(b.to_owned())]
+    }
+
+    #[test]
+    fn arguments_are_split_by_name() {
+        let names = ["path", "line"];
+        assert_eq!(
+            split(
+                Some(r#"{"line": 3, "x": {"path": 1}, "path": "a\"}"}"#),
+                names
+            ),
+            Ok(both(r#""a\"}""#, "3"))
+        );
+        // The last of a repeated member; nothing for an absent one.
+        assert_eq!(
+            split(Some(r#"{"path":"a","path":[1,{"b":[]}]}"#), names),
+            Ok([Some(r#"[1,{"b":[]}]"#.to_owned()), None])
+        );
+        assert_eq!(split(None, names), Ok([None, None]));
+        assert_eq!(split(Some("{}"), names), Ok([None, None]));
+    }
+
+    /// What the hand reading gives up on, serde reads: the same values.
+    #[test]
+    fn the_other_shapes_are_read_by_serde() {
+        let names = ["path", "line"];
+        // An escape in a member name.
+        assert_eq!(
+            split(Some(r#"{"p\u0061th": "a", "line": 3}"#), names),
+            Ok(both(r#""a""#, "3"))
+        );
+        assert_eq!(split(Some("null"), names), Ok([None, None]));
+        for not_an_object in ["[1]", "3", r#""a""#] {
+            let error = split(Some(not_an_object), names).unwrap_err();
+            assert!(error.contains("must be a JSON object"), "{error}");
+        }
     }
 }

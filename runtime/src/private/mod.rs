@@ -25,10 +25,9 @@ pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
 pub use crate::result::ResultOut;
 pub use crate::schema::Schema;
 pub use crate::tool::{
-    CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations, ToolDef,
-    ToolFuture, ToolReply,
+    Arguments, CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations,
+    ToolDef, ToolFuture, ToolReply,
 };
-pub use serde_json::value::RawValue;
 pub use std::vec::Vec;
 
 /// Registers one tool: the `ToolDef` static it is given becomes an element of

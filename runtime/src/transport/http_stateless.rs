@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use hyper::StatusCode;
 
-use super::http_check::{Heads, HttpResponse, json_response, refusal, status_of};
+use super::http_check::{Header, Heads, HttpResponse, json_response, refusal, status_of};
 use super::http_session::{RunningCall, Stop, Ticket};
 use super::http_sse::{CALL_NOTES, stream};
 use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
@@ -130,11 +130,35 @@ fn stopped_answer(id: &str, stop: Stop) -> Vec<u8> {
     out
 }
 
+/// Whether each routing header came once with the very bytes of the
+/// body's value: the usual request, agreed by a compare. (Anything else is
+/// looked at closely by [`header_mismatch`].)
+fn headers_repeat_body(heads: &Heads<'_>, request: &Request<'_>) -> bool {
+    let same = |header: Header<'_>, value: &str| {
+        !header.repeated
+            && header
+                .first
+                .is_some_and(|h| h.as_bytes() == value.as_bytes())
+    };
+    let Ok(Era::Stateless(version)) = &request.era else {
+        return false;
+    };
+    same(heads.version, version)
+        && same(heads.method, &request.method)
+        && match request.call() {
+            Ok(call) => same(heads.name, &call.name),
+            Err(_) => heads.name.first.is_none(),
+        }
+}
+
 /// 400 with -32020 when a 2026-07-28 request's headers disagree with its
 /// body: `MCP-Protocol-Version` with `_meta`'s version, `Mcp-Method` with the
 /// method, `Mcp-Name` with a `tools/call`'s tool; or when a routing header
 /// comes twice (readers of the first and of the last copy would disagree).
 pub(crate) fn header_mismatch(heads: &Heads<'_>, request: &Request<'_>) -> Option<HttpResponse> {
+    if headers_repeat_body(heads, request) {
+        return None;
+    }
     let (id, method) = (request.id, &*request.method);
     let mismatch = |what: &dyn std::fmt::Display| {
         let mut out = Vec::with_capacity(160);

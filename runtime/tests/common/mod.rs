@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use ide_mcp_runtime::__private0_1::argument;
 use ide_mcp_runtime::schema::input_schema;
+use ide_mcp_runtime::tool::Arguments;
 use ide_mcp_runtime::tool::{CallFn, ToolFuture, ToolReply};
 use ide_mcp_runtime::{
     Call, CallToolResult, Execution, IntoToolResult as _, Registry, ResultOut, Server,
     SourceLocation, ToolAnnotations, ToolDef,
 };
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct EchoArgs {
@@ -53,13 +53,13 @@ const fn def(
     }
 }
 
-fn echo(_: &Call<'_>, args: Option<&RawValue>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn echo(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
     let args = argument::<EchoArgs>().decode_object("echo", args, out)?;
     out.json_text(&args.text);
     None
 }
 
-fn sleep(_: &Call<'_>, args: Option<&RawValue>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn sleep(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
     let args = argument::<SleepArgs>().decode_object("sleep", args, out)?;
     Some(Box::pin(async move {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
@@ -67,27 +67,27 @@ fn sleep(_: &Call<'_>, args: Option<&RawValue>, out: &mut ResultOut<'_>) -> Opti
     }))
 }
 
-fn ready(_: &Call<'_>, _: Option<&RawValue>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn ready(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
     Some(Box::pin(async {
         Box::new(|out: &mut ResultOut<'_>| CallToolResult::default().write_tool_result(out))
             as ToolReply
     }))
 }
 
-fn boom(_: &Call<'_>, _: Option<&RawValue>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn boom(_: &Call<'_>, _: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
     // Panics halfway through writing its result: what was written is dropped.
     out.json_text(&PanicsMidway);
     unreachable!("the serialization panicked");
 }
 
-fn boom_later(_: &Call<'_>, _: Option<&RawValue>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn boom_later(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
     Some(Box::pin(async {
         tokio::time::sleep(Duration::from_millis(5)).await;
         panic!("later kaboom");
     }))
 }
 
-fn block(_: &Call<'_>, args: Option<&RawValue>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn block(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
     let args = argument::<SleepArgs>().decode_object("block", args, out)?;
     std::thread::sleep(Duration::from_millis(args.ms));
     out.json_text(&args.tag);

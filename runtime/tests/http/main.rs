@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use client::{post, stateless};
+use ide_mcp_runtime::tool::Arguments;
 use ide_mcp_runtime::tool::{ToolFuture, ToolReply};
 use ide_mcp_runtime::{
     Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Peer, Progress, Registry, ResultOut,
     Server, SourceLocation, ToolAnnotations, ToolDef, mcp_tool,
 };
 use serde_json::json;
-use serde_json::value::RawValue;
 
 /// Calls of `hang` whose future is alive.
 static HANGING: AtomicUsize = AtomicUsize::new(0);
@@ -34,7 +34,7 @@ impl Drop for Alive {
 
 /// Never answers; counts itself alive until aborted.
 #[allow(clippy::unnecessary_wraps)] // the `CallFn` signature
-fn hang(_: &Call<'_>, _: Option<&RawValue>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn hang(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
     HANGING.fetch_add(1, Ordering::SeqCst);
     let alive = Alive;
     Some(Box::pin(async move {

@@ -40,7 +40,7 @@ fn main() {
     let cx = ToolContext::new().with(Offset(1));
     let args = RawValue::from_string(r#"{"startLine": 3, "endLine": 7}"#.into()).unwrap();
     let mut out = Vec::new();
-    assert!((tool.def.call)(&Call::new(&cx), Some(&args), &mut ide_mcp_runtime::ResultOut::new(&mut out)).is_none());
+    assert!((tool.def.call)(&Call::new(&cx), Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)).is_none());
     assert_eq!(out, br#"{"content":[{"type":"text","text":"5"}]}"#);
 
     // The direct call still works: the function is unchanged.

@@ -84,7 +84,7 @@ fn call(call: &Call<'_>, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(mut future) = (tool.def.call)(call, Some(&args), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
+    if let Some(mut future) = (tool.def.call)(call, Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         match future.as_mut().poll(&mut cx) {
             std::task::Poll::Ready(reply) => reply(&mut ide_mcp_runtime::ResultOut::new(&mut out)),

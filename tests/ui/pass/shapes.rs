@@ -47,7 +47,7 @@ fn call(cx: &ToolContext, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(&Call::new(cx), Some(&args), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
+    if let Some(future) = (tool.def.call)(&Call::new(cx), Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
         out = block_on(future);
     }
     String::from_utf8(out).unwrap()
