@@ -131,22 +131,30 @@ impl<'a> Heads<'a> {
     pub(crate) fn read(headers: &'a HeaderMap) -> Self {
         let mut heads = Heads::default();
         for (name, value) in headers {
-            // Names arrive lower-case (`HeaderName` normalizes them).
-            let header = match name.as_str() {
-                "host" => &mut heads.host,
-                "origin" => &mut heads.origin,
-                "authorization" => &mut heads.authorization,
-                "content-type" => &mut heads.content_type,
-                "accept" => {
-                    let (json, stream) = heads.accepts.get_or_insert((false, false));
-                    accepted(value.as_bytes(), json, stream);
-                    continue;
+            // The standard names by the compare of their tags, the others
+            // by their text (lower-case: `HeaderName` normalizes it).
+            let header = if name == header::HOST {
+                &mut heads.host
+            } else if name == header::AUTHORIZATION {
+                &mut heads.authorization
+            } else if name == header::CONTENT_TYPE {
+                &mut heads.content_type
+            } else if name == header::ACCEPT {
+                let (json, stream) = heads.accepts.get_or_insert((false, false));
+                accepted(value.as_bytes(), json, stream);
+                continue;
+            } else if name == header::ORIGIN {
+                &mut heads.origin
+            } else if name.as_str().starts_with("mcp-") {
+                match name.as_str() {
+                    super::http::SESSION_HEADER => &mut heads.session,
+                    "mcp-protocol-version" => &mut heads.version,
+                    "mcp-method" => &mut heads.method,
+                    "mcp-name" => &mut heads.name,
+                    _ => continue,
                 }
-                super::http::SESSION_HEADER => &mut heads.session,
-                "mcp-protocol-version" => &mut heads.version,
-                "mcp-method" => &mut heads.method,
-                "mcp-name" => &mut heads.name,
-                _ => continue,
+            } else {
+                continue;
             };
             header.push(value);
         }

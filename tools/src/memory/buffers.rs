@@ -1,6 +1,7 @@
 //! `MemoryBuffers`: a [`BufferStore`] of ropes published through `ArcSwap`.
 
-use std::path::Path;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -26,11 +27,39 @@ pub struct MemoryBuffers {
 /// The open buffers, by id and by path. Hashed with `FxHash`, not `SipHash`:
 /// the keys come from the editor, and a lookup (each `checkDocumentDirty`,
 /// each `getDiagnostics` of one file) would spend more on `SipHash` than on
-/// the rest of the lookup.
+/// the rest of the lookup. Paths are keyed by their bytes in the form their
+/// components make ([`path_key`]): hashing a `Path` walks its components.
 #[derive(Debug, Default)]
 struct Index {
     by_id: FxHashMap<BufferId, DocumentHandle>,
-    by_path: FxHashMap<Arc<Path>, BufferId>,
+    by_path: FxHashMap<Box<[u8]>, BufferId>,
+}
+
+/// The key of `path` in the path index: its bytes as its components make
+/// them (`/a//b/./c/` is `/a/b/c`), so that two paths `Path` calls equal
+/// have one key. Paths already in that form (those a tool's `filePath`
+/// becomes, those editors send) are their own key, with no copy.
+fn path_key(path: &Path) -> Cow<'_, [u8]> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    if cfg!(unix) && in_component_form(bytes) {
+        Cow::Borrowed(bytes)
+    } else {
+        let joined: PathBuf = path.components().collect();
+        Cow::Owned(joined.into_os_string().into_encoded_bytes())
+    }
+}
+
+/// Whether Unix path bytes are what joining their components gives: no
+/// empty or `.` component after the first, no separator at the end (`/`
+/// alone aside), no leading `./`.
+fn in_component_form(bytes: &[u8]) -> bool {
+    if bytes == b"/" {
+        return true;
+    }
+    let mut parts = bytes.split(|b| *b == b'/');
+    // Empty before an absolute path's root; a leading `.` is a component.
+    let first = parts.next().unwrap_or_default();
+    !bytes.is_empty() && first != b"." && parts.all(|part| !matches!(part, b"" | b"."))
 }
 
 impl MemoryBuffers {
@@ -57,7 +86,7 @@ impl MemoryBuffers {
             forget_path(&mut index, id, &old);
         }
         if let Some(path) = path {
-            index.by_path.insert(path, id);
+            index.by_path.insert(path_key(&path).into(), id);
         }
         self.generation.fetch_add(1, Ordering::Release);
         handle
@@ -114,7 +143,7 @@ impl MemoryBuffers {
         };
         forget_path(&mut index, id, &handle);
         if let Some(path) = &path {
-            index.by_path.insert(Arc::clone(path), id);
+            index.by_path.insert(path_key(path).into(), id);
         }
         handle.update(|doc| Document {
             path: path.clone(),
@@ -132,10 +161,11 @@ impl MemoryBuffers {
 
 /// Removes `handle`'s path from the path index if it points at `id`.
 fn forget_path(index: &mut Index, id: BufferId, handle: &DocumentHandle) {
-    if let Some(path) = &handle.snapshot().path
-        && index.by_path.get(path) == Some(&id)
-    {
-        index.by_path.remove(path);
+    if let Some(path) = &handle.snapshot().path {
+        let key = path_key(path);
+        if index.by_path.get(&*key) == Some(&id) {
+            index.by_path.remove(&*key);
+        }
     }
 }
 
@@ -146,7 +176,7 @@ impl BufferStore for MemoryBuffers {
 
     fn handle_for_path(&self, path: &Path) -> Option<DocumentHandle> {
         let index = self.read();
-        let id = index.by_path.get(path)?;
+        let id = index.by_path.get(&*path_key(path))?;
         index.by_id.get(id).cloned()
     }
 
@@ -165,6 +195,34 @@ impl BufferStore for MemoryBuffers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Two paths have one key exactly when `Path` calls them equal, and
+        /// a path's key is its components joined.
+        #[test]
+        fn path_keys_follow_path_equality(a in "[/a.]{0,7}", b in "[/a.]{0,7}") {
+            let (a, b) = (Path::new(&a), Path::new(&b));
+            prop_assert_eq!(a == b, path_key(a) == path_key(b), "{:?} {:?}", a, b);
+            let joined: PathBuf = a.components().collect();
+            prop_assert_eq!(&*path_key(a), joined.as_os_str().as_encoded_bytes());
+        }
+    }
+
+    #[test]
+    fn a_path_is_found_in_any_spelling() {
+        let buffers = MemoryBuffers::new();
+        buffers.open(BufferId(1), doc("x", "/ws/src/a.rs"));
+        for spelling in ["/ws/src/a.rs", "/ws//src/./a.rs", "//ws/src/a.rs/"] {
+            assert!(buffers.handle_for_path(Path::new(spelling)).is_some(), "{spelling}");
+        }
+        assert!(buffers.handle_for_path(Path::new("/ws/src/../src/a.rs")).is_none());
+        buffers.set_path(BufferId(1), Some(Path::new("/ws//b.rs")));
+        assert!(buffers.handle_for_path(Path::new("/ws/src/a.rs")).is_none());
+        assert!(buffers.handle_for_path(Path::new("/ws/b.rs")).is_some());
+        buffers.close(BufferId(1));
+        assert!(buffers.handle_for_path(Path::new("/ws/b.rs")).is_none());
+    }
 
     fn doc(text: &str, path: &str) -> Document {
         Document::new(text, Some(Arc::from(Path::new(path))))
