@@ -67,7 +67,8 @@ pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
         }
         "checkDocumentDirty" => {
             let args: PathArgs = serde_json::from_str(args).expect("args");
-            ResultOut::new(out).json_text(&ide_mcp_tools::check_document_dirty(cx, args.file_path));
+            ide_mcp_tools::check_document_dirty(cx, args.file_path)
+                .write_tool_result(&mut ResultOut::new(out));
         }
         other => panic!("unknown tool {other}"),
     }

@@ -51,7 +51,7 @@
 //! let selection = serde_json::to_value(ide_mcp_tools::get_current_selection(&cx))?;
 //! assert_eq!(selection["text"], "foo");
 //! let dirty = ide_mcp_tools::check_document_dirty(&cx, "/ws/src/main.rs".into());
-//! assert!(dirty.is_dirty);
+//! assert!(dirty.result().is_dirty);
 //! // Hand `server` to a transport (WebSocket with lockfile, or stdio) to serve it.
 //! # let _ = server;
 //! # Ok(())
@@ -124,7 +124,7 @@ pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
 };
 pub use diff_tabs::close_all_diff_tabs;
-pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
+pub use document_dirty::{DirtyReply, DocumentDirty, check_document_dirty, document_dirty_result};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
 pub use open_file::{FileOpener, OpenFileFuture, OpenFileRequest, open_file};
 pub use ports::{

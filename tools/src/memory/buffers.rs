@@ -214,9 +214,16 @@ mod tests {
         let buffers = MemoryBuffers::new();
         buffers.open(BufferId(1), doc("x", "/ws/src/a.rs"));
         for spelling in ["/ws/src/a.rs", "/ws//src/./a.rs", "//ws/src/a.rs/"] {
-            assert!(buffers.handle_for_path(Path::new(spelling)).is_some(), "{spelling}");
+            assert!(
+                buffers.handle_for_path(Path::new(spelling)).is_some(),
+                "{spelling}"
+            );
         }
-        assert!(buffers.handle_for_path(Path::new("/ws/src/../src/a.rs")).is_none());
+        assert!(
+            buffers
+                .handle_for_path(Path::new("/ws/src/../src/a.rs"))
+                .is_none()
+        );
         buffers.set_path(BufferId(1), Some(Path::new("/ws//b.rs")));
         assert!(buffers.handle_for_path(Path::new("/ws/src/a.rs")).is_none());
         assert!(buffers.handle_for_path(Path::new("/ws/b.rs")).is_some());
