@@ -44,10 +44,9 @@ pub trait Watch: Send + Sync {
         }
     }
 
-    /// An editor message that was forwarded while it arrived, put together:
-    /// observed only, its verdict moot. Returns the message for its buffer
-    /// to be reused (this one once observed, or an earlier one if this one
-    /// is kept to be observed later).
+    /// An editor message that was forwarded while it arrived, put together
+    /// by the pump (when the watch does not take pieces): observed only,
+    /// its verdict moot. Returns the message, for its buffer to be reused.
     fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
         self.editor_message(message.body());
         Some(message)
@@ -231,18 +230,10 @@ pub(crate) fn editor_to_server(
             assembly: (!takes_pieces).then_some(&mut assembly),
         };
         let next = reader.next_frame_streaming(STREAM_FROM, &mut forwarding);
-        drop(forwarding);
+        // The server's sink is free for other messages.
+        forwarding.out = None;
         match next {
-            Ok(Some(Streamed::Pieces { whole, .. })) => {
-                if takes_pieces {
-                    let piece = Piece::End { whole };
-                    guarded(None, || watch.forwarded_editor_piece(piece));
-                } else if let (_, Some(message)) = assembly.add(Piece::End { whole })
-                    && let Some(message) = guarded(None, || watch.forwarded_editor_message(message))
-                {
-                    assembly.reuse(message);
-                }
-            }
+            Ok(Some(Streamed::Pieces { whole, .. })) => forwarding.observe(Piece::End { whole }),
             Ok(Some(Streamed::Frame(Frame::Message(message)))) => {
                 let body = message.body();
                 if !verdict_may_differ(body) {
@@ -301,11 +292,20 @@ struct Forwarding<'a> {
 }
 
 impl Forwarding<'_> {
-    /// Hands `piece` to the watch or the assembly; keeps the spent buffer
-    /// that comes back.
+    /// Hands `piece` to the watch, or to the assembly and the message it
+    /// completes to the watch; keeps the spent buffer that comes back.
     fn observe(&mut self, piece: Piece) {
         let spent = match &mut self.assembly {
-            Some(assembly) => assembly.add(piece).0,
+            Some(assembly) => {
+                let (spent, whole) = assembly.add(piece);
+                if let Some(message) = whole
+                    && let Some(message) =
+                        guarded(None, || self.watch.forwarded_editor_message(message))
+                {
+                    assembly.reuse(message);
+                }
+                spent
+            }
             None => guarded(None, || self.watch.forwarded_editor_piece(piece)),
         };
         if let Some(buffer) = spent {
