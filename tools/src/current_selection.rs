@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use ide_mcp_runtime::{IntoToolResult, PreparedResult, ResultOut};
+use ide_mcp_runtime::{IntoToolResult, ResultOut};
 
 use lsp_types::Position;
 use ropey::RopeSlice;
@@ -213,15 +213,9 @@ impl Serialize for SelectionReply {
 
 impl IntoToolResult for SelectionReply {
     fn write_tool_result(self, out: &mut ResultOut<'_>) {
-        let state = &self.state;
         self.cache
             .0
-            .get_or_build_by(
-                |cached| cached.is_same(state),
-                || state.clone(),
-                || PreparedResult::json_text(state),
-            )
-            .write_tool_result(out);
+            .write_value(&self.state, SelectionState::is_same, out);
     }
 }
 

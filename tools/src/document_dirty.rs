@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use ide_mcp_runtime::{IntoToolResult, PreparedResult, ResultOut};
+use ide_mcp_runtime::{IntoToolResult, ResultOut};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -97,15 +97,7 @@ impl Serialize for DirtyReply {
 
 impl IntoToolResult for DirtyReply {
     fn write_tool_result(self, out: &mut ResultOut<'_>) {
-        let result = &self.result;
-        self.cache
-            .0
-            .get_or_build_by(
-                |cached| cached == result,
-                || result.clone(),
-                || PreparedResult::json_text(result),
-            )
-            .write_tool_result(out);
+        self.cache.0.write_value(&self.result, PartialEq::eq, out);
     }
 }
 
