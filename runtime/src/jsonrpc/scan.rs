@@ -319,25 +319,15 @@ impl<'a> Cursor<'a> {
         serde_json::from_str(self.raw_text()?).ok()
     }
 
-    /// A value read as `Option<&RawValue>` is: `null` is no value. (The
-    /// outer `None` is giving up, as everywhere here.)
+    /// `null` as no value, as serde reads an `Option`; anything else as
+    /// `read` reads it. (The outer `None` is giving up, as everywhere here.)
     #[allow(clippy::option_option)]
-    fn raw_or_null(&mut self) -> Option<Option<&'a RawValue>> {
+    fn or_null<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.peek()? == b'n' {
             self.literal(b"null")?;
             return Some(None);
         }
-        self.raw_value().map(Some)
-    }
-
-    /// A call's arguments, checked as they are skipped; `null` is none.
-    #[allow(clippy::option_option)]
-    fn arguments(&mut self) -> Option<Option<Arguments<'a>>> {
-        if self.peek()? == b'n' {
-            self.literal(b"null")?;
-            return Some(None);
-        }
-        self.raw_text().map(|json| Some(Arguments::checked(json)))
+        read(self).map(Some)
     }
 
     /// A request id: a plain string or an integer, as written.
@@ -366,11 +356,12 @@ impl<'a> Cursor<'a> {
                 Some(())
             }
             "arguments" if arguments.is_none() => {
-                arguments = Some(at.arguments()?);
+                // Checked as they are skipped.
+                arguments = Some(at.or_null(|at| at.raw_text().map(Arguments::checked))?);
                 Some(())
             }
             "_meta" if meta.is_none() => {
-                meta = Some(at.meta()?);
+                meta = Some(at.or_null(Self::meta)?);
                 Some(())
             }
             "name" | "arguments" | "_meta" => None,
@@ -385,25 +376,20 @@ impl<'a> Cursor<'a> {
         ))
     }
 
-    /// `_meta` (`null`: none): its progress token and protocol version.
-    #[allow(clippy::type_complexity, clippy::option_option)]
-    fn meta(&mut self) -> Option<Option<(Option<&'a RawValue>, Option<&'a str>)>> {
-        if self.peek()? == b'n' {
-            self.literal(b"null")?;
-            return Some(None);
-        }
+    /// `_meta`: its progress token and protocol version.
+    fn meta(&mut self) -> Option<(Option<&'a RawValue>, Option<&'a str>)> {
         let start = self.pos;
         if let Some((len, version)) =
             LAST_META.with_borrow(|memo| memo.reads(&self.bytes()[start..]))
         {
             self.pos = start + len;
             let version = version.map(|(from, to)| &self.text[start + from..start + to]);
-            return Some(Some((None, version)));
+            return Some((None, version));
         }
         let (mut token, mut version) = (None, None);
         self.object(|at, key| match key {
             "progressToken" if token.is_none() => {
-                token = Some(at.raw_or_null()?);
+                token = Some(at.or_null(Self::raw_value)?);
                 Some(())
             }
             // `null` stays visible: not a string, not no version.
@@ -419,7 +405,7 @@ impl<'a> Cursor<'a> {
             let text = &self.text[start..self.pos];
             LAST_META.with_borrow_mut(|memo| memo.keep(text, version));
         }
-        Some(Some((token, version)))
+        Some((token, version))
     }
 }
 
