@@ -248,7 +248,7 @@ fn clean_components(path: &Path) -> PathBuf {
 /// Whether an absolute Unix path is what [`clean`] makes of it: no empty,
 /// `.` or `..` component, and no separator at the end (`/` alone aside).
 #[cfg(unix)]
-fn is_clean(bytes: &[u8]) -> bool {
+pub(crate) fn is_clean(bytes: &[u8]) -> bool {
     let Some(rest) = bytes.strip_prefix(b"/") else {
         return false;
     };

@@ -37,29 +37,17 @@ struct Index {
 
 /// The key of `path` in the path index: its bytes as its components make
 /// them (`/a//b/./c/` is `/a/b/c`), so that two paths `Path` calls equal
-/// have one key. Paths already in that form (those a tool's `filePath`
-/// becomes, those editors send) are their own key, with no copy.
+/// have one key. Clean absolute paths (those a tool's `filePath` becomes,
+/// those editors send) are in that form already: their own key, with no
+/// copy.
 fn path_key(path: &Path) -> Cow<'_, [u8]> {
     let bytes = path.as_os_str().as_encoded_bytes();
-    if cfg!(unix) && in_component_form(bytes) {
-        Cow::Borrowed(bytes)
-    } else {
-        let joined: PathBuf = path.components().collect();
-        Cow::Owned(joined.into_os_string().into_encoded_bytes())
+    #[cfg(unix)]
+    if crate::uri::is_clean(bytes) {
+        return Cow::Borrowed(bytes);
     }
-}
-
-/// Whether Unix path bytes are what joining their components gives: no
-/// empty or `.` component after the first, no separator at the end (`/`
-/// alone aside), no leading `./`.
-fn in_component_form(bytes: &[u8]) -> bool {
-    if bytes == b"/" {
-        return true;
-    }
-    let mut parts = bytes.split(|b| *b == b'/');
-    // Empty before an absolute path's root; a leading `.` is a component.
-    let first = parts.next().unwrap_or_default();
-    !bytes.is_empty() && first != b"." && parts.all(|part| !matches!(part, b"" | b"."))
+    let joined: PathBuf = path.components().collect();
+    Cow::Owned(joined.into_os_string().into_encoded_bytes())
 }
 
 impl MemoryBuffers {
