@@ -37,6 +37,12 @@ pub enum Command {
     /// diagnostics to Claude Code as an IDE (Unix).
     #[cfg(unix)]
     LspProxy(crate::proxy::LspProxyArgs),
+    /// The IDE host of a workspace, which `lsp-proxy` starts and every
+    /// proxy of that workspace attaches to: it serves the Claude Code IDE
+    /// WebSocket and lockfile, and outlives the editors for `--linger`
+    /// (Unix; not usually run by hand).
+    #[cfg(unix)]
+    Host(crate::proxy::HostArgs),
     /// A trivial language server that echoes requests (for the proxy's
     /// tests and benchmarks), or fakes a diagnosing or hanging one (for
     /// `serve --lsp`'s).

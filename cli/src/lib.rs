@@ -23,6 +23,8 @@
 pub mod args;
 pub mod diagnostics;
 pub mod headless;
+#[cfg(unix)]
+pub mod logging;
 pub mod lsp_echo;
 #[cfg(unix)]
 pub mod proxy;

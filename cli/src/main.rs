@@ -22,6 +22,8 @@ fn main() -> ExitCode {
     match &cli.command {
         #[cfg(unix)]
         Command::LspProxy(args) => return lsp_proxy(args),
+        #[cfg(unix)]
+        Command::Host(args) => return host(args),
         Command::LspEcho(args) => {
             return match ide_mcp::lsp_echo::run(args) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -55,7 +57,7 @@ fn main() -> ExitCode {
             Command::Tools(args) => run::tools(args, &mut std::io::stdout().lock()),
             Command::Call(args) => run::call(args, &mut std::io::stdout().lock()).await,
             #[cfg(unix)]
-            Command::LspProxy(_) => unreachable!("handled above"),
+            Command::LspProxy(_) | Command::Host(_) => unreachable!("handled above"),
             Command::LspEcho(_) => unreachable!("handled above"),
         }
     });
@@ -95,6 +97,69 @@ fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
         Err(error) => {
             tracing::error!(%error, "lsp-proxy failed");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(unix)]
+/// `ide-mcp host`: detached from any terminal, so it logs to `--log` and
+/// ends quietly when another host already serves the workspace.
+fn host(args: &ide_mcp::proxy::HostArgs) -> ExitCode {
+    let Ok(_flush) = args.init_logging() else {
+        return ExitCode::FAILURE;
+    };
+    let options = match args.options() {
+        Ok(options) => options,
+        Err(error) => {
+            tracing::error!(%error, "cannot serve the IDE");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        let dir = ide_mcp_lsp::host::private_dir()?;
+        ide_mcp_lsp::host::serve(&options, &dir, host_stop()).await
+    });
+    runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
+    match outcome {
+        Ok(ending) => {
+            tracing::info!(?ending, "host ended");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            tracing::error!(%error, "the host failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(unix)]
+/// Resolves at SIGTERM or SIGINT; SIGHUP (a terminal closing on a host
+/// started from it) is ignored: the host outlives terminals and editors.
+async fn host_stop() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => return,
+            _ = int.recv() => return,
+            _ = hup.recv() => {}
         }
     }
 }

@@ -1,23 +1,18 @@
-//! `ide-mcp lsp-proxy`: its arguments and its logging, which must never
-//! disturb the editor (see `ide_mcp_lsp::proxy`).
+//! `ide-mcp lsp-proxy` and `ide-mcp host`: their arguments (see
+//! `ide_mcp_lsp::proxy` and `ide_mcp_lsp::host`). Neither may disturb the
+//! editor: they log through [`logging`](crate::logging).
 
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::fd::AsFd as _;
+use std::io;
 use std::path::PathBuf;
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::process::Command;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use ide_mcp_lsp::host::{DEFAULT_LINGER, HostOptions, Launcher};
 use ide_mcp_lsp::proxy::{Observation, ProxyOptions};
-use tracing_subscriber::EnvFilter;
-use tracing_subscriber::fmt::MakeWriter;
 
-/// How many log lines may wait for a slow log destination before new ones
-/// are dropped.
-const LOG_BACKLOG: usize = 1024;
+use crate::logging::{self, LogFlush};
 
 /// Where the proxy's observer runs (`--observe`, hidden).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -41,9 +36,16 @@ pub struct LspProxyArgs {
     /// `initialize`).
     #[arg(long = "workspace", value_name = "DIR")]
     pub workspaces: Vec<PathBuf>,
-    /// Write logs to this file instead of stderr.
+    /// Write logs to this file instead of stderr (a host this proxy starts
+    /// appends its logs there too).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// How long the workspace's IDE host, when this proxy starts it, keeps
+    /// serving after its last editor has gone, in seconds: an editor
+    /// restarted within it finds the same IDE, and Claude Code stays
+    /// connected.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_LINGER.as_secs())]
+    pub linger: u64,
     /// Where the observer runs: `hand-off` (a thread of its own, the
     /// default), `inline` (on the forwarding threads), or `off` (forward
     /// only, no IDE): for the benchmarks.
@@ -77,114 +79,111 @@ impl LspProxyArgs {
                 ObserveArg::HandOff => Observation::HandOff,
                 ObserveArg::Off => Observation::Off,
             },
+            launcher: Some(Launcher::new(host_command)),
+            linger: Duration::from_secs(self.linger),
+            host_log: self
+                .log
+                .as_ref()
+                .map(|log| std::path::absolute(log).unwrap_or_else(|_| log.clone())),
         }
     }
 
-    /// Starts logging to `--log FILE` or stderr, through a thread: a log line
-    /// never blocks the proxy (lines are dropped when the destination does
-    /// not keep up) and a failed write (the editor gone, its stderr a broken
-    /// pipe) silences logging instead of panicking. Dropping the returned
-    /// guard waits briefly for the lines already logged to be written.
+    /// Starts logging to `--log FILE` or stderr (see [`logging::init`]).
     pub fn init_logging(&self) -> io::Result<LogFlush> {
-        let out = match &self.log {
-            Some(path) => OpenOptions::new().create(true).append(true).open(path)?,
-            None => File::from(io::stderr().as_fd().try_clone_to_owned()?),
+        logging::init(self.log.as_deref())
+    }
+}
+
+/// `ide-mcp host`.
+#[derive(Debug, Args, PartialEq, Eq)]
+pub struct HostArgs {
+    /// A workspace folder (repeatable, at least one).
+    #[arg(long = "workspace", value_name = "DIR", required = true)]
+    pub workspaces: Vec<PathBuf>,
+    /// The IDE name in the lockfile, shown by the CLI's `/ide`.
+    #[arg(long, default_value = "ide-mcp", value_name = "NAME")]
+    pub ide_name: String,
+    /// Claude Code's configuration directory, where the lockfile goes
+    /// (default: `CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+    /// How long to keep serving once the last editor has gone, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_LINGER.as_secs())]
+    pub linger: u64,
+    /// Write logs to this file (appended) instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+impl HostArgs {
+    /// The host's options; fails without a configuration directory.
+    pub fn options(&self) -> io::Result<HostOptions> {
+        let config_dir = self
+            .config_dir
+            .clone()
+            .or_else(ide_mcp_runtime::lockfile::default_config_dir)
+            .ok_or_else(|| io::Error::other("no home directory and no CLAUDE_CONFIG_DIR"))?;
+        Ok(HostOptions {
+            folders: self
+                .workspaces
+                .iter()
+                .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+                .collect(),
+            ide_name: self.ide_name.clone(),
+            config_dir,
+            linger: Duration::from_secs(self.linger),
+            log: self.log.clone(),
+        })
+    }
+
+    /// Starts logging to `--log FILE` or stderr.
+    pub fn init_logging(&self) -> io::Result<LogFlush> {
+        logging::init(self.log.as_deref())
+    }
+}
+
+/// The command that runs a host with `options`: this binary's `host`.
+pub fn host_command(options: &HostOptions) -> Command {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ide-mcp"));
+    let mut command = Command::new(exe);
+    command.arg("host");
+    for folder in &options.folders {
+        command.arg("--workspace").arg(folder);
+    }
+    command
+        .arg("--ide-name")
+        .arg(&options.ide_name)
+        .arg("--config-dir")
+        .arg(&options.config_dir)
+        .arg("--linger")
+        .arg(options.linger.as_secs().to_string());
+    if let Some(log) = &options.log {
+        command.arg("--log").arg(log);
+    }
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::args::{Cli, Command as Sub};
+
+    #[test]
+    fn a_started_host_gets_the_options_it_was_started_with() {
+        let options = HostOptions {
+            folders: vec![PathBuf::from("/w/a b"), PathBuf::from("/v")],
+            ide_name: "Neovim".to_owned(),
+            config_dir: PathBuf::from("/home/u/.claude"),
+            linger: Duration::from_secs(7),
+            log: Some(PathBuf::from("/tmp/l.log")),
         };
-        let (lines, receiver) = sync_channel::<Vec<u8>>(LOG_BACKLOG);
-        let flushed = Arc::new((Mutex::new(false), Condvar::new()));
-        let signal = Arc::clone(&flushed);
-        std::thread::Builder::new()
-            .name("lsp-proxy-log".into())
-            .spawn(move || {
-                let mut out = out;
-                let mut broken = false;
-                for line in &receiver {
-                    if line.is_empty() {
-                        // A flush request: everything before it is written.
-                        *signal.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
-                        signal.1.notify_all();
-                    } else if !broken {
-                        broken = out.write_all(&line).is_err();
-                    }
-                }
-            })?;
-        tracing_subscriber::fmt()
-            .with_env_filter(
-                EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-            )
-            .with_writer(LogWriter {
-                lines: lines.clone(),
-            })
-            .with_ansi(false)
-            .log_internal_errors(false)
-            .init();
-        Ok(LogFlush { lines, flushed })
-    }
-}
-
-/// How long the proxy waits for its last log lines when it ends.
-const LOG_FLUSH: Duration = Duration::from_millis(200);
-
-/// Writes out the pending log lines when dropped (waiting a bounded time
-/// for a slow destination).
-#[derive(Debug)]
-pub struct LogFlush {
-    lines: SyncSender<Vec<u8>>,
-    flushed: Arc<(Mutex<bool>, Condvar)>,
-}
-
-impl Drop for LogFlush {
-    fn drop(&mut self) {
-        if self.lines.try_send(Vec::new()).is_err() {
-            return;
-        }
-        let (done, signal) = &*self.flushed;
-        let done = done.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = signal.wait_timeout_while(done, LOG_FLUSH, |done| !*done);
-    }
-}
-
-/// Hands each log line to the logging thread.
-#[derive(Clone, Debug)]
-struct LogWriter {
-    lines: SyncSender<Vec<u8>>,
-}
-
-/// One log event's bytes, sent when the event is written.
-#[derive(Debug)]
-pub struct LogLine {
-    buffer: Vec<u8>,
-    lines: SyncSender<Vec<u8>>,
-}
-
-impl Write for LogLine {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.buffer.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for LogLine {
-    fn drop(&mut self) {
-        let line = std::mem::take(&mut self.buffer);
-        if !line.is_empty() {
-            // Full or gone: the line is dropped.
-            let _ = self.lines.try_send(line);
-        }
-    }
-}
-
-impl<'a> MakeWriter<'a> for LogWriter {
-    type Writer = LogLine;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        LogLine {
-            buffer: Vec::new(),
-            lines: self.lines.clone(),
-        }
+        let command = host_command(&options);
+        let args = std::iter::once(std::ffi::OsStr::new("ide-mcp")).chain(command.get_args());
+        let Sub::Host(parsed) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("not the host command")
+        };
+        assert_eq!(parsed.options().unwrap(), options);
     }
 }

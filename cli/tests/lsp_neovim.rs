@@ -121,7 +121,7 @@ async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
     std::fs::write(&main_c, MAIN_C).unwrap();
     std::fs::write(&app_py, APP_PY).unwrap();
-    let nvim = Neovim::start(&ws, &place.config(), place.dir.path());
+    let nvim = Neovim::start(&place, &ws, "nvim", 0);
 
     // Open → listed, active; one IDE for the editor's two proxies.
     nvim.command(&format!("edit {}", main_c.display()));
@@ -252,4 +252,5 @@ async fn quit(mut nvim: Neovim, place: &Place) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    place.wait_all_gone(SERVER);
 }

@@ -1,6 +1,6 @@
 //! `ide-mcp lsp-proxy` against the built binary, with the echo language
 //! server (`ide-mcp lsp-echo`) as its peer: transparency, lifecycle, bad
-//! input, and one IDE per editor.
+//! input, and one IDE per workspace served by a host that outlives them.
 
 mod common;
 
@@ -96,7 +96,16 @@ fn serving(place: &Place, extra: &[&str]) -> (Proxy, serde_json::Value) {
 fn exit_ends_the_proxy_with_the_server_s_status_and_removes_every_file() {
     let place = Place::new();
     let (mut proxy, lockfile) = serving(&place, &[]);
-    assert_eq!(lockfile["pid"], json!(proxy.pid()));
+    // The IDE is the host's, a process of its own.
+    let hosts = place.host_pids();
+    assert_eq!(hosts.len(), 1, "{hosts:?}");
+    assert_eq!(lockfile["pid"], json!(hosts[0]));
+    assert_ne!(lockfile["pid"], json!(proxy.pid()));
+    // In a process group of its own: an editor that kills its server's
+    // group (eglot) leaves it alone.
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", hosts[0])).unwrap();
+    let group = stat.rsplit(')').next().unwrap().split_whitespace().nth(2);
+    assert_eq!(group, Some(hosts[0].to_string().as_str()), "{stat}");
     assert_eq!(lockfile["ideName"], "Test Editor");
     assert_eq!(
         lockfile["workspaceFolders"],
@@ -108,7 +117,8 @@ fn exit_ends_the_proxy_with_the_server_s_status_and_removes_every_file() {
     ));
     proxy.send(&exit());
     assert_eq!(proxy.wait_exit(), Some(0));
-    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+    // No linger: the host goes with the last proxy.
+    place.wait_all_gone(common::lsp::WAIT);
     // The echo answered `initialize` and `shutdown` with their params.
     let output = String::from_utf8(proxy.output()).unwrap();
     assert!(output.contains(r#""id":1,"result":{"#), "{output}");
@@ -151,7 +161,7 @@ fn the_editor_gone_without_exit_ends_the_server_too() {
     proxy.close_stdin();
     assert_eq!(proxy.wait_exit(), Some(128 + 9));
     assert!(server.iter().all(|&pid| common::is_dead(pid)));
-    assert!(place.lockfiles().is_empty());
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 #[test]
@@ -161,7 +171,7 @@ fn a_dying_server_ends_the_proxy_with_its_status() {
     proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
     place.wait_lockfiles(&proxy, |found| found.len() == 1);
     assert_eq!(proxy.wait_exit(), Some(7));
-    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 #[test]
@@ -171,7 +181,7 @@ fn sigterm_ends_the_server_and_the_ide() {
     let status = proxy.running.terminate(common::lsp::WAIT);
     // The echo server ends at the end of its input, with success.
     assert_eq!(status.code(), Some(0), "{}", proxy.running.stderr());
-    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 #[test]
@@ -210,10 +220,12 @@ fn a_broken_stderr_neither_panics_nor_blocks_the_proxy() {
     let place = Place::new();
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let mut child = Command::new(common::bin())
-        .args(["lsp-proxy", "--"])
-        .args(Place::echo(&[]))
-        .env("CLAUDE_CONFIG_DIR", place.config())
+    let mut command = Command::new(common::bin());
+    command
+        .args(["lsp-proxy", "--linger", "0", "--"])
+        .args(Place::echo(&[]));
+    place.environment(&mut command);
+    let mut child = command
         .env("RUST_LOG", "trace")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -239,6 +251,7 @@ fn a_broken_stderr_neither_panics_nor_blocks_the_proxy() {
         String::from_utf8_lossy(&output).contains(r#""id":1,"result""#),
         "the answer to initialize is missing"
     );
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 /// `textDocument/didOpen` of `path`.
@@ -309,66 +322,208 @@ async fn wait_view(place: &Place, pid: u32, expected: (Vec<&str>, Vec<&str>)) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn proxies_of_one_editor_serve_the_union_and_one_takes_over() {
-    let place = Place::new();
-    let ws = place.workspace.clone();
-    // Each server says something of its own file as it starts.
-    let diagnostics_of = |name: &str| {
-        let play = place.dir.path().join(format!("{name}.play"));
-        std::fs::write(
-            &play,
-            message(
-                &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-            "params": {"uri": format!("file://{}", ws.join(name).display()), "diagnostics": [{
+/// A file of `place`'s workspace that the echo server publishes one error
+/// for as it starts: the `--play` file to give it.
+fn diagnosing(place: &Place, name: &str) -> std::path::PathBuf {
+    let play = place.dir.path().join(format!("{name}.play"));
+    std::fs::write(
+        &play,
+        message(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+            "params": {"uri": format!("file://{}", place.workspace.join(name).display()), "diagnostics": [{
                 "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
                 "severity": 1, "message": format!("bad {name}")}]}}),
-            ),
-        )
-        .unwrap();
-        play
-    };
+        ),
+    )
+    .unwrap();
+    play
+}
+
+/// A proxy of editor `editor` whose server diagnoses `name`, and which has
+/// opened it.
+fn editing(place: &Place, editor: u32, name: &str, extra: &[&str]) -> Proxy {
+    let play = diagnosing(place, name);
+    let mut proxy = place.proxy(extra, &Place::echo(&["--play", play.to_str().unwrap()]));
+    proxy.send(&initialize(editor, &place.workspace, "Test Editor"));
+    proxy.send(&did_open(&place.workspace.join(name), "x", "one\ntwo\n"));
+    proxy
+}
+
+fn host_pid(lockfile: &serde_json::Value) -> u32 {
+    u32::try_from(lockfile["pid"].as_u64().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxies_of_one_workspace_share_one_host_and_a_killed_host_is_replaced() {
+    let place = Place::new();
     let names = ["a.c", "b.py", "c.rs"];
-    let mut proxies = Vec::new();
-    for name in names {
-        let play = diagnostics_of(name);
-        let mut proxy = place.proxy(&[], &Place::echo(&["--play", play.to_str().unwrap()]));
-        proxy.send(&initialize(FAKE_EDITOR, &ws, "Test Editor"));
-        proxy.send(&did_open(&ws.join(name), "x", "one\ntwo\n"));
-        proxies.push((name, proxy));
-    }
-    // Whichever proxy won the election serves all three streams.
-    let lockfiles = place.wait_lockfiles(&proxies[0].1, |found| found.len() == 1);
-    let leader = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
+    // Two servers of one editor, and a second editor on the same workspace.
+    let mut proxies: Vec<Proxy> = vec![
+        editing(&place, FAKE_EDITOR, names[0], &[]),
+        editing(&place, FAKE_EDITOR, names[1], &[]),
+        editing(&place, FAKE_EDITOR + 1, names[2], &[]),
+    ];
+    let lockfiles = place.wait_lockfiles(&proxies[0], |found| found.len() == 1);
+    let host = host_pid(&lockfiles[0].1);
     let all = names.to_vec();
-    wait_view(&place, leader, (all.clone(), all)).await;
-    // Another editor of the same workspace gets an IDE of its own.
-    let mut other = place.proxy(&[], &Place::echo(&[]));
-    other.send(&initialize(FAKE_EDITOR + 1, &ws, "Other"));
-    place.wait_lockfiles(&other, |found| found.len() == 2);
-    other.send(&exit());
-    assert_eq!(other.wait_exit(), Some(0));
-    // The leader ends: one of the others serves both remaining streams.
-    let at = proxies
+    wait_view(&place, host, (all.clone(), all.clone())).await;
+    // What the CLI deletes finds nothing of ours to delete, and nothing but
+    // the one `<port>.lock` is in its directory.
+    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
+    assert_eq!(
+        place.ide_dir_entries(),
+        [lockfiles[0].0.file_name().unwrap().to_str().unwrap()]
+    );
+    assert_eq!(place.host_pids(), [host]);
+
+    // The host is killed: forwarding goes on, and the proxies start a new
+    // host and replay their state into it.
+    std::process::Command::new("kill")
+        .args(["-KILL", &host.to_string()])
+        .status()
+        .unwrap();
+    proxies[0].send(&message(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "test/echo", "params": ["still here"]}),
+    ));
+    let answer = br#"{"jsonrpc":"2.0","id":5,"result":["still here"]}"#;
+    let start = std::time::Instant::now();
+    while !proxies[0]
+        .output()
+        .windows(answer.len())
+        .any(|w| w == answer)
+    {
+        assert!(
+            start.elapsed() < common::lsp::WAIT,
+            "no answer without a host"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The dead host's lockfile is the CLI's to delete (its pid is dead).
+    let lockfiles = place.wait_lockfiles(&proxies[0], |found| {
+        found
+            .iter()
+            .any(|(_, content)| content["pid"] != json!(host))
+    });
+    let next = lockfiles
         .iter()
-        .position(|(_, proxy)| proxy.pid() == leader)
-        .expect("the lockfile's pid is one of the proxies");
-    let (_, mut gone) = proxies.remove(at);
+        .map(|(_, content)| host_pid(content))
+        .find(|&pid| pid != host)
+        .unwrap();
+    place.cli_cleanup();
+    wait_view(&place, next, (all.clone(), all)).await;
+    assert_eq!(place.host_pids(), [next]);
+
+    // A proxy that leaves takes its stream's documents and diagnostics.
+    let mut gone = proxies.remove(2);
     gone.send(&exit());
     assert_eq!(gone.wait_exit(), Some(0));
-    let lockfiles = place.wait_lockfiles(&proxies[0].1, |found| {
-        found.len() == 1 && found[0].1["pid"] != json!(leader)
-    });
-    let next = u32::try_from(lockfiles[0].1["pid"].as_u64().unwrap()).unwrap();
-    assert!(proxies.iter().any(|(_, proxy)| proxy.pid() == next));
-    assert_eq!(lockfiles[0].1["ideName"], "Test Editor");
-    let rest: Vec<&str> = proxies.iter().map(|(name, _)| *name).collect();
-    wait_view(&place, next, (rest.clone(), rest)).await;
-    for (_, proxy) in &mut proxies {
+    wait_view(&place, next, (names[..2].to_vec(), names[..2].to_vec())).await;
+    for proxy in &mut proxies {
         proxy.send(&exit());
         assert_eq!(proxy.wait_exit(), Some(0));
     }
-    assert_eq!(place.ide_dir_entries(), Vec::<String>::new());
+    place.wait_all_gone(common::lsp::WAIT);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ide_outlives_its_editors_for_the_linger_and_clients_stay_connected() {
+    let place = Place::new();
+    let linger = ["--linger", "3"];
+    let mut first = editing(&place, FAKE_EDITOR, "a.c", &linger);
+    let lockfiles = place.wait_lockfiles(&first, |found| found.len() == 1);
+    let (lockfile, content) = lockfiles[0].clone();
+    let host = host_pid(&content);
+    wait_view(&place, host, (vec!["a.c"], vec!["a.c"])).await;
+    let mut client = common::ws::connect(
+        common::lockfile_port(&lockfile),
+        content["authToken"].as_str().unwrap(),
+    )
+    .await;
+    first.send(&exit());
+    assert_eq!(first.wait_exit(), Some(0));
+
+    // No editor: the same IDE serves on, with nothing open.
+    let start = std::time::Instant::now();
+    loop {
+        let editors = client.call("getOpenEditors", json!({})).await;
+        if editors == json!({"tabs": []}) {
+            break;
+        }
+        assert!(start.elapsed() < common::lsp::WAIT, "{editors}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(client.call("getDiagnostics", json!({})).await, json!([]));
+    assert_eq!(place.lockfiles(), lockfiles);
+    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
+
+    // The editor restarts within the linger: the same host, port and
+    // token, and the connected client sees the new session's files.
+    let mut again = editing(&place, FAKE_EDITOR + 7, "b.py", &linger);
+    let start = std::time::Instant::now();
+    loop {
+        let editors = client.call("getOpenEditors", json!({})).await;
+        if editors["tabs"][0]["label"] == "b.py" {
+            break;
+        }
+        assert!(start.elapsed() < common::lsp::WAIT, "{editors}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(place.lockfiles(), lockfiles);
+    assert_eq!(place.host_pids(), [host]);
+    again.send(&exit());
+    assert_eq!(again.wait_exit(), Some(0));
+
+    // Past the linger: no lockfile, no host, no file; the client is
+    // disconnected.
+    let gone = std::time::Instant::now();
+    place.wait_all_gone(common::lsp::WAIT);
+    assert!(
+        gone.elapsed() >= std::time::Duration::from_secs(2),
+        "ended before its linger"
+    );
+    assert!(common::is_dead(host));
+    assert!(client.next_message(common::lsp::WAIT).await.is_none());
+}
+
+#[test]
+fn editors_on_two_workspaces_get_two_ides_and_sigterm_ends_a_host_at_once() {
+    let place = Place::new();
+    let mut here = editing(&place, FAKE_EDITOR, "a.c", &["--linger", "600"]);
+    let other = place.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let mut there = place.proxy(
+        &["--linger", "600", "--workspace", other.to_str().unwrap()],
+        &Place::echo(&[]),
+    );
+    there.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
+    let lockfiles = place.wait_lockfiles(&here, |found| found.len() == 2);
+    let mut folders: Vec<&serde_json::Value> = lockfiles
+        .iter()
+        .map(|(_, c)| &c["workspaceFolders"])
+        .collect();
+    folders.sort_by_key(ToString::to_string);
+    assert_eq!(
+        folders,
+        [
+            &json!([other.to_str().unwrap()]),
+            &json!([place.workspace.to_str().unwrap()])
+        ]
+    );
+    let hosts = place.host_pids();
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    for proxy in [&mut here, &mut there] {
+        proxy.send(&exit());
+        assert_eq!(proxy.wait_exit(), Some(0));
+    }
+    // Lingering for ten minutes, each ends at once on SIGTERM, lockfile
+    // removed.
+    for &pid in &hosts {
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    place.wait_all_gone(std::time::Duration::from_secs(3));
 }
 
 #[test]
@@ -376,11 +531,20 @@ fn log_file_takes_the_logs_and_stderr_stays_quiet() {
     let place = Place::new();
     let log = place.dir.path().join("proxy.log");
     let (mut proxy, _) = serving(&place, &["--log", log.to_str().unwrap()]);
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|logged| logged.contains("a proxy attached")) {
+        assert!(start.elapsed() < common::lsp::WAIT, "never attached");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     proxy.send(&exit());
     assert_eq!(proxy.wait_exit(), Some(0));
     assert_eq!(proxy.running.stderr(), "");
+    // The host the proxy started logs there too.
+    place.wait_all_gone(common::lsp::WAIT);
     let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("attached to the IDE host"), "{logged}");
     assert!(logged.contains("serving the IDE WebSocket"), "{logged}");
+    assert!(logged.contains("the host ends ending=Lingered"), "{logged}");
     assert!(logged.contains("the language server ended"), "{logged}");
 }
 

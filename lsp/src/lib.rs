@@ -50,6 +50,8 @@
 
 pub mod client;
 pub mod framing;
+#[cfg(unix)]
+pub mod host;
 pub mod mirror;
 pub mod observer;
 #[cfg(unix)]

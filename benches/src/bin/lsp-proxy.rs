@@ -118,11 +118,15 @@ impl Peer {
             Way::HandOff => Some("--observe=hand-off"),
         };
         if let Some(observe) = observe {
-            command.args(["lsp-proxy", observe, "--"]).arg(binary);
+            // The IDE host it starts ends with it.
+            command
+                .args(["lsp-proxy", observe, "--linger", "0", "--"])
+                .arg(binary);
         }
         let mut child = command
             .arg("lsp-echo")
             .env("CLAUDE_CONFIG_DIR", &config.0)
+            .env("XDG_RUNTIME_DIR", config.0.join("run"))
             .env("RUST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

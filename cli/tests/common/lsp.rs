@@ -39,11 +39,23 @@ pub(crate) fn exit() -> Vec<u8> {
     message(&json!({"jsonrpc": "2.0", "method": "exit"}))
 }
 
-/// A temporary directory with Claude Code's configuration directory and a
-/// workspace.
+/// A temporary directory with Claude Code's configuration directory, a
+/// workspace, and the runtime directory (`XDG_RUNTIME_DIR`) where the
+/// proxies' hosts keep their private files. Dropping it ends every host
+/// still running there.
 pub(crate) struct Place {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) workspace: PathBuf,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        for pid in self.host_pids() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
 }
 
 impl Place {
@@ -56,6 +68,95 @@ impl Place {
 
     pub(crate) fn config(&self) -> PathBuf {
         self.dir.path().join("config")
+    }
+
+    /// The `XDG_RUNTIME_DIR` of every process the test starts.
+    pub(crate) fn runtime(&self) -> PathBuf {
+        self.dir.path().join("run")
+    }
+
+    /// The hosts' private directory.
+    pub(crate) fn private_dir(&self) -> PathBuf {
+        self.runtime().join("ide-mcp")
+    }
+
+    /// The files in the hosts' private directory.
+    pub(crate) fn private_entries(&self) -> Vec<String> {
+        list(&self.private_dir())
+    }
+
+    /// The pids of the running hosts, from their lock files (each holds its
+    /// host's pid while the host lives).
+    pub(crate) fn host_pids(&self) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir(self.private_dir()) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|entry| {
+                let path = entry.ok()?.path();
+                if path.extension()? != "lock" {
+                    return None;
+                }
+                let pid: u32 = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
+                (!super::is_dead(pid)).then_some(pid)
+            })
+            .collect()
+    }
+
+    /// Waits until no host runs, no lockfile is left in the CLI's
+    /// directory and no file in the private one.
+    pub(crate) fn wait_all_gone(&self, limit: Duration) {
+        let start = Instant::now();
+        loop {
+            let (hosts, ide, private) = (
+                self.host_pids(),
+                self.ide_dir_entries(),
+                self.private_entries(),
+            );
+            if hosts.is_empty() && ide.is_empty() && private.is_empty() {
+                return;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "left behind: hosts {hosts:?}, IDE directory {ide:?}, private directory {private:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Does to the IDE directory what the `claude` CLI does at start-up
+    /// and on every `/ide` search: deletes each `*.lock` it cannot use:
+    /// not JSON (a legacy lockfile whose port, `parseInt` of the name, is
+    /// NaN when the name is not a number), with a dead `pid`, or without a
+    /// `pid` and a port that does not answer. Returns what it deleted.
+    pub(crate) fn cli_cleanup(&self) -> Vec<String> {
+        let mut deleted = Vec::new();
+        for name in self.ide_dir_entries() {
+            let Some(stem) = name.strip_suffix(".lock") else {
+                continue;
+            };
+            let path = self.config().join("ide").join(&name);
+            let content: Option<Value> = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok());
+            let pid = content
+                .as_ref()
+                .and_then(|c| c["pid"].as_u64())
+                .and_then(|pid| u32::try_from(pid).ok());
+            let port_answers = stem
+                .parse::<u16>()
+                .is_ok_and(|port| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+            let usable = match (content.is_some(), pid) {
+                (true, Some(pid)) => !super::is_dead(pid),
+                (_, None) => port_answers,
+                (false, Some(_)) => false,
+            };
+            if !usable {
+                std::fs::remove_file(&path).unwrap();
+                deleted.push(name);
+            }
+        }
+        deleted
     }
 
     /// The IDE lockfiles (`<port>.lock`), with their content.
@@ -80,28 +181,30 @@ impl Place {
 
     /// Every file in the lockfile directory.
     pub(crate) fn ide_dir_entries(&self) -> Vec<String> {
-        std::fs::read_dir(self.config().join("ide")).map_or_else(
-            |_| Vec::new(),
-            |entries| {
-                entries
-                    .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                    .collect()
-            },
-        )
+        list(&self.config().join("ide"))
     }
 
-    /// `ide-mcp lsp-proxy [extra] -- server...` with this configuration.
+    /// `ide-mcp lsp-proxy [extra] -- server...` with this configuration; a
+    /// host it starts lingers for no time unless `extra` says `--linger`.
     pub(crate) fn proxy(&self, extra: &[&str], server: &[&str]) -> Proxy {
         let mut command = Command::new(bin());
+        command.arg("lsp-proxy").args(extra);
+        if !extra.contains(&"--linger") {
+            command.args(["--linger", "0"]);
+        }
+        command.arg("--").args(server);
+        self.environment(&mut command);
         command
-            .arg("lsp-proxy")
-            .args(extra)
-            .arg("--")
-            .args(server)
-            .env("CLAUDE_CONFIG_DIR", self.config())
             .env("RUST_LOG", "debug")
             .current_dir(&self.workspace);
         Proxy::spawn(command)
+    }
+
+    /// Sets `command`'s environment to this place's directories.
+    pub(crate) fn environment(&self, command: &mut Command) {
+        command
+            .env("CLAUDE_CONFIG_DIR", self.config())
+            .env("XDG_RUNTIME_DIR", self.runtime());
     }
 
     /// The echo server (`ide-mcp lsp-echo`) with `args`.
@@ -141,6 +244,18 @@ impl Place {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The names of the files in `dir` (none when it does not exist).
+fn list(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).map_or_else(
+        |_| Vec::new(),
+        |entries| {
+            entries
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        },
+    )
 }
 
 /// A running proxy: what is written to its stdin reaches the server, what

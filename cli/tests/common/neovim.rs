@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::lsp::Place;
 use super::{Running, bin};
 
 /// How long Neovim may take to open its socket.
@@ -18,12 +19,13 @@ const START: Duration = Duration::from_secs(20);
 const INIT_LUA: &str = r#"
 local bin = os.getenv("IDE_MCP_BIN")
 local root = os.getenv("IDE_MCP_WS")
+local linger = os.getenv("IDE_MCP_LINGER")
 local function start(name, cmd)
   return vim.lsp.start_client({ name = name, cmd = cmd, root_dir = root })
 end
 _G.clients = {
-  c = start("clangd", { bin, "lsp-proxy", "--", "clangd" }),
-  python = start("pyright", { bin, "lsp-proxy", "--", "pyright-langserver", "--stdio" }),
+  c = start("clangd", { bin, "lsp-proxy", "--linger", linger, "--", "clangd" }),
+  python = start("pyright", { bin, "lsp-proxy", "--linger", linger, "--", "pyright-langserver", "--stdio" }),
 }
 vim.api.nvim_create_autocmd("FileType", {
   pattern = { "c", "python" },
@@ -40,9 +42,12 @@ pub(crate) struct Neovim {
 }
 
 impl Neovim {
-    /// Starts Neovim in `workspace` with `config` as `CLAUDE_CONFIG_DIR`;
-    /// `scratch` holds its init file and socket.
-    pub(crate) fn start(workspace: &Path, config: &Path, scratch: &Path) -> Self {
+    /// Starts Neovim in `workspace` with `place`'s directories; the hosts
+    /// its proxies start linger `linger` seconds; `name` names the
+    /// directory of `place` that holds its init file and socket.
+    pub(crate) fn start(place: &Place, workspace: &Path, name: &str, linger: u64) -> Self {
+        let scratch = place.dir.path().join(name);
+        std::fs::create_dir_all(&scratch).unwrap();
         let init = scratch.join("init.lua");
         std::fs::write(&init, INIT_LUA).unwrap();
         let socket = scratch.join("nvim.sock");
@@ -54,10 +59,11 @@ impl Neovim {
             .arg(&socket)
             .env("IDE_MCP_BIN", bin())
             .env("IDE_MCP_WS", workspace)
-            .env("CLAUDE_CONFIG_DIR", config)
+            .env("IDE_MCP_LINGER", linger.to_string())
             .current_dir(workspace)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
+        place.environment(&mut command);
         let mut running = Running::spawn(command);
         let start = Instant::now();
         while !socket.exists() {

@@ -19,9 +19,15 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::pump::{Assembly, Piece, Spare, Watch};
-use super::relay::Direction;
 use crate::framing::Message;
 use crate::observer::{ClientVerdict, ServerVerdict};
+
+/// Which way a queued message went.
+#[derive(Clone, Copy, Debug)]
+enum From {
+    Editor,
+    Server,
+}
 
 /// How many editor messages may wait for the observer before forwarding
 /// waits for it.
@@ -34,7 +40,7 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// A [`Watch`] that hands the editor's messages to an observer thread.
 pub struct HandOff {
     inner: Arc<dyn Watch>,
-    queue: SyncSender<(Direction, Item)>,
+    queue: SyncSender<(From, Item)>,
     sent: AtomicU64,
     /// Piece buffers the observer thread is done with, for the reader.
     spent: Arc<Mutex<Spare>>,
@@ -63,7 +69,7 @@ const ANSWERED_SPECIALLY: [&str; 3] = [
 impl HandOff {
     /// Starts the observer thread over `inner`.
     pub fn new(inner: Arc<dyn Watch>) -> std::io::Result<Self> {
-        let (queue, items) = sync_channel::<(Direction, Item)>(QUEUE);
+        let (queue, items) = sync_channel::<(From, Item)>(QUEUE);
         let done = Arc::new((Mutex::new(0_u64), Condvar::new()));
         let spent = Arc::new(Mutex::new(Spare::default()));
         let (watch, counter, free) = (Arc::clone(&inner), Arc::clone(&done), Arc::clone(&spent));
@@ -76,10 +82,10 @@ impl HandOff {
                     // The observer catches its own panics; this keeps the
                     // thread alive whatever happens.
                     let _ = catch_unwind(AssertUnwindSafe(|| match (direction, item) {
-                        (Direction::FromEditor, Item::Message(message)) => {
+                        (From::Editor, Item::Message(message)) => {
                             drop(watch.editor_message(message.body()));
                         }
-                        (Direction::FromServer, Item::Message(message)) => {
+                        (From::Server, Item::Message(message)) => {
                             drop(watch.server_message(message.body()));
                         }
                         (_, Item::Piece(piece)) => {
@@ -109,13 +115,13 @@ impl HandOff {
 
     /// Queues a message for the observer thread; `false` when the thread
     /// is gone.
-    fn queue(&self, direction: Direction, body: &[u8]) -> bool {
+    fn queue(&self, direction: From, body: &[u8]) -> bool {
         let message = Message::from_parts(body.to_vec(), 0);
         self.queue_item(direction, Item::Message(message)).is_ok()
     }
 
     /// Queues an item; gives it back when the thread is gone.
-    fn queue_item(&self, direction: Direction, item: Item) -> Result<(), Item> {
+    fn queue_item(&self, direction: From, item: Item) -> Result<(), Item> {
         self.sent.fetch_add(1, Ordering::AcqRel);
         self.queue
             .send((direction, item))
@@ -190,7 +196,7 @@ impl Watch for HandOff {
         if let Some(id) = head.as_ref().and_then(Head::special_request) {
             lock(&self.special).insert(id);
         }
-        if self.queue(Direction::FromEditor, body) {
+        if self.queue(From::Editor, body) {
             ClientVerdict::Forward
         } else {
             // The thread is gone: observe here.
@@ -203,7 +209,7 @@ impl Watch for HandOff {
     }
 
     fn forwarded_editor_piece(&self, piece: Piece) -> Option<Vec<u8>> {
-        match self.queue_item(Direction::FromEditor, Item::Piece(piece)) {
+        match self.queue_item(From::Editor, Item::Piece(piece)) {
             Ok(()) => lock(&self.spent).take(),
             // The thread is gone: the message goes unobserved, as any
             // message would once the observer has stopped.
@@ -224,7 +230,7 @@ impl Watch for HandOff {
             self.drain_all();
             return self.inner.server_message(body);
         }
-        if self.queue(Direction::FromServer, body) {
+        if self.queue(From::Server, body) {
             ServerVerdict::Forward
         } else {
             self.inner.server_message(body)

@@ -9,9 +9,10 @@
 //!                  observer thread
 //!                        │
 //!                        ▼
-//!                  LspWorkspace ──► leader: IDE WebSocket + lockfile
-//!                        ▲               (tools, selection_changed, at_mentioned)
-//!                        └── relay ◄── followers' copies (Unix socket)
+//!                  this stream's LspWorkspace (the verdicts)
+//!                        │ replay, then a copy of every message
+//!                        ▼ Unix socket (private directory)
+//!                  the workspace's IDE host (crate::host): WebSocket + lockfile
 //! ```
 //!
 //! # Forwarding
@@ -43,38 +44,30 @@
 //! editor is gone), it waits [`EXIT_GRACE`](child::EXIT_GRACE) for the
 //! server, then kills it; on SIGTERM, SIGINT or SIGHUP it closes the
 //! server's input and kills it after a second. When the server dies, its
-//! last output still reaches the editor. Then the IDE it served shuts down
-//! and its lockfile and rendezvous files are removed.
+//! last output still reaches the editor. Then it detaches from its host;
+//! the proxy owns no file.
 //!
-//! # One IDE per editor
+//! # One IDE per workspace
 //!
-//! An editor often runs several servers for one workspace; their proxies
-//! present one IDE. Once the editor's `initialize` names it
-//! (`processId`, else the proxy's parent), the proxies of one editor pid and
-//! one set of workspace folders meet in the lockfile directory
-//! ([`rendezvous`]): the one holding an exclusive `flock` on
-//! `lsp-<pid>-<hash>.lock` is the *leader*: it serves the IDE WebSocket and
-//! writes the lockfile (its `pid` is the leader's), and listens on
-//! `lsp-<pid>-<hash>.sock`. The others are *followers*: each connects and
-//! sends a [replay](crate::Observer::replay) of its observer's state, then a
-//! copy of every message it observes, tagged by direction ([`relay`]); the
-//! leader observes each follower's stream into the same workspace, so the
-//! tools answer with the union of every stream's documents and diagnostics.
-//! A follower that leaves takes its stream's documents and diagnostics with
-//! it. When the leader ends, the kernel releases its lock: the followers
-//! see their connection close and run the election again; one wins, writes
-//! its lockfile and serves, and the others replay into it (an MCP client
-//! reconnects to the new port).
+//! The proxy serves no IDE itself: once the editor's `initialize` names the
+//! workspace, it attaches to the workspace's [host](crate::host), starting
+//! one when none serves (through the [`Launcher`](crate::host::Launcher)
+//! of its options), replays its observer's state into it and copies every
+//! message it observes there; the IDE's requests for the editor come back
+//! the same way. Several servers of one editor, and several editors on one
+//! workspace, share the host's one IDE. The host is never on the editor's
+//! path: when it goes away the proxy keeps forwarding and attaches to a
+//! new one.
 
+mod attach;
 pub mod child;
-mod coordinate;
 pub mod handoff;
-pub mod host;
+mod options;
 mod process;
 pub mod pump;
 pub mod relay;
-pub mod rendezvous;
 mod sink;
 mod tap;
 
-pub use process::{Observation, ProxyOptions, run};
+pub use options::{Observation, ProxyOptions};
+pub use process::run;

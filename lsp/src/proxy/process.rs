@@ -1,19 +1,18 @@
-//! The proxy process: spawns the server, runs the two pumps, takes part in
-//! the election, and ends with the server.
+//! The proxy process: spawns the server, runs the two pumps, attaches to
+//! the workspace's IDE host, and ends with the server.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
+use super::attach::{Attacher, attach};
 use super::child::{EXIT_GRACE, ServerProcess, enlarge_pipe, exit_code, wait_or_kill};
-use super::coordinate::{Coordinator, coordinate};
 use super::handoff::HandOff;
+use super::options::{Observation, ProxyOptions};
 use super::pump::{self, Blind, PumpEvent, Watch};
 use super::sink::Sink;
 use super::tap::Tap;
@@ -23,43 +22,6 @@ use crate::workspace::LspWorkspace;
 /// How long the server's last output may take to reach the editor once the
 /// server has exited.
 const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
-
-/// How long the IDE's WebSocket may take to close when the proxy ends.
-const SERVE_SHUTDOWN: Duration = Duration::from_secs(3);
-
-/// How `ide-mcp lsp-proxy` runs.
-#[derive(Clone, Debug, Default)]
-pub struct ProxyOptions {
-    /// The language server's program.
-    pub server: OsString,
-    /// Its arguments.
-    pub args: Vec<OsString>,
-    /// The IDE's name in the lockfile (default: the editor's `clientInfo.name`).
-    pub ide_name: Option<String>,
-    /// The workspace folders (default: the editor's, from `initialize`).
-    pub workspaces: Vec<PathBuf>,
-    /// Claude Code's configuration directory, where the lockfile goes
-    /// (default: `CLAUDE_CONFIG_DIR`, else `~/.claude`).
-    pub config_dir: Option<PathBuf>,
-    /// Where the observer runs (or not at all).
-    pub observation: Observation,
-}
-
-/// Where the observer runs; BENCHMARKS.md ("LSP proxy") compares them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Observation {
-    /// On the forwarding threads, before each message is forwarded.
-    Inline,
-    /// On a thread of its own, through a bounded queue that keeps both
-    /// directions in order ([`HandOff`]); the few messages whose verdict
-    /// matters are observed inline once the queue has drained. The default:
-    /// observation is then off the path of every message, a keystroke's or
-    /// the one behind a large `didOpen`.
-    #[default]
-    HandOff,
-    /// Nowhere: forward only, serve no IDE (the benchmarks' baseline).
-    Off,
-}
 
 /// Runs the proxy on this process's stdin and stdout until the server ends;
 /// returns the exit code to end with (the server's).
@@ -75,15 +37,10 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     if !options.workspaces.is_empty() {
         ws.override_folders(options.workspaces.clone());
     }
-    let (observer, mut requests) = Observer::new(ws.clone());
+    // The IDE's own requests for the editor come from the host: this
+    // stream's workspace serves no tools.
+    let (observer, _requests) = Observer::new(ws.clone());
     let tap = Arc::new(Tap::new(observer));
-    // What the observer asks the editor on its own (`window/showDocument`).
-    let requests_to = editor.clone();
-    let requesting = tokio::spawn(async move {
-        while let Some(request) = requests.recv().await {
-            requests_to.send(request.as_bytes());
-        }
-    });
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     // The editor's pipes too, when they are pipes.
@@ -109,15 +66,16 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     })?;
     let (stop, stopped) = watch::channel(false);
     let forward_only = options.observation == Observation::Off;
-    let coordinator = Coordinator {
+    let attacher = Attacher {
         options,
         ws,
         tap,
+        editor: editor.clone(),
         stop: stopped,
     };
-    let coordination = tokio::spawn(async move {
+    let attaching = tokio::spawn(async move {
         if !forward_only {
-            coordinate(coordinator).await;
+            attach(attacher).await;
         }
     });
     let mut output_ended = false;
@@ -152,14 +110,9 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         };
         let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
     }
+    // Detaching costs the host this stream; the host itself lives on.
     stop.send_replace(true);
-    requesting.abort();
-    if tokio::time::timeout(SERVE_SHUTDOWN, coordination)
-        .await
-        .is_err()
-    {
-        tracing::warn!("the IDE did not shut down in time");
-    }
+    let _ = attaching.await;
     Ok(exit_code(status))
 }
 

@@ -1,10 +1,11 @@
 //! The proxy's own watch over its stream: the observer, and a copy of what
-//! it saw for the leader when this proxy follows one.
+//! it saw for its host.
 
 use std::sync::{Mutex, PoisonError};
 
 use super::pump::Watch;
-use super::relay::{Copy, Direction, Upstream};
+use super::relay::{Copy, Upstream};
+use crate::host::link::Tag;
 use crate::observer::{ClientVerdict, Observer, Replayed, ServerVerdict};
 
 /// The watch the pumps call.
@@ -22,12 +23,12 @@ impl Tap {
         }
     }
 
-    /// The link to the leader.
+    /// The link to the host.
     pub(crate) fn upstream(&self) -> &Upstream {
         &self.upstream
     }
 
-    /// The messages that rebuild this stream's state in a leader.
+    /// The messages that rebuild this stream's state in a host.
     pub(crate) fn replay(&self) -> Vec<Copy> {
         self.lock().replay().into_iter().map(to_copy).collect()
     }
@@ -40,21 +41,19 @@ impl Tap {
 /// A replayed message as a relayed copy.
 pub(crate) fn to_copy(replayed: Replayed) -> Copy {
     match replayed {
-        Replayed::FromClient(body) => (Direction::FromEditor, body),
-        Replayed::FromServer(body) => (Direction::FromServer, body),
+        Replayed::FromClient(body) => (Tag::FromEditor, body),
+        Replayed::FromServer(body) => (Tag::FromServer, body),
     }
 }
 
 impl Watch for Tap {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
-        self.upstream.observe(Direction::FromEditor, body, || {
-            self.lock().from_client(body)
-        })
+        self.upstream
+            .observe(Tag::FromEditor, body, || self.lock().from_client(body))
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
-        self.upstream.observe(Direction::FromServer, body, || {
-            self.lock().from_server(body)
-        })
+        self.upstream
+            .observe(Tag::FromServer, body, || self.lock().from_server(body))
     }
 }

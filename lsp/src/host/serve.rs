@@ -1,6 +1,5 @@
-//! What a leader serves: its workspace as the IDE's tools see it, with the
-//! selection and `at_mentioned` pushed to connected clients, and the
-//! followers' streams observed into the same workspace.
+//! What a host serves: its workspace as the IDE's tools see it, with the
+//! selection and `at_mentioned` pushed to connected clients.
 
 use std::sync::Arc;
 
@@ -9,8 +8,6 @@ use ide_mcp_tools::SelectionPublisher;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
-use super::relay::Direction;
-use crate::observer::Observer;
 use crate::workspace::{LspWorkspace, WorkspaceEvent};
 
 /// The MCP server over `ws`'s ports.
@@ -42,29 +39,4 @@ pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
             }
         }
     })
-}
-
-/// The leader's observer of one follower's stream; dropping it forgets the
-/// stream (its documents close unless another stream has them open).
-pub struct FollowerFeed {
-    observer: Observer,
-}
-
-impl FollowerFeed {
-    /// A feed into `ws`. Requests the observer would send to the editor
-    /// (`window/showDocument`) cannot reach the follower's editor from here
-    /// and are dropped; the workspace asks through the leader's own stream
-    /// when its editor supports them.
-    pub fn new(ws: &Arc<LspWorkspace>) -> Self {
-        let (observer, _requests) = Observer::new(ws.clone());
-        Self { observer }
-    }
-
-    /// One copied message; verdicts are the follower's business.
-    pub fn feed(&mut self, direction: Direction, body: &[u8]) {
-        match direction {
-            Direction::FromEditor => drop(self.observer.from_client(body)),
-            Direction::FromServer => drop(self.observer.from_server(body)),
-        }
-    }
 }

@@ -1,0 +1,69 @@
+//! The IDE host: one process per user and workspace that serves Claude Code
+//! the IDE of every editor on that workspace, and outlives them.
+//!
+//! ```text
+//!  editor ─► lsp-proxy ─► server      editor ─► lsp-proxy ─► server
+//!                │                                 │
+//!                └───── Unix socket (private) ─────┘   attach, replay, copies
+//!                               ▼
+//!                            host ──► IDE WebSocket + <port>.lock ──► claude
+//! ```
+//!
+//! The first proxy of a workspace starts the host detached ([`Launcher`]),
+//! or finds it running; every proxy attaches over the host's socket in a
+//! [private directory](place::private_dir) of ours and sends it a replay of
+//! what it has observed, then a copy of every message ([`link`]). The host
+//! observes each proxy's stream into one workspace, so the tools answer
+//! with the union of every editor's documents and diagnostics, and the
+//! selection of the one used last; it serves the WebSocket and writes the
+//! one lockfile (its `pid` is the host's). Requests for an editor
+//! (`window/showDocument` for `openFile`) go down the link of a proxy
+//! whose editor supports them.
+//!
+//! A proxy forwards its LSP bytes whether or not a host is there: a host
+//! that crashes or is killed costs the editor nothing, and its proxies start
+//! a new one and replay into it at once. When the last proxy detaches, the
+//! host goes on serving (no open editors, no selection, the detached
+//! servers' diagnostics dropped) for its linger time, so that an editor
+//! restarted within it finds the same port and token and the CLI, which
+//! never reconnects by itself, stays connected; then it removes its lockfile
+//! and exits. SIGTERM or SIGINT ends it at once, lockfile removed.
+
+mod feed;
+mod launch;
+pub mod link;
+pub mod place;
+mod run;
+pub mod serve;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use launch::Launcher;
+pub use place::{HostKey, Place, private_dir};
+pub use run::{Ending, serve};
+
+/// How long a host serves once its last editor has detached, by default.
+pub const DEFAULT_LINGER: Duration = Duration::from_mins(10);
+
+/// How a host runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostOptions {
+    /// The workspace folders it serves.
+    pub folders: Vec<PathBuf>,
+    /// The IDE's name in the lockfile.
+    pub ide_name: String,
+    /// Claude Code's configuration directory, where the lockfile goes.
+    pub config_dir: PathBuf,
+    /// How long it serves after the last editor detached.
+    pub linger: Duration,
+    /// Where it writes its logs (none: nowhere).
+    pub log: Option<PathBuf>,
+}
+
+impl HostOptions {
+    /// Which host these options name.
+    pub fn key(&self) -> HostKey {
+        HostKey::new(&self.folders, &self.config_dir)
+    }
+}

@@ -1,0 +1,112 @@
+//! The host's life: hold its place, serve the IDE, take proxies in, linger
+//! once they have all gone.
+
+use std::future::Future;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ide_mcp_runtime::WsOptions;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::HostOptions;
+use super::feed::feed;
+use super::place::Place;
+use super::serve::{push_events, server};
+use crate::workspace::LspWorkspace;
+
+/// How long the IDE's clients get to see their connection closed when the
+/// host ends; the lockfile is removed either way.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a host waits for its first proxy, however short its linger: the
+/// proxy that started it attaches within milliseconds, unless it died.
+const FIRST_ATTACH: Duration = Duration::from_secs(10);
+
+/// Why [`serve`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Another host holds the place: nothing was served.
+    AnotherServes,
+    /// No proxy was attached for the linger time.
+    Lingered,
+    /// `stop` resolved (SIGTERM, SIGINT).
+    Stopped,
+}
+
+/// Serves the host of `options` from its place in `dir` (a private
+/// directory) until it has lingered with no proxy attached or `stop`
+/// resolves; at the end the lockfile and the host's files are removed.
+pub async fn serve(
+    options: &HostOptions,
+    dir: &Path,
+    stop: impl Future<Output = ()>,
+) -> io::Result<Ending> {
+    let key = options.key();
+    let Some(held) = Place::new(dir, &key)?.try_hold()? else {
+        tracing::info!("another host serves this workspace");
+        return Ok(Ending::AnotherServes);
+    };
+    let ws = Arc::new(LspWorkspace::new());
+    ws.override_folders(key.folders().to_vec());
+    let server = server(&ws).map_err(io::Error::other)?;
+    let pushing = push_events(&server, &ws);
+    let handle = server
+        .serve_ws(WsOptions {
+            workspace_folders: key
+                .folders()
+                .iter()
+                .map(|folder| folder.to_string_lossy().into_owned())
+                .collect(),
+            ide_name: options.ide_name.clone(),
+            config_dir: Some(key.config_dir().to_path_buf()),
+            ..WsOptions::default()
+        })
+        .await?;
+    tracing::info!(
+        port = handle.port(),
+        lockfile = ?handle.lockfile_path(),
+        folders = ?key.folders(),
+        "serving the IDE"
+    );
+    let mut proxies = JoinSet::new();
+    let linger = tokio::time::sleep(options.linger.max(FIRST_ATTACH));
+    tokio::pin!(linger, stop);
+    let mut lingering = true;
+    let ending = loop {
+        tokio::select! {
+            accepted = held.listener().accept() => match accepted {
+                Ok((stream, _)) => {
+                    let ws = ws.clone();
+                    proxies.spawn(async move {
+                        if let Err(error) = feed(ws, stream).await {
+                            tracing::info!(%error, "a proxy's link ended badly");
+                        }
+                    });
+                    lingering = false;
+                    tracing::info!(attached = proxies.len(), "a proxy attached");
+                }
+                Err(error) => tracing::warn!(%error, "cannot accept a proxy"),
+            },
+            Some(_) = proxies.join_next(), if !proxies.is_empty() => {
+                tracing::info!(attached = proxies.len(), "a proxy detached");
+                if proxies.is_empty() {
+                    linger.as_mut().reset(Instant::now() + options.linger);
+                    lingering = true;
+                    tracing::info!(linger_s = options.linger.as_secs_f64(), "no editor left; lingering");
+                }
+            }
+            () = &mut linger, if lingering => break Ending::Lingered,
+            () = &mut stop => break Ending::Stopped,
+        }
+    };
+    tracing::info!(?ending, "the host ends");
+    // Dropped on time-out: the lockfile goes with the handle.
+    let _ = tokio::time::timeout(CLOSE_GRACE, handle.shutdown()).await;
+    pushing.abort();
+    proxies.shutdown().await;
+    drop(held);
+    Ok(ending)
+}
