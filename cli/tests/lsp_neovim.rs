@@ -254,3 +254,160 @@ async fn quit(mut nvim: Neovim, place: &Place) {
     }
     place.wait_all_gone(SERVER);
 }
+
+/// Whether Neovim's own diagnostics of `path` (what the user sees) hold a
+/// message containing `text`.
+fn editor_shows(path: &Path, text: &str) -> String {
+    format!(
+        "(function() for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
+         if d.message:find('{text}', 1, true) then return true end end return false end)()",
+        path.display()
+    )
+}
+
+/// The hover of the word under the cursor, as Neovim's client gets it.
+fn hover_answers(nvim: &Neovim) -> bool {
+    nvim.lua(
+        "(function() local r = vim.lsp.buf_request_sync(0, 'textDocument/hover', \
+         vim.lsp.util.make_position_params(), 20000); \
+         for _, v in pairs(r or {}) do if v.result then return 'ok' end end; return 'none' end)()",
+    ) == "ok"
+}
+
+/// The one lockfile whose host is not `old`, after the CLI's clean-up.
+fn new_lockfile(place: &Place, nvim: &Neovim, old: Option<&Value>) -> (std::path::PathBuf, Value) {
+    let lockfiles = place.wait_lockfiles_of(&nvim.running, |found| {
+        found
+            .iter()
+            .any(|(_, c)| old.is_none_or(|old| c["pid"] != old["pid"]))
+    });
+    place.cli_cleanup();
+    let mut fresh: Vec<_> = lockfiles
+        .into_iter()
+        .filter(|(_, c)| old.is_none_or(|old| c["pid"] != old["pid"]))
+        .collect();
+    assert_eq!(fresh.len(), 1, "{fresh:?}");
+    fresh.remove(0)
+}
+
+async fn client_of(lockfile: &(std::path::PathBuf, Value)) -> WsClient {
+    let port = common::lockfile_port(&lockfile.0);
+    common::ws::connect(port, lockfile.1["authToken"].as_str().unwrap()).await
+}
+
+async fn wait_labels(client: &mut WsClient, mut expected: Vec<&str>) {
+    expected.sort_unstable();
+    until(client, "getOpenEditors", json!({}), |e| {
+        let mut found: Vec<String> = labels(e).into_iter().map(|(l, _)| l).collect();
+        found.sort();
+        found == expected
+    })
+    .await;
+}
+
+/// The IDE of a workspace is a host of its own: the CLI's clean-up leaves
+/// it alone, killing it costs Neovim nothing and a new one takes over,
+/// two Neovims share it, a restarted Neovim finds it again with a client
+/// still connected, and it ends after its linger.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
+    if !["nvim", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(common::installed)
+    {
+        return;
+    }
+    const LINGER: u64 = 4;
+    let place = Place::new();
+    let ws = place.workspace.clone();
+    let (main_c, app_py, other_c) = (ws.join("main.c"), ws.join("app.py"), ws.join("other.c"));
+    std::fs::write(&main_c, MAIN_C).unwrap();
+    std::fs::write(&app_py, APP_PY).unwrap();
+    std::fs::write(&other_c, MAIN_C).unwrap();
+    let nvim = Neovim::start(&place, &ws, "first", LINGER);
+    nvim.command(&format!("edit {}", main_c.display()));
+    nvim.command(&format!("edit {}", app_py.display()));
+    nvim.command("buffer main.c");
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
+    let first = new_lockfile(&place, &nvim, None);
+    // Only the one `<port>.lock`, before and after the CLI's clean-up.
+    let lockfile_name = first.0.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(place.ide_dir_entries(), [lockfile_name.clone()]);
+    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
+    assert_eq!(place.ide_dir_entries(), [lockfile_name]);
+    let mut client = client_of(&first).await;
+    wait_labels(&mut client, vec!["main.c", "app.py"]).await;
+
+    // SIGKILL of the host while the user edits: Neovim's hover and
+    // diagnostics keep working; a new host serves the same files.
+    let host = first.1["pid"].as_u64().unwrap().to_string();
+    let killed = Instant::now();
+    std::process::Command::new("kill")
+        .args(["-KILL", &host])
+        .status()
+        .unwrap();
+    set_text(&nvim, &main_c, BROKEN_C);
+    nvim.command("normal! 2G0ww");
+    assert!(hover_answers(&nvim), "no hover without a host");
+    nvim.wait_lua(&editor_shows(&main_c, "missing_name"), SERVER);
+    let second = new_lockfile(&place, &nvim, Some(&first.1));
+    eprintln!("a new host served {:?} after the kill", killed.elapsed());
+    let mut client = client_of(&second).await;
+    wait_labels(&mut client, vec!["main.c", "app.py"]).await;
+    until(
+        &mut client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    until(&mut client, "getDiagnostics", json!({}), |all| {
+        has_error(all, &main_c, "missing_name")
+    })
+    .await;
+
+    // A second Neovim on the workspace: the same IDE, both editors' files.
+    let other = Neovim::start(&place, &ws, "second", LINGER);
+    other.command(&format!("edit {}", other_c.display()));
+    wait_labels(&mut client, vec!["main.c", "app.py", "other.c"]).await;
+    assert_eq!(place.lockfiles().len(), 1);
+    // A Neovim on another workspace: an IDE of its own.
+    let elsewhere = place.dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("e.c"), MAIN_C).unwrap();
+    let third = Neovim::start(&place, &elsewhere, "third", 0);
+    third.command(&format!("edit {}", elsewhere.join("e.c").display()));
+    let lockfiles = place.wait_lockfiles_of(&third.running, |found| found.len() == 2);
+    assert!(
+        lockfiles
+            .iter()
+            .any(|(_, c)| c["workspaceFolders"] == json!([elsewhere.to_str().unwrap()]))
+    );
+    third.quit(SERVER);
+
+    // Both Neovims quit, one starts again within the linger: the same
+    // lockfile, and the client connected before sees the new session.
+    other.quit(SERVER);
+    nvim.quit(SERVER);
+    wait_labels(&mut client, vec![]).await;
+    assert_eq!(place.lockfiles(), [second.clone()]);
+    let again = Neovim::start(&place, &ws, "again", LINGER);
+    again.command(&format!("edit {}", other_c.display()));
+    wait_labels(&mut client, vec!["other.c"]).await;
+    assert_eq!(place.lockfiles(), [second.clone()]);
+
+    // Past the linger: nothing left.
+    let quit_at = Instant::now();
+    again.quit(SERVER);
+    place.wait_all_gone(SERVER);
+    assert!(quit_at.elapsed() >= Duration::from_secs(LINGER - 1));
+    // Notifications sent before (the selection) may still be unread; then
+    // the connection ends.
+    let closing = Instant::now();
+    while client.next_message(SERVER).await.is_some() {
+        assert!(
+            closing.elapsed() < SERVER,
+            "the host's connection stays open"
+        );
+    }
+}

@@ -123,6 +123,18 @@ impl Neovim {
         assert!(status.success());
     }
 
+    /// `:qa!`, and waits (at most `limit`) for Neovim to exit: the remote
+    /// end may close before it answers.
+    pub(crate) fn quit(mut self, limit: Duration) {
+        let _ = Command::new("nvim")
+            .arg("--server")
+            .arg(&self.socket)
+            .arg("--remote-send")
+            .arg("<Esc>:qa!<CR>")
+            .status();
+        self.running.wait_timeout(limit);
+    }
+
     /// Waits until the Lua expression `ready` is `true`.
     pub(crate) fn wait_lua(&self, ready: &str, limit: Duration) {
         let start = Instant::now();
