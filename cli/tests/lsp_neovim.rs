@@ -305,6 +305,10 @@ async fn wait_labels(client: &mut WsClient, mut expected: Vec<&str>) {
     .await;
 }
 
+/// The hosts' linger in the test of their life: long enough for Neovim to
+/// start again, short enough to wait for.
+const LINGER: u64 = 4;
+
 /// The IDE of a workspace is a host of its own: the CLI's clean-up leaves
 /// it alone, killing it costs Neovim nothing and a new one takes over,
 /// two Neovims share it, a restarted Neovim finds it again with a client
@@ -317,7 +321,6 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     {
         return;
     }
-    const LINGER: u64 = 4;
     let place = Place::new();
     let ws = place.workspace.clone();
     let (main_c, app_py, other_c) = (ws.join("main.c"), ws.join("app.py"), ws.join("other.c"));
@@ -332,7 +335,10 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     let first = new_lockfile(&place, &nvim, None);
     // Only the one `<port>.lock`, before and after the CLI's clean-up.
     let lockfile_name = first.0.file_name().unwrap().to_str().unwrap().to_owned();
-    assert_eq!(place.ide_dir_entries(), [lockfile_name.clone()]);
+    assert_eq!(
+        place.ide_dir_entries(),
+        std::slice::from_ref(&lockfile_name)
+    );
     assert_eq!(place.cli_cleanup(), Vec::<String>::new());
     assert_eq!(place.ide_dir_entries(), [lockfile_name]);
     let mut client = client_of(&first).await;
@@ -390,11 +396,11 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     other.quit(SERVER);
     nvim.quit(SERVER);
     wait_labels(&mut client, vec![]).await;
-    assert_eq!(place.lockfiles(), [second.clone()]);
+    assert_eq!(place.lockfiles(), std::slice::from_ref(&second));
     let again = Neovim::start(&place, &ws, "again", LINGER);
     again.command(&format!("edit {}", other_c.display()));
     wait_labels(&mut client, vec!["other.c"]).await;
-    assert_eq!(place.lockfiles(), [second.clone()]);
+    assert_eq!(place.lockfiles(), std::slice::from_ref(&second));
 
     // Past the linger: nothing left.
     let quit_at = Instant::now();
