@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use support::{Stream, drain, helix_initialize, neovim_initialize, range_json};
 
 const A: &str = "file:///ws/a.c";
+const B: &str = "file:///ws/b.c";
 
 fn text(verdict: ServerVerdict) -> String {
     match verdict {
@@ -146,6 +147,60 @@ fn executing_our_command_mentions_the_lines_and_never_reaches_the_server() {
     );
     assert!(matches!(verdict, ClientVerdict::Answer(_)));
     assert!(drain(&mut events).is_empty());
+}
+
+/// The body of the next request sent toward `stream`'s editor, if any.
+fn sent(stream: &mut Stream) -> Option<Value> {
+    let message = stream.outgoing.try_recv().ok()?;
+    Some(serde_json::from_slice(message.body()).unwrap())
+}
+
+#[tokio::test]
+async fn show_document_goes_to_an_editor_with_the_file_open_else_the_one_used_last() {
+    let ws = Arc::new(LspWorkspace::new());
+    let (mut first, mut second) = (Stream::new(&ws), Stream::new(&ws));
+    first.request(1, "initialize", helix_initialize("/ws"));
+    second.request(1, "initialize", helix_initialize("/ws"));
+    second.open(B, "c", 0, "int b;\n");
+    // The first editor is the one used last; the second has B open.
+    first.request(
+        2,
+        "textDocument/hover",
+        json!({"textDocument": {"uri": A}, "position": {"line": 0, "character": 0}}),
+    );
+    let show = |uri: &'static str| {
+        let ws = Arc::clone(&ws);
+        tokio::spawn(async move { ws.show_document(json!({"uri": uri})).await })
+    };
+    let to_b = show(B);
+    tokio::task::yield_now().await;
+    let answer = |id: &Value| json!({"jsonrpc": "2.0", "id": id, "result": {"success": true}});
+    let request = loop {
+        if let Some(request) = sent(&mut second) {
+            break request;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(request["params"]["uri"], B);
+    assert!(
+        sent(&mut first).is_none(),
+        "only to the editor that has it open"
+    );
+    assert_eq!(second.client(answer(&request["id"])), ClientVerdict::Drop);
+    assert_eq!(to_b.await.unwrap(), Ok(json!({"success": true})));
+
+    // A file no editor has open: the one used last.
+    let to_a = show(A);
+    let request = loop {
+        if let Some(request) = sent(&mut first) {
+            break request;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(request["params"]["uri"], A);
+    assert!(sent(&mut second).is_none());
+    first.client(answer(&request["id"]));
+    assert_eq!(to_a.await.unwrap(), Ok(json!({"success": true})));
 }
 
 #[tokio::test]

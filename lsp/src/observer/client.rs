@@ -84,6 +84,11 @@ impl Observer {
         let Some(method) = envelope.method.clone() else {
             return self.client_response(&envelope);
         };
+        if envelope.id.is_some() || &*method == "textDocument/didChange" {
+            // The user typed or asked something in this editor: it is the
+            // one used last, where the IDE's requests go first.
+            self.ws.requests.used(self.stream);
+        }
         match &*method {
             "initialize" => self.initialize(&envelope),
             "textDocument/didOpen" => self.did_open(envelope),

@@ -186,6 +186,14 @@ impl Documents {
         }
     }
 
+    /// The streams that have `path` open, in opening order.
+    pub(crate) fn openers(&self, path: &Path) -> Vec<StreamId> {
+        self.index()
+            .get(path)
+            .map(|entry| entry.openers.clone())
+            .unwrap_or_default()
+    }
+
     /// The paths `stream` has open, in opening order of the editor's tabs.
     pub(crate) fn paths_of(&self, stream: StreamId) -> Vec<Arc<Path>> {
         let index = self.index();

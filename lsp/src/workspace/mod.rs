@@ -199,14 +199,24 @@ impl LspWorkspace {
             .workspace_folders(self.workspace_folders())
     }
 
-    /// Sends `window/showDocument` with `params` to the editor (through a
-    /// stream whose editor advertised `window.showDocument.support`) and
-    /// waits for its `result` (`{"success": bool}`).
+    /// Sends `window/showDocument` with `params` to an editor that
+    /// advertised `window.showDocument.support`: one that has the document
+    /// of `params.uri` open, else the one used last, else any; waits for
+    /// its `result` (`{"success": bool}`).
     pub async fn show_document(
         &self,
         params: serde_json::Value,
     ) -> Result<serde_json::Value, EditorRequestError> {
-        self.requests.show_document(params).await
+        let openers = params["uri"]
+            .as_str()
+            .and_then(crate::uri::uri_path)
+            .map(|path| self.documents.openers(&path))
+            .unwrap_or_default();
+        let to = self
+            .requests
+            .show_document_destination(&openers)
+            .ok_or(EditorRequestError::Unsupported)?;
+        self.requests.show_document(&to, params).await
     }
 
     /// The ids of the open documents, in no particular order.

@@ -48,17 +48,22 @@ impl LspWorkspace {
 }
 
 /// `openFile` sends `window/showDocument` to the editor, when it supports it.
+/// The request goes to an editor that has the file open, else to the one
+/// used last.
 impl FileOpener for LspWorkspace {
     fn open_file(&self, request: OpenFileRequest) -> OpenFileFuture {
         let requests = Arc::clone(&self.requests);
-        let params = requests
-            .show_document_encoding()
-            .map(|encoding| self.show_document_params(&request, encoding));
+        let destination = requests
+            .show_document_destination(&self.documents.openers(&request.path))
+            .map(|to| {
+                let params = self.show_document_params(&request, to.encoding);
+                (to, params)
+            });
         Box::pin(async move {
-            let Some(params) = params else {
+            let Some((to, params)) = destination else {
                 return Err("the editor does not support window/showDocument".to_owned());
             };
-            match requests.show_document(params).await {
+            match requests.show_document(&to, params).await {
                 Ok(result) if result["success"] == true => Ok(()),
                 Ok(_) => Err("the editor could not show the file".to_owned()),
                 Err(error) => Err(error.to_string()),

@@ -73,6 +73,16 @@ pub(crate) struct EditorRequests {
     next: AtomicU64,
     routes: Mutex<Vec<Route>>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    /// The stream whose editor the user used last (0: none yet).
+    last_used: AtomicU64,
+}
+
+/// Where a request toward an editor goes: the queue of one stream, and the
+/// position encoding its positions must be in.
+#[derive(Clone, Debug)]
+pub(crate) struct Destination {
+    queue: mpsc::Sender<Message>,
+    pub(crate) encoding: PositionEncoding,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -108,23 +118,38 @@ impl EditorRequests {
         }
     }
 
-    /// The position encoding of the stream [`show_document`](Self::show_document)
-    /// would use; `None` when no stream's editor supports it.
-    pub(crate) fn show_document_encoding(&self) -> Option<PositionEncoding> {
-        lock(&self.routes)
-            .iter()
-            .find(|r| r.show_document && !r.queue.is_closed())
-            .map(|r| r.encoding)
+    /// The user used `stream`'s editor (typed, asked something).
+    pub(crate) fn used(&self, stream: StreamId) {
+        self.last_used.store(stream.0, Ordering::Relaxed);
     }
 
-    /// Sends `window/showDocument` with `params` on a stream whose editor
-    /// supports it, and waits for the answer's `result`.
-    pub(crate) async fn show_document(&self, params: Value) -> Result<Value, EditorRequestError> {
-        let queue = lock(&self.routes)
+    /// Where `window/showDocument` goes: to the first of `openers` (the
+    /// streams that have the document open) whose editor supports it, else
+    /// to the stream used last, else to any that supports it; `None` when
+    /// no editor does.
+    pub(crate) fn show_document_destination(&self, openers: &[StreamId]) -> Option<Destination> {
+        let routes = lock(&self.routes);
+        let usable = |r: &&Route| r.show_document && !r.queue.is_closed();
+        let last = StreamId(self.last_used.load(Ordering::Relaxed));
+        let route = openers
             .iter()
-            .find(|r| r.show_document && !r.queue.is_closed())
-            .map(|r| r.queue.clone())
-            .ok_or(EditorRequestError::Unsupported)?;
+            .find_map(|&s| routes.iter().filter(usable).find(|r| r.stream == s))
+            .or_else(|| routes.iter().filter(usable).find(|r| r.stream == last))
+            .or_else(|| routes.iter().find(usable))?;
+        Some(Destination {
+            queue: route.queue.clone(),
+            encoding: route.encoding,
+        })
+    }
+
+    /// Sends `window/showDocument` with `params` to `to`, and waits for the
+    /// answer's `result`.
+    pub(crate) async fn show_document(
+        &self,
+        to: &Destination,
+        params: Value,
+    ) -> Result<Value, EditorRequestError> {
+        let queue = to.queue.clone();
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(n, tx);
