@@ -378,6 +378,7 @@ async fn proxies_of_one_workspace_share_one_host_and_a_killed_host_is_replaced()
 
     // The host is killed: forwarding goes on, and the proxies start a new
     // host and replay their state into it.
+    let killed = std::time::Instant::now();
     std::process::Command::new("kill")
         .args(["-KILL", &host.to_string()])
         .status()
@@ -409,6 +410,10 @@ async fn proxies_of_one_workspace_share_one_host_and_a_killed_host_is_replaced()
         .map(|(_, content)| host_pid(content))
         .find(|&pid| pid != host)
         .unwrap();
+    eprintln!(
+        "a new host's lockfile {:?} after the kill",
+        killed.elapsed()
+    );
     place.cli_cleanup();
     wait_view(&place, next, (all.clone(), all)).await;
     assert_eq!(place.host_pids(), [next]);
