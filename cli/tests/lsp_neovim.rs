@@ -381,15 +381,37 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     let elsewhere = place.dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     std::fs::write(elsewhere.join("e.c"), MAIN_C).unwrap();
-    let third = Neovim::start(&place, &elsewhere, "third", 0);
+    let third = Neovim::start(&place, &elsewhere, "third", 600);
     third.command(&format!("edit {}", elsewhere.join("e.c").display()));
     let lockfiles = place.wait_lockfiles_of(&third.running, |found| found.len() == 2);
-    assert!(
-        lockfiles
-            .iter()
-            .any(|(_, c)| c["workspaceFolders"] == json!([elsewhere.to_str().unwrap()]))
-    );
+    let (_, theirs) = lockfiles
+        .iter()
+        .find(|(_, c)| c["workspaceFolders"] == json!([elsewhere.to_str().unwrap()]))
+        .expect("an IDE of the other workspace");
+    let theirs = theirs["pid"].as_u64().unwrap();
+    let proxies = common::children(third.running.child.id());
     third.quit(SERVER);
+    // Its proxies gone (an attached proxy would start a new host)...
+    let start = Instant::now();
+    while !proxies.iter().all(|&pid| common::is_dead(pid)) {
+        assert!(start.elapsed() < SERVER, "proxies left");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // ...its host lingers for ten minutes; SIGTERM ends it at once,
+    // lockfile removed.
+    std::process::Command::new("kill")
+        .args(["-TERM", &theirs.to_string()])
+        .status()
+        .unwrap();
+    let start = Instant::now();
+    while place.lockfiles().len() != 1 || !common::is_dead(u32::try_from(theirs).unwrap()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            place.lockfiles()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 
     // Both Neovims quit, one starts again within the linger: the same
     // lockfile, and the client connected before sees the new session.
