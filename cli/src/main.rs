@@ -79,8 +79,11 @@ fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
     let Ok(_flush) = args.init_logging() else {
         return ExitCode::FAILURE;
     };
+    // Forwarding runs on threads of its own; the runtime (signals, the
+    // server's exit, the link to the IDE host) yields to it.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .on_thread_start(ide_mcp_lsp::background::lower_priority)
         .enable_all()
         .build()
     {
@@ -115,6 +118,9 @@ fn host(args: &ide_mcp::proxy::HostArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The whole host yields to the editors' forwarding: its threads inherit
+    // this one's priority.
+    ide_mcp_lsp::background::lower_priority();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -377,11 +377,42 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     other.command(&format!("edit {}", other_c.display()));
     wait_labels(&mut client, vec!["main.c", "app.py", "other.c"]).await;
     assert_eq!(place.lockfiles().len(), 1);
-    // A Neovim on another workspace: an IDE of its own.
+    another_workspace_has_an_ide_of_its_own(&place);
+
+    // Both Neovims quit, one starts again within the linger: the same
+    // lockfile, and the client connected before sees the new session.
+    other.quit(SERVER);
+    nvim.quit(SERVER);
+    wait_labels(&mut client, vec![]).await;
+    assert_eq!(place.lockfiles(), std::slice::from_ref(&second));
+    let again = Neovim::start(&place, &ws, "again", LINGER);
+    again.command(&format!("edit {}", other_c.display()));
+    wait_labels(&mut client, vec!["other.c"]).await;
+    assert_eq!(place.lockfiles(), std::slice::from_ref(&second));
+
+    // Past the linger: nothing left.
+    let quit_at = Instant::now();
+    again.quit(SERVER);
+    place.wait_all_gone(SERVER);
+    assert!(quit_at.elapsed() >= Duration::from_secs(LINGER - 1));
+    // Notifications sent before (the selection) may still be unread; then
+    // the connection ends.
+    let closing = Instant::now();
+    while client.next_message(SERVER).await.is_some() {
+        assert!(
+            closing.elapsed() < SERVER,
+            "the host's connection stays open"
+        );
+    }
+}
+
+/// A Neovim on another workspace: an IDE of its own, which SIGTERM ends at
+/// once although it would linger for ten minutes.
+fn another_workspace_has_an_ide_of_its_own(place: &Place) {
     let elsewhere = place.dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     std::fs::write(elsewhere.join("e.c"), MAIN_C).unwrap();
-    let third = Neovim::start(&place, &elsewhere, "third", 600);
+    let third = Neovim::start(place, &elsewhere, "third", 600);
     third.command(&format!("edit {}", elsewhere.join("e.c").display()));
     let lockfiles = place.wait_lockfiles_of(&third.running, |found| found.len() == 2);
     let (_, theirs) = lockfiles
@@ -411,31 +442,5 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
             place.lockfiles()
         );
         std::thread::sleep(Duration::from_millis(10));
-    }
-
-    // Both Neovims quit, one starts again within the linger: the same
-    // lockfile, and the client connected before sees the new session.
-    other.quit(SERVER);
-    nvim.quit(SERVER);
-    wait_labels(&mut client, vec![]).await;
-    assert_eq!(place.lockfiles(), std::slice::from_ref(&second));
-    let again = Neovim::start(&place, &ws, "again", LINGER);
-    again.command(&format!("edit {}", other_c.display()));
-    wait_labels(&mut client, vec!["other.c"]).await;
-    assert_eq!(place.lockfiles(), std::slice::from_ref(&second));
-
-    // Past the linger: nothing left.
-    let quit_at = Instant::now();
-    again.quit(SERVER);
-    place.wait_all_gone(SERVER);
-    assert!(quit_at.elapsed() >= Duration::from_secs(LINGER - 1));
-    // Notifications sent before (the selection) may still be unread; then
-    // the connection ends.
-    let closing = Instant::now();
-    while client.next_message(SERVER).await.is_some() {
-        assert!(
-            closing.elapsed() < SERVER,
-            "the host's connection stays open"
-        );
     }
 }

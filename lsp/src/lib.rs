@@ -48,6 +48,8 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+#[cfg(unix)]
+pub mod background;
 pub mod client;
 pub mod framing;
 #[cfg(unix)]

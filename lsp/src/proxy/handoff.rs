@@ -76,7 +76,7 @@ impl HandOff {
         std::thread::Builder::new()
             .name("lsp-proxy-observe".into())
             .spawn(move || {
-                yield_to_forwarding();
+                crate::background::lower_priority();
                 let mut assembly = Assembly::default();
                 for (direction, item) in items {
                     // The observer catches its own panics; this keeps the
@@ -237,21 +237,6 @@ impl Watch for HandOff {
         }
     }
 }
-
-/// Lowers the calling thread's scheduling priority (Linux: the nice value is
-/// per thread), so that when the cores are busy, forwarding, the editor and
-/// the server run before the observer: observing may lag behind a burst,
-/// forwarding must not.
-fn yield_to_forwarding() {
-    #[cfg(target_os = "linux")]
-    if let Err(error) = rustix::process::setpriority_process(None, OBSERVER_NICE) {
-        tracing::debug!(%error, "cannot lower the observer thread's priority");
-    }
-}
-
-/// The observer thread's nice value.
-#[cfg(target_os = "linux")]
-const OBSERVER_NICE: i32 = 10;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
