@@ -58,6 +58,7 @@ pub mod mirror;
 pub mod observer;
 #[cfg(unix)]
 pub mod proxy;
+mod published;
 mod uri;
 pub mod workspace;
 

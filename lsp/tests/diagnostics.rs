@@ -80,6 +80,53 @@ async fn pushed_diagnostics_by_version_and_merged_over_servers() {
 }
 
 #[tokio::test]
+async fn a_diagnostic_of_an_odd_shape_costs_only_itself() {
+    let ws = Arc::new(LspWorkspace::new());
+    let mut s = session(&ws, "eslint");
+    s.open("file:///ws/a.ts", "typescript", 0, "let x = foo\n");
+    // VS Code's `code` shape, as some servers forward it, beside a plain one.
+    s.publish(
+        "file:///ws/a.ts",
+        Some(0),
+        json!([
+            {"message": "'x' is never used", "severity": 2, "source": "ts", "code": {"value": 7, "target": "https://example.com/rules/7"}, "range": range_json(((0, 4), (0, 5)))},
+            {"message": "cannot find name 'foo'", "severity": 1, "code": "E2304", "range": range_json(((0, 8), (0, 11)))},
+        ]),
+    );
+    let cx = ws.read_context().build();
+    assert_eq!(
+        tool(&cx, "getDiagnostics", json!({})).await,
+        json!([{"uri": "file:///ws/a.ts", "diagnostics": [
+            {"message": "'x' is never used", "severity": "Warning", "range": range_json(((0, 4), (0, 5))), "source": "ts", "code": "7"},
+            {"message": "cannot find name 'foo'", "severity": "Error", "range": range_json(((0, 8), (0, 11))), "source": "eslint", "code": "E2304"},
+        ]}])
+    );
+
+    // A pulled report is read the same way: one without a range is dropped
+    // alone, a severity of the wrong type is dropped and its diagnostic kept.
+    s.request(
+        2,
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": "file:///ws/a.ts"}}),
+    );
+    s.answer(
+        2,
+        json!({"kind": "full", "items": [
+            {"message": "first", "severity": "error", "range": range_json(((0, 0), (0, 3)))},
+            {"message": "no range"},
+            {"message": "second", "code": {"value": "no-undef", "target": "https://example.com/no-undef"}, "range": range_json(((0, 8), (0, 11)))},
+        ]}),
+    );
+    assert_eq!(
+        tool(&cx, "getDiagnostics", json!({})).await,
+        json!([{"uri": "file:///ws/a.ts", "diagnostics": [
+            {"message": "first", "severity": "Error", "range": range_json(((0, 0), (0, 3))), "source": "eslint"},
+            {"message": "second", "severity": "Error", "range": range_json(((0, 8), (0, 11))), "source": "eslint", "code": "no-undef"},
+        ]}])
+    );
+}
+
+#[tokio::test]
 async fn utf8_sessions_report_utf16_ranges() {
     let ws = Arc::new(LspWorkspace::new());
     let mut s = Stream::new(&ws);

@@ -1,5 +1,6 @@
 //! The attack suite: what a web page, another local user or a guessing
-//! client can do to the IDE WebSocket, through a real listener and raw bytes.
+//! client can do to the IDE WebSocket (and, with duplicated headers, to the
+//! Streamable HTTP transport), through a real listener and raw bytes.
 //!
 //! `runtime/tests/ws.rs` already checks the basic refusals through a
 //! WebSocket client; this suite sends hand-written HTTP so that it can also
@@ -18,8 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ide_mcp_runtime::WsOptions;
 use ide_mcp_runtime::lockfile::LockfileContent;
+use ide_mcp_runtime::{HttpOptions, WsOptions};
 use support::{INIT, WAIT, raw_exchange, read_server, serve};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -45,7 +46,8 @@ fn auth(token: &str) -> String {
 
 /// Asserts that the server answered `request` with `status`, closed the
 /// connection, and sent nothing but that HTTP response: no upgrade, no MCP.
-async fn assert_refused(port: u16, request: &[u8], status: u16, case: &str) {
+/// Returns the status line and the body.
+async fn assert_refused(port: u16, request: &[u8], status: u16, case: &str) -> (String, String) {
     let (response, closed) = raw_exchange(port, request).await;
     let text = String::from_utf8_lossy(&response);
     assert!(
@@ -71,6 +73,8 @@ async fn assert_refused(port: u16, request: &[u8], status: u16, case: &str) {
         })
         .expect("a Content-Length");
     assert_eq!(body.len(), length, "{case}: nothing after the body");
+    let status_line = head.lines().next().unwrap_or_default();
+    (status_line.to_owned(), body.to_owned())
 }
 
 /// Sends `request` and returns the status line of the answer, leaving a
@@ -344,6 +348,217 @@ async fn any_origin_and_any_foreign_host_get_403() {
             "{host}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_header_the_upgrade_check_reads_is_refused_when_it_comes_twice() {
+    let server = read_server();
+    let (handle, _dir) = serve(&server, WsOptions::default()).await;
+    let port = handle.port();
+    let token = handle.auth_token().to_owned();
+    let mut wrong = token.clone();
+    let last = wrong.pop().unwrap();
+    wrong.push(if last == '0' { '1' } else { '0' });
+    let (right, wrong) = (auth(&token), auth(&wrong));
+    let lower = format!("x-claude-code-ide-authorization: {token}\r\n");
+    let own_origin = format!("Origin: http://127.0.0.1:{port}\r\n");
+    let cases: Vec<(&str, String, &str, &str)> = vec![
+        (
+            "the right token, then a wrong one",
+            format!("{right}{wrong}"),
+            "HTTP/1.1 401 Unauthorized",
+            "duplicate `x-claude-code-ide-authorization` header",
+        ),
+        (
+            "a wrong token, then the right one",
+            format!("{wrong}{right}"),
+            "HTTP/1.1 401 Unauthorized",
+            "duplicate `x-claude-code-ide-authorization` header",
+        ),
+        (
+            "the right token twice",
+            format!("{right}{right}"),
+            "HTTP/1.1 401 Unauthorized",
+            "duplicate `x-claude-code-ide-authorization` header",
+        ),
+        (
+            "the right token twice, the names in two cases",
+            format!("{right}{lower}"),
+            "HTTP/1.1 401 Unauthorized",
+            "duplicate `x-claude-code-ide-authorization` header",
+        ),
+        (
+            "Host twice",
+            format!("Host: 127.0.0.1:{port}\r\n{right}"),
+            "HTTP/1.1 403 Forbidden",
+            "duplicate `Host` header",
+        ),
+        (
+            "Origin twice",
+            format!("{right}{own_origin}{own_origin}"),
+            "HTTP/1.1 403 Forbidden",
+            "duplicate `Origin` header",
+        ),
+        (
+            "Upgrade twice",
+            format!("{right}Upgrade: websocket\r\n"),
+            "HTTP/1.1 426 Upgrade Required",
+            "duplicate `Upgrade` header",
+        ),
+        (
+            "Connection twice",
+            format!("{right}Connection: Upgrade\r\n"),
+            "HTTP/1.1 426 Upgrade Required",
+            "duplicate `Connection` header",
+        ),
+        (
+            "Sec-WebSocket-Version twice",
+            format!("{right}Sec-WebSocket-Version: 13\r\n"),
+            "HTTP/1.1 426 Upgrade Required",
+            "duplicate `Sec-WebSocket-Version` header",
+        ),
+        (
+            "Sec-WebSocket-Key twice",
+            format!("{right}Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA==\r\n"),
+            "HTTP/1.1 400 Bad Request",
+            "duplicate `Sec-WebSocket-Key` header",
+        ),
+    ];
+    for (case, headers, status_line, message) in &cases {
+        let status = status_line[9..12].parse().unwrap();
+        let request = upgrade(port, None, headers);
+        assert_eq!(
+            assert_refused(port, &request, status, case).await,
+            ((*status_line).to_owned(), format!("{message}\n")),
+            "{case}"
+        );
+    }
+    // The control: the right token once upgrades.
+    assert_eq!(
+        status_of(port, &upgrade(port, None, &right)).await,
+        "HTTP/1.1 101 Switching Protocols"
+    );
+}
+
+/// A `ping` posted to the HTTP transport on `port` with these header lines
+/// beside `Host`, `Content-Type` and `Accept`; the server closes after it.
+fn http_ping(port: u16, headers: &str) -> Vec<u8> {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{headers}Connection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// The status line, the `WWW-Authenticate` header and the body of the HTTP
+/// transport's answer to `request`, after checking the server closed.
+async fn http_answer(port: u16, request: &[u8], case: &str) -> (String, Option<String>, String) {
+    let (response, closed) = raw_exchange(port, request).await;
+    let text = String::from_utf8_lossy(&response);
+    assert!(
+        closed,
+        "{case}: the server keeps the connection open: {text:?}"
+    );
+    let (head, body) = text.split_once("\r\n\r\n").expect("a complete response");
+    let mut lines = head.lines();
+    let status_line = lines.next().unwrap_or_default().to_owned();
+    let challenge = lines.find_map(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("www-authenticate:")
+            .then(|| l["www-authenticate:".len()..].trim().to_owned())
+    });
+    (status_line, challenge, body.to_owned())
+}
+
+#[tokio::test]
+async fn a_header_the_http_gate_reads_is_refused_when_it_comes_twice() {
+    let server = read_server();
+    let handle = server.serve_http(HttpOptions::default()).await.unwrap();
+    let port = handle.local_addr().port();
+    let token = handle.auth_token().to_owned();
+    let mut wrong = token.clone();
+    let last = wrong.pop().unwrap();
+    wrong.push(if last == '0' { '1' } else { '0' });
+    let right = format!("Authorization: Bearer {token}\r\n");
+    let wrong = format!("authorization: Bearer {wrong}\r\n");
+    let own_origin = format!("Origin: http://127.0.0.1:{port}\r\n");
+    let refused = |message: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"{message}"}}}}"#)
+    };
+    let two_tokens = (
+        "HTTP/1.1 401 Unauthorized".to_owned(),
+        Some(r#"Bearer realm="ide-mcp", error="invalid_request""#.to_owned()),
+        refused("duplicate `Authorization` header"),
+    );
+    let forbidden = |name: &str| {
+        (
+            "HTTP/1.1 403 Forbidden".to_owned(),
+            None,
+            refused(&format!("duplicate `{name}` header")),
+        )
+    };
+    let cases = [
+        (
+            "the right bearer token, then a wrong one",
+            format!("{right}{wrong}"),
+            two_tokens.clone(),
+        ),
+        (
+            "a wrong bearer token, then the right one",
+            format!("{wrong}{right}"),
+            two_tokens.clone(),
+        ),
+        (
+            "the right bearer token twice",
+            format!("{right}{right}"),
+            two_tokens,
+        ),
+        (
+            "Host twice",
+            format!("Host: 127.0.0.1:{port}\r\n{right}"),
+            forbidden("Host"),
+        ),
+        (
+            "the server's own Origin twice",
+            format!("{own_origin}{own_origin}{right}"),
+            forbidden("Origin"),
+        ),
+        (
+            "Mcp-Session-Id twice",
+            format!("{right}Mcp-Session-Id: a\r\nMcp-Session-Id: b\r\n"),
+            (
+                "HTTP/1.1 400 Bad Request".to_owned(),
+                None,
+                refused("duplicate `Mcp-Session-Id` header"),
+            ),
+        ),
+        (
+            "Content-Type twice",
+            format!("{right}Content-Type: application/json\r\n"),
+            (
+                "HTTP/1.1 415 Unsupported Media Type".to_owned(),
+                None,
+                refused("duplicate `Content-Type` header"),
+            ),
+        ),
+    ];
+    for (case, headers, expected) in &cases {
+        assert_eq!(
+            &http_answer(port, &http_ping(port, headers), case).await,
+            expected,
+            "{case}"
+        );
+    }
+    // The control: the right token once is served.
+    let (status_line, _, body) = http_answer(port, &http_ping(port, &right), "control").await;
+    assert_eq!(
+        (status_line.as_str(), body.as_str()),
+        ("HTTP/1.1 200 OK", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
+    );
+    handle.shutdown().await;
 }
 
 /// The listening sockets of this process's network namespace on `port`:

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
@@ -24,6 +25,7 @@ use super::state::Store;
 use super::uri::{path_of_uri, uri_of_path};
 use super::{PROBE_METHOD, Probe};
 use crate::framing::{Frame, Message, MessageReader};
+use crate::published::{Published, UnreadLog};
 
 /// How many lines of a server's stderr are kept for the log of its death.
 const STDERR_TAIL_LINES: usize = 20;
@@ -34,6 +36,8 @@ pub(crate) struct Context {
     pub(crate) store: Arc<Store>,
     pub(crate) kind: ServerKind,
     pub(crate) folders: Vec<PathBuf>,
+    /// What the server's diagnostics lost, logged once at warning level.
+    pub(crate) unread: UnreadLog,
 }
 
 type Responses = Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>;
@@ -424,16 +428,20 @@ fn notification(cx: &Context, method: &str, params: Option<&Value>) {
     let Some(params) = params else { return };
     match method {
         "textDocument/publishDiagnostics" => {
-            let Ok(published) =
-                serde_json::from_value::<Published>(params.clone()).map_err(|error| {
-                    tracing::debug!(server = %cx.kind.name, %error, "unreadable publishDiagnostics");
-                })
-            else {
+            let Ok(published) = Published::deserialize(params).map_err(|error| {
+                tracing::debug!(server = %cx.kind.name, %error, "unreadable publishDiagnostics");
+            }) else {
                 return;
             };
-            if let Some(path) = path_of_uri(&published.uri) {
-                cx.store
-                    .publish(path, published.version, published.diagnostics);
+            let Published {
+                uri,
+                version,
+                diagnostics,
+            } = published;
+            cx.unread
+                .note(Some(&cx.kind.name), &uri, diagnostics.unread);
+            if let Some(path) = path_of_uri(&uri) {
+                cx.store.publish(path, version, diagnostics.kept);
             }
         }
         "$/progress" => {
@@ -475,13 +483,6 @@ fn notification(cx: &Context, method: &str, params: Option<&Value>) {
         }
         _ => {}
     }
-}
-
-#[derive(serde::Deserialize)]
-struct Published {
-    uri: String,
-    version: Option<i32>,
-    diagnostics: Vec<lsp_types::Diagnostic>,
 }
 
 /// The folder's last component, for `workspaceFolders[].name`.

@@ -49,6 +49,7 @@ use tokio::task::JoinHandle;
 pub use documents::language_id;
 pub use known::ServerKind;
 
+use crate::published::UnreadLog;
 use connection::Context;
 use state::Store;
 use supervisor::supervise;
@@ -198,6 +199,7 @@ impl LspDiagnostics {
             store: Arc::clone(&store),
             kind: kind.clone(),
             folders: options.folders.clone(),
+            unread: UnreadLog::default(),
         });
         let task = tokio::spawn(supervise(
             options.clone(),

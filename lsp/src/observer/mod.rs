@@ -32,6 +32,7 @@ pub use replay::Replayed;
 
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
+use crate::published::UnreadLog;
 use crate::uri::uri_path;
 use crate::workspace::{LspWorkspace, StreamId};
 use envelope::Id;
@@ -134,6 +135,8 @@ pub struct Observer {
     /// Tracking order, to forget the oldest first.
     tracked_order: std::collections::VecDeque<Id>,
     panicked: bool,
+    /// What the server's diagnostics lost, logged once at warning level.
+    unread: UnreadLog,
 }
 
 impl Observer {
@@ -161,6 +164,7 @@ impl Observer {
             tracked: HashMap::new(),
             tracked_order: std::collections::VecDeque::new(),
             panicked: false,
+            unread: UnreadLog::default(),
         };
         (observer, outgoing)
     }

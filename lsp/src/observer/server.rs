@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use lsp_types::{Diagnostic, PublishDiagnosticsParams};
+use lsp_types::Diagnostic;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -11,6 +11,7 @@ use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
 use super::{Observer, ServerVerdict, Tracked};
 use crate::mirror::{PositionEncoding, to_utf16};
+use crate::published::{DiagnosticList, Published};
 
 /// A pull-diagnostics report (`textDocument/diagnostic`'s result, and each
 /// of its `relatedDocuments`).
@@ -19,7 +20,7 @@ use crate::mirror::{PositionEncoding, to_utf16};
 struct Report {
     kind: String,
     #[serde(default)]
-    items: Vec<Diagnostic>,
+    items: DiagnosticList,
     #[serde(default)]
     related_documents: HashMap<String, Report>,
 }
@@ -119,7 +120,7 @@ impl Observer {
     }
 
     fn publish_diagnostics(&mut self, envelope: &Envelope<'_>) {
-        let Some(params) = envelope.params::<PublishDiagnosticsParams>() else {
+        let Some(params) = envelope.params::<Published>() else {
             return;
         };
         let uri = params.uri.as_str();
@@ -174,13 +175,12 @@ impl Observer {
 
     /// Stores `stream`'s diagnostics of `uri`: ranges in UTF-16 (converted
     /// through the mirror when the session counts otherwise and the document
-    /// is open), `source` set to the server's name where missing.
-    fn store_diagnostics(
-        &mut self,
-        uri: &str,
-        version: Option<i32>,
-        mut diagnostics: Vec<Diagnostic>,
-    ) {
+    /// is open), `source` set to the server's name where missing. What could
+    /// not be read of them is logged (a warning once per stream).
+    fn store_diagnostics(&mut self, uri: &str, version: Option<i32>, list: DiagnosticList) {
+        self.unread
+            .note(self.server.name.as_deref(), uri, list.unread);
+        let mut diagnostics: Vec<Diagnostic> = list.kept;
         let Some(path) = super::path_of(&self.docs, uri) else {
             return;
         };

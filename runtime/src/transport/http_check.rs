@@ -201,17 +201,20 @@ pub(crate) struct Gate<'a> {
 
 impl Gate<'_> {
     /// The refusal of a request from a browser page of another origin or
-    /// through a rebound DNS name (403), or without the token (401).
+    /// through a rebound DNS name (403), or without the token (401). Each of
+    /// the three headers must come at most once: with two, which one a check
+    /// reads is a guess (a duplicate gets that header's status, the right
+    /// token twice included).
     pub(crate) fn refusal(&self, heads: &Heads<'_>) -> Option<HttpResponse> {
-        // Exactly one `Host`: with two, which one a check reads is a guess.
+        if heads.host.repeated {
+            return Some(duplicate(StatusCode::FORBIDDEN, "Host"));
+        }
         let usual = heads
             .host
             .first
             .is_some_and(|h| h.as_bytes() == self.usual_host.as_bytes());
         let host = || heads.host.first.and_then(|h| h.to_str().ok());
-        if heads.host.repeated
-            || (self.loopback && !usual && !host().is_some_and(|h| self.local_host(h)))
-        {
+        if self.loopback && !usual && !host().is_some_and(|h| self.local_host(h)) {
             let host = host();
             tracing::warn!(
                 host,
@@ -226,19 +229,27 @@ impl Gate<'_> {
                 ),
             ));
         }
-        if let Some(origin) = heads.origin.first {
-            let allowed = origin.to_str().ok().is_some_and(|o| self.origin_allowed(o));
-            if !allowed || heads.origin.repeated {
-                tracing::warn!(?origin, "HTTP request refused: foreign `Origin`");
-                return Some(refusal(
-                    StatusCode::FORBIDDEN,
-                    INVALID_REQUEST,
-                    &format_args!(
-                        "requests from the origin {} are refused: only this server's own localhost origin may call it",
-                        jsonrpc::clip(&String::from_utf8_lossy(origin.as_bytes()))
-                    ),
-                ));
-            }
+        if heads.origin.repeated {
+            return Some(duplicate(StatusCode::FORBIDDEN, "Origin"));
+        }
+        if let Some(origin) = heads.origin.first
+            && !origin.to_str().ok().is_some_and(|o| self.origin_allowed(o))
+        {
+            tracing::warn!(?origin, "HTTP request refused: foreign `Origin`");
+            return Some(refusal(
+                StatusCode::FORBIDDEN,
+                INVALID_REQUEST,
+                &format_args!(
+                    "requests from the origin {} are refused: only this server's own localhost origin may call it",
+                    jsonrpc::clip(&String::from_utf8_lossy(origin.as_bytes()))
+                ),
+            ));
+        }
+        if heads.authorization.repeated {
+            // Refused before any compare: the answer says nothing of either.
+            let mut response = duplicate(StatusCode::UNAUTHORIZED, "Authorization");
+            challenge(&mut response, Some("invalid_request"));
+            return Some(response);
         }
         let given = heads
             .authorization
@@ -263,15 +274,7 @@ impl Gate<'_> {
                     "no bearer token: send the one the server printed, as `Authorization: Bearer <token>`"
                 },
             );
-            let challenge = if given.is_some() {
-                format!(r#"{CHALLENGE}, error="invalid_token""#)
-            } else {
-                CHALLENGE.to_owned()
-            };
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_str(&challenge).expect("ASCII"),
-            );
+            challenge(&mut response, given.is_some().then_some("invalid_token"));
             return Some(response);
         }
         None
@@ -311,8 +314,37 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
         .then(|| token.trim_ascii())
 }
 
-/// 415 (the refusal) unless the body is declared `application/json`.
+/// Adds the `WWW-Authenticate` challenge of a 401, with its `error` if any.
+fn challenge(response: &mut HttpResponse, error: Option<&str>) {
+    let challenge = match error {
+        Some(error) => format!(r#"{CHALLENGE}, error="{error}""#),
+        None => CHALLENGE.to_owned(),
+    };
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_str(&challenge).expect("ASCII"),
+    );
+}
+
+/// The refusal of a request that carries header `name` more than once:
+/// `status` is that of the header's own check.
+pub(crate) fn duplicate(status: StatusCode, name: &str) -> HttpResponse {
+    tracing::warn!(header = name, "HTTP request refused: duplicate header");
+    refusal(
+        status,
+        INVALID_REQUEST,
+        &format_args!("duplicate `{name}` header"),
+    )
+}
+
+/// 415 (the refusal) unless the body is declared `application/json` (once).
 pub(crate) fn refuse_content_type(heads: &Heads<'_>) -> Option<HttpResponse> {
+    if heads.content_type.repeated {
+        return Some(duplicate(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type",
+        ));
+    }
     if heads
         .content_type
         .first
@@ -376,7 +408,7 @@ pub(crate) fn status_of(response: &[u8], id: &str) -> StatusCode {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn gate() -> Gate<'static> {
@@ -387,6 +419,103 @@ mod tests {
             extra_origins: &[],
             usual_host: "127.0.0.1:8123",
         }
+    }
+
+    /// A header map with these lines, in order, repeats kept.
+    fn header_map(lines: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in lines {
+            map.append(
+                header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    /// A refusal's status, `WWW-Authenticate` and body.
+    pub(crate) fn parts(response: HttpResponse) -> (u16, Option<String>, String) {
+        use futures_util::FutureExt as _;
+        use http_body_util::BodyExt as _;
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get(header::WWW_AUTHENTICATE)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let HttpBody::Left(body) = response.into_body() else {
+            panic!("a refusal is a whole body")
+        };
+        let bytes = body.collect().now_or_never().unwrap().unwrap().to_bytes();
+        (
+            status,
+            challenge,
+            String::from_utf8(bytes.to_vec()).unwrap(),
+        )
+    }
+
+    /// The gate's refusal of a request with these header lines.
+    fn gate_refusal(lines: &[(&str, &str)]) -> Option<(u16, Option<String>, String)> {
+        let map = header_map(lines);
+        gate().refusal(&Heads::read(&map)).map(parts)
+    }
+
+    /// The body of a refusal with -32600 and `message`.
+    pub(crate) fn error_body(message: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"{message}"}}}}"#)
+    }
+
+    #[test]
+    fn a_header_the_gate_reads_is_refused_when_it_comes_twice() {
+        let host = ("Host", "127.0.0.1:8123");
+        let right = ("Authorization", "Bearer secret");
+        let wrong = ("authorization", "Bearer secreT");
+        assert_eq!(gate_refusal(&[host, right]), None);
+        let two_tokens = Some((
+            401,
+            Some(r#"Bearer realm="ide-mcp", error="invalid_request""#.to_owned()),
+            error_body("duplicate `Authorization` header"),
+        ));
+        assert_eq!(gate_refusal(&[host, right, wrong]), two_tokens);
+        assert_eq!(gate_refusal(&[host, wrong, right]), two_tokens);
+        assert_eq!(gate_refusal(&[host, right, right]), two_tokens);
+        let forbidden = |name| Some((403, None, error_body(&format!("duplicate `{name}` header"))));
+        assert_eq!(gate_refusal(&[host, host, right]), forbidden("Host"));
+        assert_eq!(
+            gate_refusal(&[host, ("host", "evil.example"), right]),
+            forbidden("Host")
+        );
+        // The server's own origin is allowed once, not twice.
+        let own = ("Origin", "http://localhost:8123");
+        assert_eq!(gate_refusal(&[host, own, right]), None);
+        assert_eq!(gate_refusal(&[host, own, own, right]), forbidden("Origin"));
+        assert_eq!(
+            gate_refusal(&[host, own, ("origin", "http://evil.example"), right]),
+            forbidden("Origin")
+        );
+        // Host, Origin, then the token: the first failing check answers.
+        assert_eq!(
+            gate_refusal(&[host, host, own, own, right, wrong]),
+            forbidden("Host")
+        );
+    }
+
+    #[test]
+    fn a_content_type_that_comes_twice_is_refused() {
+        let json = ("Content-Type", "application/json");
+        let map = header_map(&[json]);
+        assert!(refuse_content_type(&Heads::read(&map)).is_none());
+        let map = header_map(&[json, ("content-type", "text/plain")]);
+        assert_eq!(
+            refuse_content_type(&Heads::read(&map)).map(parts),
+            Some((415, None, error_body("duplicate `Content-Type` header")))
+        );
+        let map = header_map(&[json, json]);
+        assert_eq!(
+            refuse_content_type(&Heads::read(&map))
+                .map(parts)
+                .map(|p| p.0),
+            Some(415)
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ use hyper::{Method, Request, StatusCode};
 
 use super::http::{ENDPOINT, SESSION_HEADER, Shared};
 use super::http_check::{
-    Gate, Heads, HttpResponse, empty, json_response, method_not_allowed, overloaded, refusal,
-    refuse_accept, refuse_content_type,
+    Gate, Heads, HttpResponse, duplicate, empty, json_response, method_not_allowed, overloaded,
+    refusal, refuse_accept, refuse_content_type,
 };
 use super::http_stateless::{exchange, header_mismatch, serve};
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
@@ -136,17 +136,10 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
             return json_response(StatusCode::BAD_REQUEST, out);
         }
     };
-    let session = match heads.session.first.map(HeaderValue::to_str) {
-        None => None,
-        Some(Ok(session)) => Some(session),
-        Some(Err(_)) => {
-            return refusal(
-                StatusCode::BAD_REQUEST,
-                INVALID_REQUEST,
-                &"the Mcp-Session-Id header is not visible ASCII",
-            );
-        }
-    };
+    if let Some(refused) = refuse_session(heads) {
+        return refused;
+    }
+    let session = heads.session.first.and_then(|v| v.to_str().ok());
     match (message, session) {
         (Message::Request { id, method, params }, Some(session)) => {
             let Some(ticket) = shared.sessions.begin(session) else {
@@ -232,7 +225,26 @@ fn unknown_session() -> HttpResponse {
     )
 }
 
+/// 400 (the refusal) when `Mcp-Session-Id` comes twice (which session is
+/// meant would be a guess) or is not visible ASCII.
+fn refuse_session(heads: &Heads<'_>) -> Option<HttpResponse> {
+    if heads.session.repeated {
+        return Some(duplicate(StatusCode::BAD_REQUEST, "Mcp-Session-Id"));
+    }
+    let value = heads.session.first?;
+    value.to_str().is_err().then(|| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            &"the Mcp-Session-Id header is not visible ASCII",
+        )
+    })
+}
+
 fn delete(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {
+    if let Some(refused) = refuse_session(heads) {
+        return refused;
+    }
     let session = heads
         .session
         .first
@@ -246,5 +258,39 @@ fn delete(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {
             INVALID_REQUEST,
             &"no such session: it already ended or never was",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::{HeaderMap, HeaderValue};
+
+    use super::*;
+    use crate::transport::http_check::tests::{error_body, parts};
+
+    #[test]
+    fn a_session_named_twice_is_refused() {
+        let id = HeaderValue::from_static("0f6a");
+        let mut map = HeaderMap::new();
+        assert!(refuse_session(&Heads::read(&map)).is_none());
+        map.append(SESSION, id.clone());
+        assert!(refuse_session(&Heads::read(&map)).is_none());
+        let twice = Some((400, None, error_body("duplicate `Mcp-Session-Id` header")));
+        map.append(SESSION, HeaderValue::from_static("other"));
+        assert_eq!(refuse_session(&Heads::read(&map)).map(parts), twice);
+        let mut map = HeaderMap::new();
+        map.append(SESSION, id.clone());
+        map.append(SESSION, id);
+        assert_eq!(refuse_session(&Heads::read(&map)).map(parts), twice);
+        let mut map = HeaderMap::new();
+        map.append(SESSION, HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap());
+        assert_eq!(
+            refuse_session(&Heads::read(&map)).map(parts),
+            Some((
+                400,
+                None,
+                error_body("the Mcp-Session-Id header is not visible ASCII")
+            ))
+        );
     }
 }

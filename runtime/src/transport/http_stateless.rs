@@ -172,13 +172,23 @@ pub(crate) fn header_mismatch(heads: &Heads<'_>, request: &Request<'_>) -> Optio
         jsonrpc::write_error(&mut out, Some(id), HEADER_MISMATCH, what);
         Some(json_response(StatusCode::BAD_REQUEST, out))
     };
+    for (header, name) in [
+        (heads.version, "MCP-Protocol-Version"),
+        (heads.method, "Mcp-Method"),
+        (heads.name, "Mcp-Name"),
+    ] {
+        if header.repeated {
+            tracing::warn!(header = name, "HTTP request refused: duplicate header");
+            return mismatch(&format_args!("duplicate `{name}` header"));
+        }
+    }
     let (Ok(version), Ok(method_header), Ok(name_header)) = (
         heads.version.single(),
         heads.method.single(),
         heads.name.single(),
     ) else {
         return mismatch(
-            &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must each come at most once, as visible ASCII",
+            &"the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must be visible ASCII",
         );
     };
     // The era and the tool as the session will serve them: the params

@@ -125,6 +125,11 @@ pub(crate) fn head_length(buf: &[u8]) -> Result<Option<usize>, Refusal> {
 /// upgrade (a browser's or `curl`'s plain `GET`) or asks for another
 /// WebSocket version; 400 without a `Sec-WebSocket-Key`; 401 for a missing
 /// or wrong token.
+///
+/// Each header a check reads must come at most once (only the offered
+/// subprotocols are a list that may span lines, RFC 6455 §11.3.4): a
+/// duplicate is refused with the status of that header's own check, before
+/// anything is compared.
 pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accepted, Refusal> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
@@ -132,29 +137,60 @@ pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accep
         Ok(httparse::Status::Complete(_)) => {}
         Ok(httparse::Status::Partial) | Err(_) => return Err(Refusal::MALFORMED),
     }
-    let headers = request.headers;
-    let all = |name: &'static str| {
-        headers
-            .iter()
-            .filter(move |h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| h.value)
-    };
-    let one = |name: &'static str| all(name).next();
-    let has_token = |name: &'static str, wanted: &str| {
-        all(name)
-            .filter_map(|v| std::str::from_utf8(v).ok())
-            .flat_map(|v| v.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case(wanted))
-    };
+    refuse_browsers(request.headers, port)?;
+    if request.method != Some("GET") {
+        return Err(Refusal::new(
+            405,
+            "this is a WebSocket endpoint: open it with a GET upgrade request",
+        )
+        .with_header("Allow", "GET"));
+    }
+    let key = websocket_key(request.headers, request.version)?;
+    // Two tokens are refused whatever they are, the right one included: the
+    // answer says nothing of either.
+    let given = single(
+        request.headers,
+        AUTH_HEADER,
+        Refusal::new(401, "duplicate `x-claude-code-ide-authorization` header"),
+    )?
+    .unwrap_or_default();
+    if !crate::discovery::token_matches(given, token.as_bytes()) {
+        tracing::warn!("upgrade refused: missing or wrong auth token");
+        return Err(Refusal::new(
+            401,
+            "missing or wrong x-claude-code-ide-authorization token",
+        ));
+    }
+    let offers_mcp = request
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("sec-websocket-protocol"))
+        .any(|h| lists(Some(h.value), SUBPROTOCOL));
+    Ok(Accepted {
+        accept_key: derive_accept_key(key),
+        offers_mcp,
+    })
+}
 
-    if one("origin").is_some() {
+/// 403 for any `Origin` and for a `Host` that is not exactly one of
+/// 127.0.0.1 or localhost.
+fn refuse_browsers(headers: &[httparse::Header<'_>], port: u16) -> Result<(), Refusal> {
+    let origin = single(
+        headers,
+        "origin",
+        Refusal::new(403, "duplicate `Origin` header"),
+    )?;
+    if origin.is_some() {
         tracing::warn!("upgrade refused: the request has an `Origin` header (a browser)");
         return Err(Refusal::new(403, "requests from browsers are refused"));
     }
-    // Exactly one `Host`: with two, which one a check reads is a guess.
-    let mut hosts = all("host");
-    let host = hosts.next().and_then(|h| std::str::from_utf8(h).ok());
-    if hosts.next().is_some() || !host.is_some_and(|h| host_allowed(h, port)) {
+    let host = single(
+        headers,
+        "host",
+        Refusal::new(403, "duplicate `Host` header"),
+    )?
+    .and_then(|h| std::str::from_utf8(h).ok());
+    if !host.is_some_and(|h| host_allowed(h, port)) {
         tracing::warn!(
             host,
             "upgrade refused: the `Host` header is not 127.0.0.1 or localhost"
@@ -164,44 +200,75 @@ pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accep
             "the Host header must be 127.0.0.1 or localhost",
         ));
     }
-    if request.method != Some("GET") {
-        return Err(Refusal::new(
-            405,
-            "this is a WebSocket endpoint: open it with a GET upgrade request",
-        )
-        .with_header("Allow", "GET"));
-    }
-    let upgrade_required = Refusal::new(
-        426,
-        "this is a WebSocket endpoint (the Claude Code IDE protocol): connect with a WebSocket client",
-    )
-    .with_header("Upgrade", "websocket");
-    if request.version != Some(1)
-        || !has_token("connection", "upgrade")
-        || !has_token("upgrade", "websocket")
-    {
+    Ok(())
+}
+
+/// The `Sec-WebSocket-Key` of a WebSocket upgrade of version 13 over
+/// HTTP/1.1; 426 for another request or version, 400 without a key.
+fn websocket_key<'h>(
+    headers: &[httparse::Header<'h>],
+    http_version: Option<u8>,
+) -> Result<&'h [u8], Refusal> {
+    let upgrade_required = |message| Refusal::new(426, message).with_header("Upgrade", "websocket");
+    let connection = single(
+        headers,
+        "connection",
+        upgrade_required("duplicate `Connection` header"),
+    )?;
+    let upgrade = single(
+        headers,
+        "upgrade",
+        upgrade_required("duplicate `Upgrade` header"),
+    )?;
+    if http_version != Some(1) || !lists(connection, "upgrade") || !lists(upgrade, "websocket") {
         tracing::debug!("refused: not a WebSocket upgrade request");
-        return Err(upgrade_required);
-    }
-    if one("sec-websocket-version") != Some(b"13") {
-        return Err(Refusal::new(426, "only WebSocket version 13 is supported")
-            .with_header("Sec-WebSocket-Version", "13"));
-    }
-    let Some(key) = one("sec-websocket-key") else {
-        return Err(Refusal::new(400, "the Sec-WebSocket-Key header is missing"));
-    };
-    let given = one(AUTH_HEADER).unwrap_or_default();
-    if !crate::discovery::token_matches(given, token.as_bytes()) {
-        tracing::warn!("upgrade refused: missing or wrong auth token");
-        return Err(Refusal::new(
-            401,
-            "missing or wrong x-claude-code-ide-authorization token",
+        return Err(upgrade_required(
+            "this is a WebSocket endpoint (the Claude Code IDE protocol): connect with a WebSocket client",
         ));
     }
-    Ok(Accepted {
-        accept_key: derive_accept_key(key),
-        offers_mcp: has_token("sec-websocket-protocol", SUBPROTOCOL),
-    })
+    let wrong_version =
+        |message| Refusal::new(426, message).with_header("Sec-WebSocket-Version", "13");
+    let version = single(
+        headers,
+        "sec-websocket-version",
+        wrong_version("duplicate `Sec-WebSocket-Version` header"),
+    )?;
+    if version != Some(b"13") {
+        return Err(wrong_version("only WebSocket version 13 is supported"));
+    }
+    let key = single(
+        headers,
+        "sec-websocket-key",
+        Refusal::new(400, "duplicate `Sec-WebSocket-Key` header"),
+    )?;
+    key.ok_or(Refusal::new(400, "the Sec-WebSocket-Key header is missing"))
+}
+
+/// The value of header `name` (in any case), if it came at most once;
+/// `duplicate` if it came more often: which copy a check read would be a
+/// guess, and a reader of the first and one of the last would disagree.
+fn single<'h>(
+    headers: &[httparse::Header<'h>],
+    name: &str,
+    duplicate: Refusal,
+) -> Result<Option<&'h [u8]>, Refusal> {
+    let mut values = headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case(name))
+        .map(|h| h.value);
+    let first = values.next();
+    if values.next().is_some() {
+        tracing::warn!("upgrade refused: {}", duplicate.message);
+        return Err(duplicate);
+    }
+    Ok(first)
+}
+
+/// Whether a comma-separated header value lists `wanted` (in any case).
+fn lists(value: Option<&[u8]>, wanted: &str) -> bool {
+    value
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(wanted)))
 }
 
 /// `127.0.0.1` or `localhost` (any case), alone or with our port.
@@ -248,6 +315,83 @@ mod tests {
         assert_eq!(status(&v8), 426);
         let keyless = upgrade(&auth).replace("Sec-WebSocket-Key", "X-Key");
         assert_eq!(status(&keyless), 400);
+    }
+
+    /// The refusal of `head`: status, body, extra header.
+    fn refusal(head: &str) -> (u16, &'static str, Option<(&'static str, &'static str)>) {
+        let refusal = check_upgrade(head.as_bytes(), TOKEN, 80).unwrap_err();
+        (refusal.status, refusal.message, refusal.extra_header)
+    }
+
+    #[test]
+    fn a_header_a_check_reads_is_refused_when_it_comes_twice() {
+        let right = format!("X-Claude-Code-IDE-Authorization: {TOKEN}\r\n");
+        let wrong = "x-claude-code-ide-authorization: 0123456789abcdef0123456789abcdeF\r\n";
+        let two_tokens = (
+            401,
+            "duplicate `x-claude-code-ide-authorization` header",
+            None,
+        );
+        assert_eq!(refusal(&upgrade(&format!("{right}{wrong}"))), two_tokens);
+        assert_eq!(refusal(&upgrade(&format!("{wrong}{right}"))), two_tokens);
+        assert_eq!(refusal(&upgrade(&format!("{right}{right}"))), two_tokens);
+        assert_eq!(refusal(&upgrade(&format!("{wrong}{wrong}"))), two_tokens);
+        // `upgrade` has one of each of these; a second copy, the same or not.
+        let upgrade_header = Some(("Upgrade", "websocket"));
+        for (second, expected) in [
+            ("Host: 127.0.0.1:80", (403, "duplicate `Host` header", None)),
+            ("host: evil.example", (403, "duplicate `Host` header", None)),
+            (
+                "Connection: Upgrade",
+                (426, "duplicate `Connection` header", upgrade_header),
+            ),
+            (
+                "Upgrade: websocket",
+                (426, "duplicate `Upgrade` header", upgrade_header),
+            ),
+            (
+                "Upgrade: h2c",
+                (426, "duplicate `Upgrade` header", upgrade_header),
+            ),
+            (
+                "Sec-WebSocket-Version: 13",
+                (
+                    426,
+                    "duplicate `Sec-WebSocket-Version` header",
+                    Some(("Sec-WebSocket-Version", "13")),
+                ),
+            ),
+            (
+                "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==",
+                (400, "duplicate `Sec-WebSocket-Key` header", None),
+            ),
+        ] {
+            let head = upgrade(&format!("{right}{second}\r\n"));
+            assert_eq!(refusal(&head), expected, "{second}");
+        }
+        // Any `Origin` is refused; two get a message of their own.
+        assert_eq!(
+            refusal(&upgrade(&format!(
+                "{right}Origin: null\r\norigin: null\r\n"
+            ))),
+            (403, "duplicate `Origin` header", None)
+        );
+        // The checks keep their order: a duplicate token behind a foreign
+        // `Host` gets the `Host`'s refusal.
+        let head = upgrade(&format!("{right}{wrong}")).replace("127.0.0.1:80", "evil");
+        assert_eq!(
+            refusal(&head),
+            (403, "the Host header must be 127.0.0.1 or localhost", None)
+        );
+        // The offered subprotocols are a list that may span lines.
+        let offered = upgrade(&format!(
+            "{right}Sec-WebSocket-Protocol: chat\r\nSec-WebSocket-Protocol: mcp\r\n"
+        ));
+        assert!(
+            check_upgrade(offered.as_bytes(), TOKEN, 80)
+                .unwrap()
+                .offers_mcp
+        );
     }
 
     #[test]
