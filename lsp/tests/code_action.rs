@@ -36,14 +36,14 @@ fn the_initialize_answer_lists_our_command() {
     );
     assert_eq!(
         text(answer),
-        r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"executeCommandProvider":{"commands":["clangd.applyFix","ide-mcp.sendSelection"]}}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"executeCommandProvider":{"commands":["clangd.applyFix","ide-mcp.sendSelection","ide-mcp.review.accept","ide-mcp.review.reject","ide-mcp.review.acceptAll","ide-mcp.review.rejectAll"]}}}}"#
     );
     let (_ws, mut s) = neovim();
     let answer: Value =
         serde_json::from_str(&text(s.answer(1, json!({"capabilities": {}})))).unwrap();
     assert_eq!(
         answer["result"]["capabilities"]["executeCommandProvider"],
-        json!({"commands": ["ide-mcp.sendSelection"]})
+        json!({"commands": ["ide-mcp.sendSelection", "ide-mcp.review.accept", "ide-mcp.review.reject", "ide-mcp.review.acceptAll", "ide-mcp.review.rejectAll"]})
     );
 }
 

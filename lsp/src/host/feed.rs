@@ -41,7 +41,7 @@ async fn observe(
         match read_frame(&mut read, &mut body).await? {
             Some(Tag::FromEditor) => drop(observer.from_client(&body)),
             Some(Tag::FromServer) => drop(observer.from_server(&body)),
-            Some(Tag::ToEditor) => {
+            Some(Tag::ToEditor | Tag::Review) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     "a proxy sent a message for its own editor",

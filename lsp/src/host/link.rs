@@ -7,8 +7,9 @@
 //! the host's copy of the stream is whole whether the proxy attached first
 //! thing or after the host was restarted. Down, from the host: messages the
 //! proxy writes to its editor (the IDE's own requests, such as
-//! `window/showDocument` for `openFile`); the editor's answers come back up
-//! with the rest of its traffic.
+//! `window/showDocument` for `openFile`), and the reviews of Claude's
+//! edits pending, whole, each time they change; the editor's answers come
+//! back up with the rest of its traffic.
 
 use std::io;
 
@@ -26,6 +27,9 @@ pub enum Tag {
     FromServer,
     /// Down: a message for the proxy to write to its editor.
     ToEditor,
+    /// Down: the reviews pending, as JSON (an
+    /// [`Overlay`](crate::observer::Overlay)) for the proxy to show.
+    Review,
 }
 
 impl Tag {
@@ -34,6 +38,7 @@ impl Tag {
             Self::FromEditor => 0,
             Self::FromServer => 1,
             Self::ToEditor => 2,
+            Self::Review => 3,
         }
     }
 
@@ -42,6 +47,7 @@ impl Tag {
             0 => Ok(Self::FromEditor),
             1 => Ok(Self::FromServer),
             2 => Ok(Self::ToEditor),
+            3 => Ok(Self::Review),
             tag => Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("unknown link tag {tag}"),

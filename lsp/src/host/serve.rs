@@ -35,6 +35,7 @@ pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
                 }) => {
                     publisher.at_mentioned(&path, Some(line_start), Some(line_end));
                 }
+                Ok(WorkspaceEvent::Review(_) | WorkspaceEvent::Edited { .. }) => {}
                 Err(RecvError::Closed) => return,
             }
         }

@@ -2,6 +2,7 @@
 //! closing; the cursor and selection its requests carry; its `initialize`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use lsp_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidSaveTextDocumentParams, Position,
@@ -15,7 +16,7 @@ use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
 use crate::uri::uri_path;
-use crate::workspace::{EditorInfo, WorkspaceEvent};
+use crate::workspace::{EditorCan, EditorInfo, WorkspaceEvent};
 
 /// The private notification [`Observer::replay`] uses to restore the
 /// active document and its selection (UTF-16 positions).
@@ -95,7 +96,11 @@ impl Observer {
             "textDocument/didChange" => self.did_change(envelope),
             "textDocument/didSave" => self.did_save(&envelope),
             "textDocument/didClose" => self.did_close(&envelope),
-            "textDocument/codeAction" => self.code_action_request(&envelope),
+            "textDocument/codeAction" => {
+                if let Some(body) = self.code_action_request(&envelope) {
+                    return ClientVerdict::Replace(body);
+                }
+            }
             "textDocument/diagnostic" => self.diagnostic_request(&envelope),
             "workspace/executeCommand" => return self.execute_command(&envelope),
             REPLAY_SELECTION => {
@@ -146,9 +151,14 @@ impl Observer {
         self.editor_caps.literal_actions = caps
             .pointer("/textDocument/codeAction/codeActionLiteralSupport")
             .is_some_and(Value::is_object);
-        self.ws
-            .requests
-            .set_show_document(self.stream, self.editor_caps.show_document);
+        self.editor_caps.show_message = caps
+            .pointer("/window/showMessage")
+            .is_some_and(Value::is_object);
+        let can = EditorCan {
+            show_document: self.editor_caps.show_document,
+            show_message: self.editor_caps.show_message,
+        };
+        self.ws.requests.set_editor_can(self.stream, can);
         let folders: Vec<PathBuf> = match (&params.workspace_folders, &params.root_uri) {
             (Some(folders), _) if !folders.is_empty() => folders
                 .iter()
@@ -203,7 +213,8 @@ impl Observer {
             text,
             version: item.version,
         };
-        self.docs.insert(uri, doc);
+        self.docs.insert(uri.clone(), doc);
+        self.review_opened(&uri);
     }
 
     fn did_change(&mut self, envelope: Envelope<'_>) {
@@ -234,6 +245,9 @@ impl Observer {
                 self.ws.emit(WorkspaceEvent::SelectionChanged);
             }
             self.ws.diagnostics.edited(self.stream, path, doc.version);
+            self.ws.emit(WorkspaceEvent::Edited {
+                path: Arc::clone(path),
+            });
         }
     }
 
@@ -269,10 +283,10 @@ impl Observer {
         self.ws.emit(WorkspaceEvent::SelectionChanged);
     }
 
-    fn code_action_request(&mut self, envelope: &Envelope<'_>) {
-        let Some(params) = envelope.params::<CodeActionParams>() else {
-            return;
-        };
+    /// Tracks the request for its answer; returns the request to forward
+    /// instead when Claude's hunks must be stripped from its context.
+    fn code_action_request(&mut self, envelope: &Envelope<'_>) -> Option<Vec<u8>> {
+        let params = envelope.params::<CodeActionParams>()?;
         let uri = params.text_document.uri;
         self.select(&uri, params.range, self.server.encoding);
         // A request for some kinds only (`source.organizeImports` on save)
@@ -294,6 +308,12 @@ impl Observer {
                 },
             );
         }
+        let stripped = Self::strip_hunks(envelope.params?)?;
+        let mut request = serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/codeAction", "params": stripped});
+        if let Some(id) = envelope.id {
+            request["id"] = serde_json::from_str(id.get()).ok()?;
+        }
+        serde_json::to_vec(&request).ok()
     }
 
     fn diagnostic_request(&mut self, envelope: &Envelope<'_>) {

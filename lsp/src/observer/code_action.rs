@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::envelope::{Envelope, response};
+use super::envelope::{Envelope, append_to_array, response};
+use super::review::Decision;
 use super::{ClientVerdict, Observer};
 use crate::workspace::WorkspaceEvent;
 
@@ -78,11 +79,18 @@ impl Observer {
             return None;
         }
         let id = envelope.id?;
-        let ours = self.send_selection_action(uri, range)?;
-        let result = match envelope.result.map(RawValue::get) {
-            None | Some("null") => [b"[".as_slice(), &ours, b"]"].concat(),
-            Some(list) => append_to_array(list, &ours)?,
+        let mut result = match envelope.result.map(RawValue::get) {
+            None | Some("null") => b"[]".to_vec(),
+            Some(list) => list.as_bytes().to_vec(),
         };
+        let ours = self.review_actions(uri, range);
+        let ours = ours
+            .into_iter()
+            .chain(self.send_selection_action(uri, range));
+        for action in ours {
+            let list = std::str::from_utf8(&result).ok()?;
+            result = append_to_array(list, &action)?;
+        }
         Some(response(id, &result))
     }
 
@@ -92,6 +100,13 @@ impl Observer {
         let Some(params) = envelope.params::<ExecuteCommandParams>() else {
             return ClientVerdict::Forward;
         };
+        if let Some(decision) = Decision::of_command(&params.command, &params.arguments) {
+            self.review_command(decision);
+            return match envelope.id {
+                Some(id) => ClientVerdict::Answer(response(id, b"null")),
+                None => ClientVerdict::Drop,
+            };
+        }
         if params.command != SEND_SELECTION_COMMAND {
             return ClientVerdict::Forward;
         }
@@ -141,25 +156,6 @@ impl Observer {
             line_end,
         });
     }
-}
-
-/// `list` (a JSON array's text) with `item` appended, without re-serializing
-/// the server's items; `None` when `list` is not an array.
-fn append_to_array(list: &str, item: &[u8]) -> Option<Vec<u8>> {
-    let trimmed = list.trim_end();
-    let inner = trimmed.strip_suffix(']')?;
-    if !list.trim_start().starts_with('[') {
-        return None;
-    }
-    let empty = inner.trim_start().strip_prefix('[')?.trim().is_empty();
-    let mut out = Vec::with_capacity(list.len() + item.len() + 1);
-    out.extend_from_slice(inner.as_bytes());
-    if !empty {
-        out.push(b',');
-    }
-    out.extend_from_slice(item);
-    out.push(b']');
-    Some(out)
 }
 
 #[cfg(test)]

@@ -193,6 +193,25 @@ pub(crate) struct DocumentId {
     pub(crate) uri: String,
 }
 
+/// `list` (a JSON array's text) with `item` appended, without re-serializing
+/// the server's items; `None` when `list` is not an array.
+pub(crate) fn append_to_array(list: &str, item: &[u8]) -> Option<Vec<u8>> {
+    let trimmed = list.trim_end();
+    let inner = trimmed.strip_suffix(']')?;
+    if !list.trim_start().starts_with('[') {
+        return None;
+    }
+    let empty = inner.trim_start().strip_prefix('[')?.trim().is_empty();
+    let mut out = Vec::with_capacity(list.len() + item.len() + 1);
+    out.extend_from_slice(inner.as_bytes());
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(item);
+    out.push(b']');
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ mod client;
 mod code_action;
 mod envelope;
 mod replay;
+pub mod review;
 mod server;
 
 #[cfg(test)]
@@ -29,6 +30,7 @@ use tokio::sync::mpsc;
 
 pub use code_action::{SEND_SELECTION_COMMAND, SEND_SELECTION_TITLE};
 pub use replay::Replayed;
+pub use review::{Decision, Interest, Overlay};
 
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
@@ -53,6 +55,9 @@ pub enum ClientVerdict {
     /// Do not forward it: it is the editor's answer to a request the proxy
     /// itself sent toward the editor.
     Drop,
+    /// Forward this body instead (a `codeAction` request without Claude's
+    /// hunks in its `context.diagnostics`).
+    Replace(Vec<u8>),
 }
 
 /// What to do with a message from the server.
@@ -112,6 +117,8 @@ struct EditorCaps {
     /// Whether it takes `CodeAction` literals (else `Command`s).
     literal_actions: bool,
     show_document: bool,
+    /// Whether it handles `window/showMessageRequest` with actions.
+    show_message: bool,
 }
 
 /// An editor request awaiting the server's answer.
@@ -137,6 +144,9 @@ pub struct Observer {
     panicked: bool,
     /// What the server's diagnostics lost, logged once at warning level.
     unread: UnreadLog,
+    /// Claude's edits under review, as this stream shows them.
+    review: review::ReviewState,
+    interest: Arc<Interest>,
 }
 
 impl Observer {
@@ -165,6 +175,8 @@ impl Observer {
             tracked_order: std::collections::VecDeque::new(),
             panicked: false,
             unread: UnreadLog::default(),
+            review: review::ReviewState::default(),
+            interest: Arc::default(),
         };
         (observer, outgoing)
     }
@@ -177,6 +189,12 @@ impl Observer {
     /// This observer's stream.
     pub fn stream(&self) -> StreamId {
         self.stream
+    }
+
+    /// Which messages need this observer's verdict beyond the usual few
+    /// (shared with the hand-off, which reads it on the forwarding path).
+    pub fn interest(&self) -> Arc<Interest> {
+        Arc::clone(&self.interest)
     }
 
     /// The position encoding the server chose (UTF-16 until it answers

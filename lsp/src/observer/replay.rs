@@ -98,6 +98,9 @@ impl Observer {
             .collect();
         let mut capabilities =
             json!({"window": {"showDocument": {"support": self.editor_caps.show_document}}});
+        if self.editor_caps.show_message {
+            capabilities["window"]["showMessage"] = json!({});
+        }
         if self.editor_caps.literal_actions {
             capabilities["textDocument"] = json!({"codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": []}}}});
         }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
+use super::review::REVIEW_COMMANDS;
 use super::{Observer, ServerVerdict, Tracked};
 use crate::mirror::{PositionEncoding, to_utf16};
 use crate::published::{DiagnosticList, Published};
@@ -42,7 +43,12 @@ impl Observer {
             return ServerVerdict::Forward;
         };
         match envelope.method.as_deref() {
-            Some("textDocument/publishDiagnostics") => self.publish_diagnostics(&envelope),
+            Some("textDocument/publishDiagnostics") => {
+                self.publish_diagnostics(&envelope);
+                if let Some(body) = envelope.params.and_then(|p| self.review_publish(p)) {
+                    return ServerVerdict::Replace(body);
+                }
+            }
             Some("client/registerCapability") => self.register_capability(&envelope),
             Some(_) => {}
             None => return self.server_response(&envelope),
@@ -64,6 +70,11 @@ impl Observer {
             Tracked::Diagnostic { uri, version } => {
                 if let Some(report) = envelope.result::<Report>("textDocument/diagnostic") {
                     self.pulled(&uri, version, report);
+                }
+                if let (Some(id), Some(result)) = (envelope.id, envelope.result)
+                    && let Some(result) = self.review_pulled(&uri, result)
+                {
+                    return ServerVerdict::Replace(response(id, &result));
                 }
             }
         }
@@ -98,6 +109,7 @@ impl Observer {
         }
         if let Value::Array(list) = commands {
             list.push(Value::from(SEND_SELECTION_COMMAND));
+            list.extend(REVIEW_COMMANDS.map(Value::from));
         }
         match (envelope.id, serde_json::to_vec(&result)) {
             (Some(id), Ok(result)) => ServerVerdict::Replace(response(id, &result)),

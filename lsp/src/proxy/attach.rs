@@ -12,10 +12,12 @@ use tokio::net::UnixStream;
 use tokio::sync::watch;
 
 use super::options::ProxyOptions;
+use super::pump::Watch;
 use super::relay;
 use super::sink::Sink;
 use super::tap::Tap;
 use crate::host::{HostOptions, Launcher, Place, private_dir};
+use crate::observer::Overlay;
 use crate::workspace::{EditorInfo, LspWorkspace};
 
 /// How often a proxy tries the host's socket while none answers.
@@ -31,6 +33,8 @@ pub(crate) struct Attacher {
     /// This proxy's own workspace: its stream, for its verdicts and replays.
     pub(crate) ws: Arc<LspWorkspace>,
     pub(crate) tap: Arc<Tap>,
+    /// The pumps' watch (over `tap`), settled before reviews are shown.
+    pub(crate) watch: Arc<dyn Watch>,
     /// Where the IDE's messages for the editor go.
     pub(crate) editor: Sink,
     /// Becomes `true` when the proxy ends.
@@ -70,14 +74,18 @@ pub(crate) async fn attach(this: Attacher) {
         };
         tracing::info!(socket = ?place.socket_path(), "attached to the IDE host");
         let copies = this.tap.upstream().connect(|| this.tap.replay());
+        let (tap, watch) = (Arc::clone(&this.tap), Arc::clone(&this.watch));
+        let reviews = move |overlay| tap.review(overlay, &*watch);
         tokio::select! {
-            result = relay::run(stream, copies, this.editor.clone()) => match result {
+            result = relay::run(stream, copies, this.editor.clone(), reviews) => match result {
                 Ok(()) => tracing::info!("the IDE host went away"),
                 Err(error) => tracing::info!(%error, "the link to the IDE host failed"),
             },
             _ = stop.wait_for(|&stop| stop) => return,
         }
         this.tap.upstream().disconnect();
+        // The host is gone: so are its reviews.
+        this.tap.review(Overlay::default(), &*this.watch);
     }
 }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use super::pump::{Assembly, Piece, Spare, Watch};
 use crate::framing::Message;
-use crate::observer::{ClientVerdict, ServerVerdict};
+use crate::observer::{ClientVerdict, Interest, ServerVerdict};
 
 /// Which way a queued message went.
 #[derive(Clone, Copy, Debug)]
@@ -44,9 +44,12 @@ pub struct HandOff {
     sent: AtomicU64,
     /// Piece buffers the observer thread is done with, for the reader.
     spent: Arc<Mutex<Spare>>,
-    /// The ids (as JSON text) of the requests of [`ANSWERED_SPECIALLY`] not
-    /// answered yet.
+    /// The ids (as JSON text) of the requests whose answers the observer
+    /// matches to them ([`Interest::answered_specially`]) not answered yet:
+    /// their answers are observed inline, after everything queued before.
     special: Mutex<HashSet<String>>,
+    /// Which other messages need a verdict: the observer says.
+    interest: Arc<Interest>,
     done: Arc<(Mutex<u64>, Condvar)>,
 }
 
@@ -58,17 +61,10 @@ enum Item {
     Piece(Piece),
 }
 
-/// Requests whose answers the observer matches to them: their answers are
-/// observed inline, after everything queued before.
-const ANSWERED_SPECIALLY: [&str; 3] = [
-    "textDocument/codeAction",
-    "textDocument/diagnostic",
-    "initialize",
-];
-
 impl HandOff {
     /// Starts the observer thread over `inner`.
     pub fn new(inner: Arc<dyn Watch>) -> std::io::Result<Self> {
+        let interest = inner.interest().unwrap_or_default();
         let (queue, items) = sync_channel::<(From, Item)>(QUEUE);
         let done = Arc::new((Mutex::new(0_u64), Condvar::new()));
         let spent = Arc::new(Mutex::new(Spare::default()));
@@ -109,6 +105,7 @@ impl HandOff {
             sent: AtomicU64::new(0),
             spent,
             special: Mutex::new(HashSet::new()),
+            interest,
             done,
         })
     }
@@ -166,30 +163,31 @@ impl<'a> Head<'a> {
         serde_json::from_slice(body).ok()
     }
 
-    /// Whether the observer's verdict on this editor message may be other
-    /// than `Forward`: our code action's command, or a response (to the
-    /// proxy's own requests).
-    fn needs_verdict(&self) -> bool {
-        matches!(
-            self.method.as_deref(),
-            Some("workspace/executeCommand") | None
-        )
-    }
-
-    /// The id of a request of [`ANSWERED_SPECIALLY`], as JSON text.
+    /// The id, as JSON text, of a request whose answer the observer
+    /// matches to it.
     fn special_request(&self) -> Option<String> {
         let method = self.method.as_deref()?;
-        ANSWERED_SPECIALLY
-            .contains(&method)
+        Interest::answered_specially(method)
             .then(|| self.id.map(|id| id.get().to_owned()))
             .flatten()
     }
 }
 
 impl Watch for HandOff {
+    fn interest(&self) -> Option<Arc<Interest>> {
+        Some(Arc::clone(&self.interest))
+    }
+
+    fn settle(&self) {
+        self.drain_all();
+    }
+
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
         let head = Head::of(body);
-        if head.as_ref().is_some_and(Head::needs_verdict) {
+        if head
+            .as_ref()
+            .is_some_and(|head| self.interest.editor_verdict(head.method.as_deref()))
+        {
             self.drain_all();
             return self.inner.editor_message(body);
         }
@@ -219,12 +217,14 @@ impl Watch for HandOff {
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
-        let special = !lock(&self.special).is_empty()
-            && Head::of(body).is_some_and(|head| {
-                head.method.is_none()
-                    && head
-                        .id
-                        .is_some_and(|id| lock(&self.special).remove(id.get()))
+        // Read a server message's head only when some verdict may hang on
+        // it: an answer awaited, or a review pending.
+        let special = (self.interest.reviewing() || !lock(&self.special).is_empty())
+            && Head::of(body).is_some_and(|head| match head.method.as_deref() {
+                None => head
+                    .id
+                    .is_some_and(|id| lock(&self.special).remove(id.get())),
+                Some(method) => self.interest.server_verdict(method),
             });
         if special {
             self.drain_all();
@@ -255,7 +255,8 @@ mod tests {
         fn editor_message(&self, body: &[u8]) -> ClientVerdict {
             std::thread::sleep(Duration::from_millis(1));
             self.0.lock().unwrap().push(body.to_vec());
-            if Head::of(body).is_some_and(|head| head.needs_verdict()) {
+            let interest = Interest::default();
+            if Head::of(body).is_some_and(|head| interest.editor_verdict(head.method.as_deref())) {
                 ClientVerdict::Answer(b"{}".to_vec())
             } else {
                 ClientVerdict::Forward

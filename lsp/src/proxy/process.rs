@@ -37,10 +37,18 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     if !options.workspaces.is_empty() {
         ws.override_folders(options.workspaces.clone());
     }
-    // The IDE's own requests for the editor come from the host: this
-    // stream's workspace serves no tools.
-    let (observer, _requests) = Observer::new(ws.clone());
+    // The IDE's own requests for the editor come from the host (this
+    // stream's workspace serves no tools); what the observer sends the
+    // editor itself (diagnostics published again with a review's hunks)
+    // comes from here.
+    let (observer, mut to_editor) = Observer::new(ws.clone());
     let tap = Arc::new(Tap::new(observer));
+    let editor_out = editor.clone();
+    let sending = tokio::spawn(async move {
+        while let Some(message) = to_editor.recv().await {
+            editor_out.send(message.as_bytes());
+        }
+    });
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
     // The editor's pipes too, when they are pipes.
@@ -61,7 +69,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         move || pump::editor_to_server(input, &to_server, &editor, &*watch, &events)
     })?;
     spawn_pump("lsp-proxy-out", {
-        let editor = editor.clone();
+        let (watch, editor) = (watch.clone(), editor.clone());
         move || pump::server_to_editor(stdout, &editor, &*watch, &events_tx)
     })?;
     let (stop, stopped) = watch::channel(false);
@@ -70,6 +78,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         options,
         ws,
         tap,
+        watch: Arc::clone(&watch),
         editor: editor.clone(),
         stop: stopped,
     };
@@ -113,6 +122,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     // Detaching costs the host this stream; the host itself lives on.
     stop.send_replace(true);
     let _ = attaching.await;
+    sending.abort();
     Ok(exit_code(status))
 }
 

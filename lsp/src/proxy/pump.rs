@@ -9,12 +9,13 @@
 
 use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::sink::{Sink, Streaming};
 use crate::framing::{Frame, Message, PIECE, Pieces, Streamed, SyncMessageReader};
-use crate::observer::{ClientVerdict, ServerVerdict};
+use crate::observer::{ClientVerdict, Interest, ServerVerdict};
 
 /// What watches the traffic. Implementations must be quick: they run on the
 /// forwarding path.
@@ -51,6 +52,16 @@ pub trait Watch: Send + Sync {
         self.editor_message(message.body());
         Some(message)
     }
+
+    /// Which messages need a verdict (see [`Interest`]); `None` (the
+    /// default): only the few that always do.
+    fn interest(&self) -> Option<Arc<Interest>> {
+        None
+    }
+
+    /// Returns once every message handed over so far has been observed
+    /// (a watch that observes later, on a thread of its own, waits for it).
+    fn settle(&self) {}
 }
 
 /// A piece of an editor message forwarded as it arrived: see
@@ -251,6 +262,9 @@ pub(crate) fn editor_to_server(
                     }
                     ClientVerdict::Answer(body) => {
                         editor.send(Message::from_body(body).as_bytes());
+                    }
+                    ClientVerdict::Replace(body) => {
+                        server.send(Message::from_body(body).as_bytes());
                     }
                     ClientVerdict::Drop => {}
                 }

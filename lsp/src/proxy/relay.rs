@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use super::sink::Sink;
 use crate::framing::Message;
 use crate::host::link::{Tag, read_frame, write_frame};
+use crate::observer::Overlay;
 
 /// How many copies may wait for the host; beyond it the link is dropped
 /// and made again with a replay rather than losing a message.
@@ -73,6 +74,7 @@ pub(crate) async fn run(
     stream: UnixStream,
     mut copies: mpsc::Receiver<Copy>,
     editor: Sink,
+    reviews: impl Fn(Overlay) + Send + 'static,
 ) -> io::Result<()> {
     let (read, write) = stream.into_split();
     // Reading frames is not cancel-safe: a task of its own.
@@ -84,6 +86,13 @@ pub(crate) async fn run(
                 Some(Tag::ToEditor) => {
                     editor.send(Message::from_body(&body).as_bytes());
                 }
+                Some(Tag::Review) => match serde_json::from_slice(&body) {
+                    // Settling the hand-off may wait for the observer.
+                    Ok(overlay) => tokio::task::block_in_place(|| reviews(overlay)),
+                    Err(error) => {
+                        tracing::warn!(%error, "unreadable reviews from the host; ignored");
+                    }
+                },
                 Some(tag) => {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
@@ -143,7 +152,12 @@ mod tests {
         upstream.observe(Tag::FromServer, b"one", || ());
         upstream.observe(Tag::FromEditor, b"two", || ());
         let editor = Collect::default();
-        let linked = tokio::spawn(run(proxy, copies, Sink::new("editor", editor.clone())));
+        let linked = tokio::spawn(run(
+            proxy,
+            copies,
+            Sink::new("editor", editor.clone()),
+            drop,
+        ));
 
         let (mut read, mut write) = host.into_split();
         write_frame(&mut write, Tag::ToEditor, b"{}").await.unwrap();
@@ -173,7 +187,7 @@ mod tests {
         let upstream = Upstream::default();
         let copies = upstream.connect(Vec::new);
         drop(host);
-        run(proxy, copies, Sink::new("editor", io::sink()))
+        run(proxy, copies, Sink::new("editor", io::sink()), drop)
             .await
             .unwrap();
     }
@@ -187,7 +201,7 @@ mod tests {
         write_frame(&mut write, Tag::FromServer, b"x")
             .await
             .unwrap();
-        let error = run(proxy, copies, Sink::new("editor", io::sink()))
+        let error = run(proxy, copies, Sink::new("editor", io::sink()), drop)
             .await
             .unwrap_err();
         assert!(error.to_string().contains("FromServer"), "{error}");

@@ -1,16 +1,17 @@
 //! The proxy's own watch over its stream: the observer, and a copy of what
 //! it saw for its host.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::pump::Watch;
 use super::relay::{Copy, Upstream};
 use crate::host::link::Tag;
-use crate::observer::{ClientVerdict, Observer, Replayed, ServerVerdict};
+use crate::observer::{ClientVerdict, Interest, Observer, Overlay, Replayed, ServerVerdict};
 
 /// The watch the pumps call.
 pub(crate) struct Tap {
     observer: Mutex<Observer>,
+    interest: Arc<Interest>,
     upstream: Upstream,
 }
 
@@ -18,9 +19,19 @@ impl Tap {
     /// A tap over `observer`.
     pub(crate) fn new(observer: Observer) -> Self {
         Self {
+            interest: observer.interest(),
             observer: Mutex::new(observer),
             upstream: Upstream::default(),
         }
+    }
+
+    /// Shows the host's reviews: once everything handed over before has
+    /// been observed (`watch` settled), so that no message the observer
+    /// has not seen yet can be forwarded without the hunks after them.
+    pub(crate) fn review(&self, overlay: Overlay, watch: &dyn Watch) {
+        self.interest.set_reviewing(!overlay.reviews.is_empty());
+        watch.settle();
+        self.lock().set_review(overlay);
     }
 
     /// The link to the host.
@@ -55,5 +66,9 @@ impl Watch for Tap {
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
         self.upstream
             .observe(Tag::FromServer, body, || self.lock().from_server(body))
+    }
+
+    fn interest(&self) -> Option<Arc<Interest>> {
+        Some(Arc::clone(&self.interest))
     }
 }

@@ -24,7 +24,8 @@ pub use diagnostics::SETTLE_QUIET;
 pub(crate) use documents::Documents;
 pub(crate) use requests::EditorRequests;
 pub use requests::{
-    EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorRequestError, OUTGOING_CAPACITY,
+    EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorCan, EditorRequest, EditorRequestError,
+    OUTGOING_CAPACITY,
 };
 
 /// How many events a subscriber may fall behind before it lags
@@ -41,6 +42,14 @@ pub enum WorkspaceEvent {
     /// The selection or the active document changed: feed the tools'
     /// `SelectionPublisher::selection_changed`, which debounces.
     SelectionChanged,
+    /// The user decided on Claude's proposed edit in the editor.
+    Review(crate::observer::Decision),
+    /// An open document's text changed (a pending review is computed
+    /// again against it).
+    Edited {
+        /// The file's absolute path.
+        path: Arc<Path>,
+    },
     /// The user sent a selection to Claude (the code action): send
     /// `at_mentioned` with these zero-based lines.
     AtMentioned {
@@ -212,11 +221,29 @@ impl LspWorkspace {
             .and_then(crate::uri::uri_path)
             .map(|path| self.documents.openers(&path))
             .unwrap_or_default();
+        self.request(EditorRequest::ShowDocument, &openers, params)
+            .await
+    }
+
+    /// Sends `request` with `params` to an editor that handles it: one of
+    /// the streams `openers` first, else the one used last, else any; waits
+    /// for its `result`.
+    pub async fn request(
+        &self,
+        request: EditorRequest,
+        openers: &[StreamId],
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, EditorRequestError> {
         let to = self
             .requests
-            .show_document_destination(&openers)
+            .destination(request, openers)
             .ok_or(EditorRequestError::Unsupported)?;
-        self.requests.show_document(&to, params).await
+        self.requests.send(&to, params).await
+    }
+
+    /// The streams that have `path` open, in opening order.
+    pub fn openers(&self, path: &Path) -> Vec<StreamId> {
+        self.documents.openers(path)
     }
 
     /// The ids of the open documents, in no particular order.

@@ -8,7 +8,7 @@ use lsp_types::Range;
 use ropey::Rope;
 use serde_json::json;
 
-use super::LspWorkspace;
+use super::{EditorRequest, LspWorkspace};
 use crate::mirror::{PositionEncoding, from_utf16};
 use crate::uri::encoded_file_uri;
 
@@ -54,7 +54,10 @@ impl FileOpener for LspWorkspace {
     fn open_file(&self, request: OpenFileRequest) -> OpenFileFuture {
         let requests = Arc::clone(&self.requests);
         let destination = requests
-            .show_document_destination(&self.documents.openers(&request.path))
+            .destination(
+                EditorRequest::ShowDocument,
+                &self.documents.openers(&request.path),
+            )
             .map(|to| {
                 let params = self.show_document_params(&request, to.encoding);
                 (to, params)
@@ -63,7 +66,7 @@ impl FileOpener for LspWorkspace {
             let Some((to, params)) = destination else {
                 return Err("the editor does not support window/showDocument".to_owned());
             };
-            match requests.show_document(&to, params).await {
+            match requests.send(&to, params).await {
                 Ok(result) if result["success"] == true => Ok(()),
                 Ok(_) => Err("the editor could not show the file".to_owned()),
                 Err(error) => Err(error.to_string()),

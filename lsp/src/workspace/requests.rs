@@ -1,5 +1,6 @@
-//! Requests the proxy itself sends toward the editor (`window/showDocument`
-//! for `openFile`), and the routing of the editor's answers back to them.
+//! Requests the IDE itself sends toward an editor (`window/showDocument`
+//! for `openFile`, `window/showMessageRequest` for a review), and the
+//! routing of the editor's answers back to them.
 //!
 //! Each observer's stream gets a bounded queue of messages to write to the
 //! editor ([`Observer::new`](crate::Observer::new) returns its receiving
@@ -61,8 +62,42 @@ impl std::error::Error for EditorRequestError {}
 struct Route {
     stream: StreamId,
     queue: mpsc::Sender<Message>,
-    show_document: bool,
+    can: EditorCan,
     encoding: PositionEncoding,
+}
+
+/// The requests an editor said it handles, of those the IDE sends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EditorCan {
+    /// `window/showDocument` (`window.showDocument.support`).
+    pub show_document: bool,
+    /// `window/showMessageRequest` with actions (`window.showMessage`).
+    pub show_message: bool,
+}
+
+/// A request the IDE sends an editor, by what the editor must handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditorRequest {
+    /// `window/showDocument`.
+    ShowDocument,
+    /// `window/showMessageRequest`.
+    ShowMessage,
+}
+
+impl EditorRequest {
+    fn method(self) -> &'static str {
+        match self {
+            Self::ShowDocument => "window/showDocument",
+            Self::ShowMessage => "window/showMessageRequest",
+        }
+    }
+
+    fn handled_by(self, can: EditorCan) -> bool {
+        match self {
+            Self::ShowDocument => can.show_document,
+            Self::ShowMessage => can.show_message,
+        }
+    }
 }
 
 type Answer = Result<Value, String>;
@@ -83,6 +118,7 @@ pub(crate) struct EditorRequests {
 pub(crate) struct Destination {
     queue: mpsc::Sender<Message>,
     pub(crate) encoding: PositionEncoding,
+    request: EditorRequest,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -96,7 +132,7 @@ impl EditorRequests {
         lock(&self.routes).push(Route {
             stream,
             queue,
-            show_document: false,
+            can: EditorCan::default(),
             encoding: PositionEncoding::default(),
         });
         rx
@@ -106,9 +142,9 @@ impl EditorRequests {
         lock(&self.routes).retain(|r| r.stream != stream);
     }
 
-    pub(crate) fn set_show_document(&self, stream: StreamId, supported: bool) {
+    pub(crate) fn set_editor_can(&self, stream: StreamId, can: EditorCan) {
         for route in lock(&self.routes).iter_mut().filter(|r| r.stream == stream) {
-            route.show_document = supported;
+            route.can = can;
         }
     }
 
@@ -118,18 +154,36 @@ impl EditorRequests {
         }
     }
 
+    /// Queues `message` for `stream`'s editor (a notification the observer
+    /// sends on its own); dropped, and logged, when the queue is full.
+    pub(crate) fn send_to_editor(&self, stream: StreamId, message: Message) {
+        let queue = lock(&self.routes)
+            .iter()
+            .find(|r| r.stream == stream)
+            .map(|r| r.queue.clone());
+        if queue.is_none_or(|queue| queue.try_send(message).is_err()) {
+            tracing::warn!(
+                ?stream,
+                "the queue toward the editor is full; a message was dropped"
+            );
+        }
+    }
+
     /// The user used `stream`'s editor (typed, asked something).
     pub(crate) fn used(&self, stream: StreamId) {
         self.last_used.store(stream.0, Ordering::Relaxed);
     }
 
-    /// Where `window/showDocument` goes: to the first of `openers` (the
-    /// streams that have the document open) whose editor supports it, else
-    /// to the stream used last, else to any that supports it; `None` when
-    /// no editor does.
-    pub(crate) fn show_document_destination(&self, openers: &[StreamId]) -> Option<Destination> {
+    /// Where `request` goes: to the first of `openers` (the streams that
+    /// have the document open) whose editor handles it, else to the stream
+    /// used last, else to any that handles it; `None` when no editor does.
+    pub(crate) fn destination(
+        &self,
+        request: EditorRequest,
+        openers: &[StreamId],
+    ) -> Option<Destination> {
         let routes = lock(&self.routes);
-        let usable = |r: &&Route| r.show_document && !r.queue.is_closed();
+        let usable = |r: &&Route| request.handled_by(r.can) && !r.queue.is_closed();
         let last = StreamId(self.last_used.load(Ordering::Relaxed));
         let route = openers
             .iter()
@@ -139,12 +193,13 @@ impl EditorRequests {
         Some(Destination {
             queue: route.queue.clone(),
             encoding: route.encoding,
+            request,
         })
     }
 
-    /// Sends `window/showDocument` with `params` to `to`, and waits for the
+    /// Sends the request `to` is for with `params`, and waits for the
     /// answer's `result`.
-    pub(crate) async fn show_document(
+    pub(crate) async fn send(
         &self,
         to: &Destination,
         params: Value,
@@ -156,7 +211,7 @@ impl EditorRequests {
         let body = json!({
             "jsonrpc": "2.0",
             "id": format!("{EDITOR_REQUEST_PREFIX}{n}"),
-            "method": "window/showDocument",
+            "method": to.request.method(),
             "params": params,
         });
         let message = Message::from_body(body.to_string());
