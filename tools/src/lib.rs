@@ -89,6 +89,7 @@ pub mod open_editors;
 pub mod open_file;
 pub mod ports;
 pub mod position;
+pub mod review;
 pub mod selection;
 pub mod uri;
 pub mod workspace_folders;
