@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::cache::Caches;
 use crate::open_file::FileOpener;
-use crate::ports::{BufferStore, DiagnosticsQuery, EditorAccess};
+use crate::ports::{BufferStore, DiagnosticsQuery, DiffReview, EditorAccess};
 
 /// What the read tools read: the editor's ports and the workspace folders.
 ///
@@ -21,6 +21,7 @@ pub struct ReadContext {
     buffers: Option<Arc<dyn BufferStore>>,
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
     opener: Option<Arc<dyn FileOpener>>,
+    review: Option<Arc<dyn DiffReview>>,
     workspace_folders: Arc<[PathBuf]>,
     /// Each tool's cache, by the tool's own type.
     pub(crate) caches: Arc<Caches>,
@@ -57,6 +58,11 @@ impl ReadContext {
         self.opener.as_deref()
     }
 
+    /// The diff review (`openDiff`, `close_tab`, `closeAllDiffTabs`), if any.
+    pub fn review(&self) -> Option<&dyn DiffReview> {
+        self.review.as_deref()
+    }
+
     /// The workspace folders, first one the root.
     pub fn workspace_folders(&self) -> &[PathBuf] {
         &self.workspace_folders
@@ -74,6 +80,7 @@ impl fmt::Debug for ReadContext {
             .field("buffers", &self.buffers.is_some())
             .field("diagnostics", &self.diagnostics.is_some())
             .field("opener", &self.opener.is_some())
+            .field("review", &self.review.is_some())
             .field("workspace_folders", &self.workspace_folders)
             .finish_non_exhaustive()
     }
@@ -100,6 +107,7 @@ pub struct ReadContextBuilder {
     buffers: Option<Arc<dyn BufferStore>>,
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
     opener: Option<Arc<dyn FileOpener>>,
+    review: Option<Arc<dyn DiffReview>>,
     workspace_folders: Vec<PathBuf>,
 }
 
@@ -110,6 +118,7 @@ impl fmt::Debug for ReadContextBuilder {
             .field("buffers", &self.buffers.is_some())
             .field("diagnostics", &self.diagnostics.is_some())
             .field("opener", &self.opener.is_some())
+            .field("review", &self.review.is_some())
             .field("workspace_folders", &self.workspace_folders)
             .finish()
     }
@@ -141,6 +150,14 @@ impl ReadContextBuilder {
         self
     }
 
+    /// Sets the diff review (`openDiff`); without one, `openDiff` answers a
+    /// failure result, and `close_tab` and `closeAllDiffTabs` have nothing
+    /// to close.
+    pub fn review(mut self, review: Arc<dyn DiffReview>) -> Self {
+        self.review = Some(review);
+        self
+    }
+
     /// Adds a workspace folder (an absolute path); the first added is the root.
     pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.workspace_folders.push(folder.into());
@@ -164,6 +181,7 @@ impl ReadContextBuilder {
             buffers: self.buffers,
             diagnostics: self.diagnostics,
             opener: self.opener,
+            review: self.review,
             workspace_folders: self.workspace_folders.into(),
             caches: Arc::default(),
         }

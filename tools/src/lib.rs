@@ -1,12 +1,17 @@
-//! The five Claude Code IDE read tools (`getDiagnostics`, `getCurrentSelection`,
-//! `getOpenEditors`, `getWorkspaceFolders`, `checkDocumentDirty`) over editor
-//! ports, registered with `#[mcp_tool]` and served by `ide-mcp-runtime`.
+//! The Claude Code IDE tools over editor ports — the five read tools
+//! (`getDiagnostics`, `getCurrentSelection`, `getOpenEditors`,
+//! `getWorkspaceFolders`, `checkDocumentDirty`), `getLatestSelection`, and
+//! those that act on the editor (`openFile`, and the review of Claude's edits:
+//! `openDiff`, `close_tab`, `closeAllDiffTabs`) — registered with
+//! `#[mcp_tool]` and served by `ide-mcp-runtime`.
 //!
 //! An editor implements (or uses the [in-memory](memory) versions of) three
 //! ports — [`EditorAccess`], [`BufferStore`], [`DiagnosticsQuery`] — puts them
 //! in a [`ReadContext`] and gives it to the server as a state. The tools are
 //! registered by linking this crate; the selection reaches the `claude` CLI
-//! through a [`SelectionPublisher`].
+//! through a [`SelectionPublisher`]. An editor that can show a person
+//! Claude's proposed edits adds a [`DiffReview`] (the line hunks and the
+//! composed answer are in [`review`]).
 //!
 //! ```
 //! use std::path::Path;
@@ -84,7 +89,9 @@ pub mod current_selection;
 pub mod diagnostics;
 pub mod diff_tabs;
 pub mod document_dirty;
+pub mod latest_selection;
 pub mod memory;
+pub mod open_diff;
 pub mod open_editors;
 pub mod open_file;
 pub mod ports;
@@ -100,10 +107,13 @@ pub mod workspace_folders;
 pub const TOOL_NAMES: &[&str] = &[
     "checkDocumentDirty",
     "closeAllDiffTabs",
+    "close_tab",
     "getCurrentSelection",
     "getDiagnostics",
+    "getLatestSelection",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "openDiff",
     "openFile",
 ];
 
@@ -113,6 +123,7 @@ pub const READ_TOOL_NAMES: &[&str] = &[
     "checkDocumentDirty",
     "getCurrentSelection",
     "getDiagnostics",
+    "getLatestSelection",
     "getOpenEditors",
     "getWorkspaceFolders",
 ];
@@ -124,13 +135,16 @@ pub use current_selection::{
 pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
 };
-pub use diff_tabs::close_all_diff_tabs;
+pub use diff_tabs::{close_all_diff_tabs, close_tab};
 pub use document_dirty::{DirtyReply, DocumentDirty, check_document_dirty, document_dirty_result};
+pub use latest_selection::{LatestSelection, get_latest_selection};
+pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
 pub use open_file::{FileOpener, OpenFileFuture, OpenFileRequest, open_file};
 pub use ports::{
-    BufferId, BufferStore, DiagnosticsQuery, Document, DocumentHandle, EditorAccess,
-    FileDiagnostics, OpenBuffer, Selection, SettleFuture,
+    BufferId, BufferStore, DiagnosticsQuery, DiffFuture, DiffOutcome, DiffReview, Document,
+    DocumentHandle, EditorAccess, FileDiagnostics, OpenBuffer, OpenDiffRequest, Selection,
+    SettleFuture,
 };
 pub use selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 pub use workspace_folders::{

@@ -1,12 +1,13 @@
 //! The editor ports: what the tools read, implemented by the editor (or by
-//! [`memory`](crate::memory)).
+//! [`memory`](crate::memory)), and [`DiffReview`], through which `openDiff`
+//! asks a person.
 //!
-//! All three traits are object-safe and `Send + Sync`; the tools hold them as
+//! All the traits are object-safe and `Send + Sync`; the tools hold them as
 //! `Arc<dyn …>` in a [`ReadContext`](crate::ReadContext). They hand out owned,
 //! cheap snapshots: a tool never holds a port's lock while it serializes.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -343,6 +344,54 @@ pub trait DiagnosticsQuery: Send + Sync {
     fn settle(&self) -> Option<SettleFuture> {
         None
     }
+}
+
+/// What `openDiff` asks the editor to review.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenDiffRequest {
+    /// The absolute path of the file the proposal is for.
+    pub path: PathBuf,
+    /// The whole file as Claude proposes it.
+    pub new_contents: String,
+    /// The CLI's name for the review (`✻ [Claude Code] main.py (5f680c) ⧉`),
+    /// by which `close_tab` withdraws it.
+    pub tab_name: String,
+}
+
+/// How a review ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiffOutcome {
+    /// Some hunks accepted: the old text with them (`FILE_SAVED` + this text).
+    Saved(String),
+    /// Nothing accepted, or withdrawn by `close_tab` / `closeAllDiffTabs`
+    /// (`DIFF_REJECTED` + tab name).
+    Rejected,
+    /// The proposal equals the current text: nothing to review (`TAB_CLOSED`).
+    Unchanged,
+}
+
+/// The future [`DiffReview::open_diff`] returns: `Err` carries a message for
+/// the model (e.g. the editor went away).
+pub type DiffFuture = Pin<Box<dyn Future<Output = Result<DiffOutcome, String>> + Send>>;
+
+/// An editor that can show Claude's proposed edit for review (the LSP
+/// proxy's host).
+///
+/// The review is a person's decision: hosts without one (headless) do not
+/// implement this port and do not list `openDiff`. The host never writes
+/// the file; the CLI writes what [`DiffOutcome::Saved`] carries.
+pub trait DiffReview: Send + Sync {
+    /// Starts reviewing `request` (replacing a pending review of the same
+    /// file); resolves when the user decided, or it was withdrawn. Dropping
+    /// the future withdraws the review.
+    fn open_diff(&self, request: OpenDiffRequest) -> DiffFuture;
+
+    /// Withdraws the pending review named `tab_name` (its call answers
+    /// Rejected); whether one was pending.
+    fn close_tab(&self, tab_name: &str) -> bool;
+
+    /// Withdraws every pending review; how many.
+    fn close_all(&self) -> usize;
 }
 
 #[cfg(test)]

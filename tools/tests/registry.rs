@@ -1,4 +1,4 @@
-//! The five tools as the runtime serves them: registered by `#[mcp_tool]`,
+//! The IDE tools as the runtime serves them: registered by `#[mcp_tool]`,
 //! listed with their schemas, called through their shims.
 
 use std::path::Path;
@@ -134,6 +134,11 @@ async fn every_tool_with_data() {
                "selection": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 7}, "isEmpty": false}})
     );
     assert_eq!(
+        call_ok(&cx, "getLatestSelection", Some("{}")).await,
+        call_ok(&cx, "getCurrentSelection", None).await,
+        "the same success object"
+    );
+    assert_eq!(
         call_ok(&cx, "getOpenEditors", None).await,
         json!({"tabs": [{"uri": "file:///ws/src/main.rs", "isActive": true, "label": "main.rs",
                          "languageId": "rust", "isDirty": true}]})
@@ -164,6 +169,10 @@ async fn every_tool_without_ports() {
     assert_eq!(
         call_ok(&cx, "getCurrentSelection", None).await,
         json!({"success": false, "message": "No active editor found"})
+    );
+    assert_eq!(
+        call_ok(&cx, "getLatestSelection", None).await,
+        json!({"success": false, "message": "No selection available"})
     );
     assert_eq!(
         call_ok(&cx, "getOpenEditors", None).await,
