@@ -444,3 +444,178 @@ fn another_workspace_has_an_ide_of_its_own(place: &Place) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+const REVIEWED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return missing_name;\n}\n";
+/// Claude's proposal: three hunks (line 3 changed, a line inserted before
+/// line 6, line 7 replaced by two).
+const PROPOSED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\n/* helper above */\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
+/// What the user chose: the first and third hunks, and an edit of their own
+/// made while reviewing.
+const CHOSEN_C: &str = "#include <stdio.h>\n// edited\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
+
+/// How many of Neovim's diagnostics of `path` are Claude's hunks, and
+/// whether the server's own `missing_name` error is there too.
+fn shown(nvim: &Neovim, path: &Path) -> (usize, bool) {
+    let answer = nvim.lua(&format!(
+        "(function() local n, own = 0, false; \
+         for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
+         if d.source == 'Claude Code' then n = n + 1 end; \
+         if d.message:find('missing_name', 1, true) then own = true end end; \
+         return n .. ' ' .. tostring(own) end)()",
+        path.display()
+    ));
+    let (n, own) = answer.trim().split_once(' ').unwrap();
+    (n.parse().unwrap(), own == "true")
+}
+
+fn wait_shown(nvim: &Neovim, path: &Path, expected: (usize, bool)) {
+    let start = Instant::now();
+    loop {
+        let now = shown(nvim, path);
+        if now == expected {
+            return;
+        }
+        assert!(
+            start.elapsed() < SERVER,
+            "{}: {now:?}, expected {expected:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs the code action titled `title` on line `line` (zero-based) of the
+/// current buffer, as the user picks it from the menu (the diagnostics
+/// under the cursor in the request's context, as Neovim sends them).
+fn run_action(nvim: &Neovim, line: u32, title: &str) {
+    let ran = nvim.lua(&format!(
+        "(function() local b = vim.api.nvim_get_current_buf(); \
+         local p = {{ textDocument = {{ uri = vim.uri_from_bufnr(b) }}, \
+         range = {{ start = {{ line = {line}, character = 0 }}, ['end'] = {{ line = {line}, character = 0 }} }}, \
+         context = {{ diagnostics = vim.lsp.diagnostic.get_line_diagnostics(b, {line}) }} }}; \
+         local r = vim.lsp.buf_request_sync(b, 'textDocument/codeAction', p, 20000); \
+         for _, v in pairs(r or {{}}) do for _, a in ipairs(v.result or {{}}) do \
+         if a.title == '{title}' then vim.lsp.buf.execute_command(a.command); return 'ran' end end end; \
+         return 'none' end)()"
+    ));
+    assert_eq!(ran.trim(), "ran", "{title} on line {line}");
+}
+
+fn texts(result: &Value) -> Vec<&str> {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["text"].as_str().unwrap())
+        .collect()
+}
+
+/// Claude proposes an edit (`openDiff`, as the CLI calls it): Neovim shows
+/// three hunks beside clangd's own diagnostics; the user accepts the first,
+/// edits elsewhere (the hunks are computed again, clangd publishes again),
+/// rejects the second and accepts the third; the call answers
+/// `FILE_SAVED` with exactly that text. A second review, withdrawn with
+/// `close_tab`, is answered and its hunks go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
+    if !["nvim", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(common::installed)
+    {
+        return;
+    }
+    let place = Place::new();
+    let ws = place.workspace.clone();
+    let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
+    std::fs::write(&main_c, REVIEWED_C).unwrap();
+    std::fs::write(&app_py, APP_PY).unwrap();
+    let nvim = Neovim::start(&place, &ws, "nvim", 0);
+    nvim.command(&format!("edit {}", app_py.display()));
+    nvim.command(&format!("edit {}", main_c.display()));
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
+    let lockfile = place
+        .wait_lockfiles_of(&nvim.running, |found| found.len() == 1)
+        .remove(0);
+    wait_shown(&nvim, &main_c, (0, true));
+    let mut client = client_of(&lockfile).await;
+    let mut reviewer = client_of(&lockfile).await;
+    reviewer.answer_within = SERVER * 3;
+    let path = main_c.to_str().unwrap().to_owned();
+    let review = tokio::spawn(async move {
+        let args = json!({"old_file_path": path, "new_file_path": path,
+            "new_file_contents": PROPOSED_C, "tab_name": "✻ [Claude Code] main.c (5f680c) ⧉"});
+        reviewer
+            .request("tools/call", json!({"name": "openDiff", "arguments": args}))
+            .await
+    });
+    wait_shown(&nvim, &main_c, (3, true));
+    assert_eq!(
+        nvim.lua("_G.prompts[1]").trim(),
+        "Claude Code proposes 3 changes to main.c"
+    );
+    // Claude never sees its own hunks as diagnostics.
+    let all = client.call("getDiagnostics", json!({})).await;
+    assert!(!all.to_string().contains("Claude Code"), "{all}");
+
+    run_action(&nvim, 3, "Claude: accept this change");
+    wait_shown(&nvim, &main_c, (2, true));
+    // An edit outside the hunks: computed again; clangd publishes again
+    // and the hunks stay.
+    nvim.lua(&format!(
+        "vim.api.nvim_buf_set_lines(vim.fn.bufnr('{}'), 1, 2, false, {{'// edited'}})",
+        main_c.display()
+    ));
+    until(
+        &mut client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    wait_shown(&nvim, &main_c, (2, true));
+    run_action(&nvim, 6, "Claude: reject this change");
+    wait_shown(&nvim, &main_c, (1, true));
+    run_action(&nvim, 7, "Claude: accept this change");
+    let result = review.await.unwrap();
+    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
+    // Decided: the server's own diagnostics alone.
+    wait_shown(&nvim, &main_c, (0, true));
+    assert_eq!(
+        std::fs::read_to_string(&main_c).unwrap(),
+        REVIEWED_C,
+        "the IDE never writes the file"
+    );
+
+    // A second review, withdrawn by `close_tab` (the user answered in the
+    // terminal): answered rejected, its hunks gone.
+    let mut second = client_of(&lockfile).await;
+    second.answer_within = SERVER;
+    let path = app_py.to_str().unwrap().to_owned();
+    let withdrawn = tokio::spawn(async move {
+        let args = json!({"old_file_path": path, "new_file_path": path,
+            "new_file_contents": "count: int = 2\ntotal: int = 3\n", "tab_name": "app tab"});
+        second
+            .request("tools/call", json!({"name": "openDiff", "arguments": args}))
+            .await
+    });
+    wait_shown(&nvim, &app_py, (1, false));
+    let closed = client
+        .request(
+            "tools/call",
+            json!({"name": "close_tab", "arguments": {"tab_name": "app tab"}}),
+        )
+        .await;
+    assert_eq!(texts(&closed), ["TAB_CLOSED"]);
+    let result = withdrawn.await.unwrap();
+    assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
+    wait_shown(&nvim, &app_py, (0, false));
+    let none = client
+        .request(
+            "tools/call",
+            json!({"name": "closeAllDiffTabs", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(texts(&none), ["CLOSED_0_DIFF_TABS"]);
+    nvim.quit(SERVER);
+    place.wait_all_gone(SERVER);
+}

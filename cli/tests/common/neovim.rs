@@ -27,6 +27,13 @@ _G.clients = {
   c = start("clangd", { bin, "lsp-proxy", "--linger", linger, "--", "clangd" }),
   python = start("pyright", { bin, "lsp-proxy", "--linger", linger, "--", "pyright-langserver", "--stdio" }),
 }
+-- The review's prompt, answered "Review" and recorded, as a user would
+-- answer Neovim's default prompt.
+_G.prompts = {}
+vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+  table.insert(_G.prompts, params.message)
+  return { title = "Review" }
+end
 vim.api.nvim_create_autocmd("FileType", {
   pattern = { "c", "python" },
   callback = function(args)

@@ -1,26 +1,50 @@
 //! One attached proxy, as the host sees it: its stream observed into the
-//! host's workspace, and the IDE's requests for its editor sent down.
+//! host's workspace; the IDE's requests for its editor and the reviews
+//! pending sent down.
 
 use std::io;
 use std::sync::Arc;
 
 use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::UnixStream;
+use tokio::sync::watch;
 
 use super::link::{Tag, read_frame, write_frame};
-use crate::observer::Observer;
+use crate::observer::{Observer, Overlay};
 use crate::workspace::LspWorkspace;
 
 /// Observes the proxy at the other end of `stream` into `ws` until it
 /// detaches (or sends what is not a frame of the link); then the stream's
 /// documents close unless another stream has them open, and its
 /// diagnostics go.
-pub(crate) async fn feed(ws: Arc<LspWorkspace>, stream: UnixStream) -> io::Result<()> {
+pub(crate) async fn feed(
+    ws: Arc<LspWorkspace>,
+    stream: UnixStream,
+    mut reviews: watch::Receiver<Arc<Overlay>>,
+) -> io::Result<()> {
     let (observer, mut outgoing) = Observer::new(ws);
     let (read, mut write) = stream.into_split();
+    // The reviews pending now, then each change; and the IDE's requests.
+    reviews.mark_changed();
     let down = tokio::spawn(async move {
-        while let Some(message) = outgoing.recv().await {
-            let sent = write_frame(&mut write, Tag::ToEditor, message.body()).await;
+        loop {
+            let (tag, body) = tokio::select! {
+                message = outgoing.recv() => match message {
+                    Some(message) => (Tag::ToEditor, message.body().to_vec()),
+                    None => return,
+                },
+                changed = reviews.changed() => match changed {
+                    Ok(()) => {
+                        let overlay = Arc::clone(&reviews.borrow_and_update());
+                        match serde_json::to_vec(&*overlay) {
+                            Ok(body) => (Tag::Review, body),
+                            Err(_) => continue,
+                        }
+                    }
+                    Err(_) => return,
+                },
+            };
+            let sent = write_frame(&mut write, tag, &body).await;
             if sent.and(write.flush().await).is_err() {
                 return;
             }

@@ -33,6 +33,7 @@ mod feed;
 mod launch;
 pub mod link;
 pub mod place;
+pub mod review;
 mod run;
 pub mod serve;
 

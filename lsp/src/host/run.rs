@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use super::HostOptions;
 use super::feed::feed;
 use super::place::Place;
+use super::review::Reviews;
 use super::serve::{push_events, server};
 use crate::workspace::LspWorkspace;
 
@@ -51,7 +52,9 @@ pub async fn serve(
     };
     let ws = Arc::new(LspWorkspace::new());
     ws.override_folders(key.folders().to_vec());
-    let server = server(&ws).map_err(io::Error::other)?;
+    let reviews = Reviews::new(Arc::clone(&ws));
+    let reviewing = reviews.spawn();
+    let server = server(&ws, &reviews).map_err(io::Error::other)?;
     let pushing = push_events(&server, &ws);
     let handle = server
         .serve_ws(WsOptions {
@@ -79,9 +82,9 @@ pub async fn serve(
         tokio::select! {
             accepted = held.listener().accept() => match accepted {
                 Ok((stream, _)) => {
-                    let ws = ws.clone();
+                    let (ws, overlay) = (ws.clone(), reviews.overlay());
                     proxies.spawn(async move {
-                        if let Err(error) = feed(ws, stream).await {
+                        if let Err(error) = feed(ws, stream, overlay).await {
                             tracing::info!(%error, "a proxy's link ended badly");
                         }
                     });
@@ -92,6 +95,7 @@ pub async fn serve(
             },
             Some(_) = proxies.join_next(), if !proxies.is_empty() => {
                 tracing::info!(attached = proxies.len(), "a proxy detached");
+                reviews.editors_changed(!proxies.is_empty());
                 if proxies.is_empty() {
                     linger.as_mut().reset(Instant::now() + options.linger);
                     lingering = true;
@@ -106,7 +110,9 @@ pub async fn serve(
     // Dropped on time-out: the lockfile goes with the handle.
     let _ = tokio::time::timeout(CLOSE_GRACE, handle.shutdown()).await;
     pushing.abort();
+    reviewing.abort();
     proxies.shutdown().await;
+    reviews.editors_changed(false);
     drop(held);
     Ok(ending)
 }

@@ -8,12 +8,16 @@ use ide_mcp_tools::SelectionPublisher;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
+use super::review::Reviews;
 use crate::workspace::{LspWorkspace, WorkspaceEvent};
 
-/// The MCP server over `ws`'s ports.
-pub fn server(ws: &Arc<LspWorkspace>) -> Result<Server, ide_mcp_runtime::BuildError> {
+/// The MCP server over `ws`'s ports, with `reviews` for `openDiff`.
+pub fn server(
+    ws: &Arc<LspWorkspace>,
+    reviews: &Reviews,
+) -> Result<Server, ide_mcp_runtime::BuildError> {
     Server::builder("ide-mcp lsp-proxy", env!("CARGO_PKG_VERSION"))
-        .state(ws.read_context().build())
+        .state(ws.read_context().review(Arc::new(reviews.clone())).build())
         .build()
 }
 

@@ -184,15 +184,17 @@ impl Watch for HandOff {
 
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
         let head = Head::of(body);
+        // A request whose answer the observer changes, even one that needs
+        // a verdict itself (a code action request under review).
+        if let Some(id) = head.as_ref().and_then(Head::special_request) {
+            lock(&self.special).insert(id);
+        }
         if head
             .as_ref()
             .is_some_and(|head| self.interest.editor_verdict(head.method.as_deref()))
         {
             self.drain_all();
             return self.inner.editor_message(body);
-        }
-        if let Some(id) = head.as_ref().and_then(Head::special_request) {
-            lock(&self.special).insert(id);
         }
         if self.queue(From::Editor, body) {
             ClientVerdict::Forward

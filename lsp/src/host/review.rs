@@ -1,0 +1,528 @@
+//! The reviews of Claude's proposed edits: the host's [`DiffReview`] port.
+//!
+//! `openDiff` computes the line hunks between the document as the editor
+//! holds it (unsaved edits included; the file on disk when no editor has it
+//! open) and the proposal, and publishes them to every proxy as an
+//! [`Overlay`]; the proxies whose editors have the file open show them.
+//! The user's decisions come back as the review's commands, which the
+//! host's observers see as [`WorkspaceEvent::Review`]; when every hunk is
+//! decided the call is answered with the old text plus the accepted hunks
+//! (or rejected when none was accepted). The host never writes the file:
+//! the CLI does, with the text the answer carries.
+//!
+//! A document changing under a pending review has its hunks computed again
+//! against the new text, keeping the decisions of the hunks that are still
+//! the same change. `close_tab` and `closeAllDiffTabs` withdraw reviews
+//! (their calls answer rejected); a call dropped (cancelled) withdraws its
+//! review; editors going away answer an error, never a rejection the user
+//! did not make.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use ide_mcp_tools::review::{Hunk, compose, hunks};
+use ide_mcp_tools::{BufferStore as _, DiffFuture, DiffOutcome, DiffReview, OpenDiffRequest};
+use serde_json::json;
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::observer::Decision;
+use crate::observer::review::{HunkView, Overlay, ReviewView};
+use crate::uri::encoded_file_uri;
+use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
+
+/// The message of a call whose editors went away before the user decided.
+pub const EDITOR_GONE: &str = "the editor showing the proposed edit went away before it was reviewed; review it in the terminal";
+
+/// The reviews pending in one host; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Reviews {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    ws: Arc<LspWorkspace>,
+    state: Mutex<State>,
+    overlay: watch::Sender<Arc<Overlay>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next: u64,
+    pending: Vec<Pending>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    diff: u64,
+    rev: u64,
+    path: PathBuf,
+    tab_name: String,
+    proposal: String,
+    /// The text the hunks were computed against.
+    base: String,
+    hunks: Vec<Hunk>,
+    decided: Vec<Option<bool>>,
+    /// Whether an editor has had the document open since the review began.
+    shown: bool,
+    answer: Option<oneshot::Sender<Result<DiffOutcome, String>>>,
+}
+
+impl Pending {
+    fn answer(&mut self, outcome: Result<DiffOutcome, String>) {
+        if let Some(answer) = self.answer.take() {
+            let _ = answer.send(outcome);
+        }
+    }
+
+    /// The answer once every hunk is decided.
+    fn outcome(&self) -> Option<DiffOutcome> {
+        let decided: Option<Vec<bool>> = self.decided.iter().copied().collect();
+        let accepted = decided?;
+        Some(if accepted.iter().any(|&a| a) {
+            DiffOutcome::Saved(compose(&self.base, &self.hunks, &accepted))
+        } else {
+            DiffOutcome::Rejected
+        })
+    }
+
+    fn view(&self) -> ReviewView {
+        ReviewView {
+            path: self.path.clone(),
+            diff: self.diff,
+            rev: self.rev,
+            hunks: self
+                .hunks
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| self.decided[*i].is_none())
+                .map(|(index, hunk)| HunkView {
+                    index,
+                    start_line: hunk.old_start,
+                    old_len: hunk.old_len,
+                    message: hunk.message(),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Reviews {
+    /// The reviews of `ws`'s documents; [`spawn`](Self::spawn) runs them.
+    pub fn new(ws: Arc<LspWorkspace>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                ws,
+                state: Mutex::default(),
+                overlay: watch::Sender::new(Arc::default()),
+            }),
+        }
+    }
+
+    /// What every proxy shows, as it changes.
+    pub fn overlay(&self) -> watch::Receiver<Arc<Overlay>> {
+        self.inner.overlay.subscribe()
+    }
+
+    /// Takes the user's decisions and the documents' edits from the
+    /// workspace's events until the task is aborted.
+    pub fn spawn(&self) -> JoinHandle<()> {
+        let this = self.clone();
+        let mut events = self.inner.ws.subscribe();
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(WorkspaceEvent::Review(decision)) => this.decide(decision),
+                    Ok(WorkspaceEvent::Edited { path }) => this.edited(&path),
+                    Ok(_) => {}
+                    // Missed edits: every review is computed again.
+                    Err(broadcast::error::RecvError::Lagged(_)) => this.edited_all(),
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+
+    /// The document's text as the editor holds it, else the file's, else
+    /// none (a new file).
+    fn current_text(&self, path: &Path) -> String {
+        match self.inner.ws.handle_for_path(path) {
+            Some(handle) => handle.snapshot().text.to_string(),
+            None => std::fs::read_to_string(path).unwrap_or_default(),
+        }
+    }
+
+    fn publish(&self, state: &State) {
+        let reviews = state.pending.iter().map(Pending::view).collect();
+        self.inner
+            .overlay
+            .send_replace(Arc::new(Overlay { reviews }));
+    }
+
+    fn decide(&self, decision: Decision) {
+        let mut state = lock(&self.inner.state);
+        let (diff, chosen) = match decision {
+            Decision::One {
+                diff,
+                rev,
+                index,
+                accept,
+            } => (diff, Some((rev, index, accept))),
+            Decision::All { diff, .. } => (diff, None),
+        };
+        let Some(at) = state.pending.iter().position(|p| p.diff == diff) else {
+            tracing::debug!(diff, "a decision on a review no longer pending; ignored");
+            return;
+        };
+        let pending = &mut state.pending[at];
+        match (chosen, decision) {
+            (Some((rev, index, accept)), _) => {
+                if rev != pending.rev || index >= pending.decided.len() {
+                    tracing::debug!(
+                        diff,
+                        rev,
+                        index,
+                        "a decision on hunks since recomputed; ignored"
+                    );
+                    return;
+                }
+                pending.decided[index] = Some(accept);
+            }
+            (None, Decision::All { accept, .. }) => {
+                for decided in pending.decided.iter_mut().filter(|d| d.is_none()) {
+                    *decided = Some(accept);
+                }
+            }
+            (None, Decision::One { .. }) => return,
+        }
+        if let Some(outcome) = pending.outcome() {
+            let mut done = state.pending.remove(at);
+            done.answer(Ok(outcome));
+        }
+        self.publish(&state);
+    }
+
+    fn edited(&self, path: &Path) {
+        let mut state = lock(&self.inner.state);
+        if !state.pending.iter().any(|p| p.path == path) {
+            return;
+        }
+        let text = self.current_text(path);
+        if let Some(at) = state.pending.iter().position(|p| p.path == path) {
+            let pending = &mut state.pending[at];
+            pending.shown = true;
+            if recompute(pending, text) {
+                let mut done = state.pending.remove(at);
+                let outcome = done.outcome().unwrap_or(DiffOutcome::Rejected);
+                done.answer(Ok(outcome));
+            }
+        }
+        self.publish(&state);
+    }
+
+    fn edited_all(&self) {
+        let paths: Vec<PathBuf> = lock(&self.inner.state)
+            .pending
+            .iter()
+            .map(|p| p.path.clone())
+            .collect();
+        for path in paths {
+            self.edited(&path);
+        }
+    }
+
+    /// An editor detached: the reviews it was showing that no editor has
+    /// open any more are answered with an error; with no editor left at
+    /// all, every review is.
+    pub fn editors_changed(&self, any_left: bool) {
+        let mut state = lock(&self.inner.state);
+        let ws = &self.inner.ws;
+        let before = state.pending.len();
+        state.pending.retain_mut(|pending| {
+            let open = ws.handle_for_path(&pending.path).is_some();
+            pending.shown |= open;
+            let gone = !any_left || (pending.shown && !open);
+            if gone {
+                pending.answer(Err(EDITOR_GONE.to_owned()));
+            }
+            !gone
+        });
+        if state.pending.len() != before {
+            self.publish(&state);
+        }
+    }
+
+    /// Withdraws the reviews `which` picks: their calls answer rejected.
+    fn withdraw(&self, which: impl Fn(&Pending) -> bool) -> usize {
+        let mut state = lock(&self.inner.state);
+        let mut n = 0;
+        state.pending.retain_mut(|pending| {
+            let withdrawn = which(pending);
+            if withdrawn {
+                pending.answer(Ok(DiffOutcome::Rejected));
+                n += 1;
+            }
+            !withdrawn
+        });
+        if n > 0 {
+            self.publish(&state);
+        }
+        n
+    }
+
+    /// Asks an editor to show the file when none has it open, and asks
+    /// the user once, where the editor can, what to do with the proposal.
+    fn present(&self, diff: u64, path: &Path, n: usize) {
+        let ws = Arc::clone(&self.inner.ws);
+        let this = self.clone();
+        let path = path.to_path_buf();
+        tokio::spawn(async move {
+            let uri = encoded_file_uri(&path);
+            let openers = ws.openers(&path);
+            if openers.is_empty() {
+                let shown = ws
+                    .request(
+                        EditorRequest::ShowDocument,
+                        &[],
+                        json!({"uri": uri, "takeFocus": true}),
+                    )
+                    .await;
+                tracing::debug!(?shown, "asked an editor to show the reviewed file");
+            }
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            let changes = if n == 1 {
+                "1 change".to_owned()
+            } else {
+                format!("{n} changes")
+            };
+            let actions = [ACCEPT_ALL, REJECT_ALL, REVIEW];
+            let params = json!({
+                "type": 3,
+                "message": format!("Claude Code proposes {changes} to {name}"),
+                "actions": actions.map(|title| json!({"title": title})),
+            });
+            let answer = ws
+                .request(EditorRequest::ShowMessage, &ws.openers(&path), params)
+                .await;
+            let accept = match answer.as_ref().ok().and_then(|a| a["title"].as_str()) {
+                Some(ACCEPT_ALL) => true,
+                Some(REJECT_ALL) => false,
+                _ => return,
+            };
+            this.decide(Decision::All { diff, accept });
+        });
+    }
+}
+
+/// The prompt's actions.
+const ACCEPT_ALL: &str = "Accept all";
+const REJECT_ALL: &str = "Reject all";
+const REVIEW: &str = "Review";
+
+/// Computes `pending`'s hunks again against `text` (the user edited the
+/// document), keeping the decision of every hunk that is still the same
+/// change; returns whether the review is over (nothing left to review, or
+/// everything decided).
+fn recompute(pending: &mut Pending, text: String) -> bool {
+    if text == pending.base {
+        return false;
+    }
+    let proposal = rebase(&pending.base, &text, &pending.proposal);
+    let fresh = hunks(&text, &proposal);
+    let decided = fresh
+        .iter()
+        .map(|hunk| {
+            let lines = old_lines(&text, hunk);
+            pending
+                .hunks
+                .iter()
+                .zip(&pending.decided)
+                .find(|(old, _)| {
+                    old.new_text == hunk.new_text && old_lines(&pending.base, old) == lines
+                })
+                .and_then(|(_, decided)| *decided)
+        })
+        .collect();
+    pending.base = text;
+    pending.proposal = proposal;
+    pending.hunks = fresh;
+    pending.decided = decided;
+    pending.rev += 1;
+    pending.hunks.is_empty() || pending.decided.iter().all(Option::is_some)
+}
+
+/// The old lines `hunk` replaces in `base`.
+fn old_lines(base: &str, hunk: &Hunk) -> String {
+    base.split_inclusive('\n')
+        .skip(hunk.old_start as usize)
+        .take(hunk.old_len as usize)
+        .collect()
+}
+
+/// Claude's proposal (made against `base`) carried over to `user` (what
+/// the user made of `base` since): the user's changes where Claude changed
+/// nothing, Claude's where the user changed nothing, and Claude's where
+/// both changed the same lines (the hunk then shows Claude's version
+/// against the user's, for the user to decide). So an edit of the user's
+/// elsewhere is never offered back as a change to undo.
+fn rebase(base: &str, user: &str, proposal: &str) -> String {
+    let claude = hunks(base, proposal);
+    let ours = hunks(base, user);
+    let mut both: Vec<Hunk> = ours
+        .into_iter()
+        .filter(|u| !claude.iter().any(|c| overlaps(u, c)))
+        .collect();
+    both.extend(claude);
+    both.sort_by_key(|h| (h.old_start, h.old_len));
+    compose(base, &both, &vec![true; both.len()])
+}
+
+/// Whether two hunks of one base touch the same lines (two insertions at
+/// one place, or an insertion inside a replaced range, count).
+fn overlaps(a: &Hunk, b: &Hunk) -> bool {
+    let (a0, a1) = (a.old_start, a.old_start + a.old_len);
+    let (b0, b1) = (b.old_start, b.old_start + b.old_len);
+    match (a.old_len, b.old_len) {
+        (0, 0) => a0 == b0,
+        (0, _) => b0 <= a0 && a0 < b1,
+        (_, 0) => a0 <= b0 && b0 < a1,
+        _ => a0 < b1 && b0 < a1,
+    }
+}
+
+/// Withdraws its review when the call is dropped before an answer (the
+/// MCP call was cancelled).
+struct WithdrawOnDrop {
+    reviews: Reviews,
+    diff: u64,
+    armed: bool,
+}
+
+impl Drop for WithdrawOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            let diff = self.diff;
+            self.reviews.withdraw(|p| p.diff == diff);
+        }
+    }
+}
+
+impl DiffReview for Reviews {
+    fn open_diff(&self, request: OpenDiffRequest) -> DiffFuture {
+        let base = self.current_text(&request.path);
+        let found = hunks(&base, &request.new_contents);
+        if found.is_empty() {
+            return Box::pin(std::future::ready(Ok(DiffOutcome::Unchanged)));
+        }
+        let (answer, answered) = oneshot::channel();
+        let n = found.len();
+        let diff = {
+            let mut state = lock(&self.inner.state);
+            state.next += 1;
+            let diff = state.next;
+            // One review per file: a second proposal replaces the first.
+            if let Some(at) = state.pending.iter().position(|p| p.path == request.path) {
+                let mut replaced = state.pending.remove(at);
+                replaced.answer(Ok(DiffOutcome::Rejected));
+            }
+            let shown = self.inner.ws.handle_for_path(&request.path).is_some();
+            state.pending.push(Pending {
+                diff,
+                rev: 0,
+                path: request.path.clone(),
+                tab_name: request.tab_name,
+                proposal: request.new_contents,
+                base,
+                decided: vec![None; n],
+                hunks: found,
+                shown,
+                answer: Some(answer),
+            });
+            self.publish(&state);
+            diff
+        };
+        self.present(diff, &request.path, n);
+        let guard = WithdrawOnDrop {
+            reviews: self.clone(),
+            diff,
+            armed: true,
+        };
+        Box::pin(async move {
+            // The whole guard lives in the future, not only its flag.
+            let mut guard = guard;
+            let outcome = answered.await;
+            guard.armed = false;
+            outcome.unwrap_or_else(|_| Err("the review ended without an answer".to_owned()))
+        })
+    }
+
+    fn close_tab(&self, tab_name: &str) -> bool {
+        self.withdraw(|p| p.tab_name == tab_name) > 0
+    }
+
+    fn close_all(&self) -> usize {
+        self.withdraw(|_| true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_user_s_edits_elsewhere_are_kept_and_never_offered_back() {
+        let base = "a\nb\nc\nd\n";
+        let proposal = "a\nB\nc\nd\n";
+        // The user changed line 4: kept, and only Claude's line 2 differs.
+        let user = "a\nb\nc\nD\n";
+        assert_eq!(rebase(base, user, proposal), "a\nB\nc\nD\n");
+        // The user changed Claude's line too: Claude's version is proposed.
+        assert_eq!(rebase(base, "a\nx\nc\nd\n", proposal), proposal);
+        // An insertion of the user's where Claude inserted too: Claude's.
+        let proposal = "a\nb\nnew\nc\nd\n";
+        assert_eq!(rebase(base, "a\nb\nmine\nc\nd\n", proposal), proposal);
+        // Nothing changed by the user: the proposal as it is.
+        assert_eq!(rebase(base, base, proposal), proposal);
+    }
+
+    #[test]
+    fn decisions_survive_an_edit_elsewhere() {
+        let base = "1\n2\n3\n4\n5\n".to_owned();
+        let proposal = "1\nTWO\n3\n4\nFIVE\n".to_owned();
+        let found = hunks(&base, &proposal);
+        let mut pending = Pending {
+            diff: 1,
+            rev: 0,
+            path: "/f".into(),
+            tab_name: "t".into(),
+            decided: vec![Some(true), None],
+            hunks: found,
+            proposal,
+            base,
+            shown: true,
+            answer: None,
+        };
+        assert!(!recompute(&mut pending, "zero\n2\n3\n4\n5\n".to_owned()));
+        assert_eq!(pending.rev, 1);
+        assert_eq!(pending.hunks.len(), 2);
+        assert_eq!(
+            pending.decided,
+            [Some(true), None],
+            "line 2's decision kept"
+        );
+        assert_eq!(pending.proposal, "zero\nTWO\n3\n4\nFIVE\n");
+        pending.decided[1] = Some(false);
+        assert_eq!(
+            pending.outcome(),
+            Some(DiffOutcome::Saved("zero\nTWO\n3\n4\n5\n".to_owned()))
+        );
+    }
+}
