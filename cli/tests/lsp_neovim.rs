@@ -12,91 +12,16 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::ide::{SERVER, has_error, labels, notification, until};
 use common::lsp::Place;
 use common::neovim::Neovim;
 use common::ws::WsClient;
 use serde_json::{Value, json};
 
-/// How long a language server may take to answer (pyright starts slowly on
-/// a loaded machine).
-const SERVER: Duration = Duration::from_secs(90);
-
 const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
 const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
 const APP_PY: &str = "count: int = 1\n";
 const BROKEN_PY: &str = "count: int = \"one\"\n";
-
-/// Calls `tool` until `done` holds of its answer; returns that answer.
-async fn until(
-    client: &mut WsClient,
-    tool: &str,
-    args: Value,
-    done: impl Fn(&Value) -> bool,
-) -> Value {
-    let start = Instant::now();
-    loop {
-        let answer = client.call(tool, args.clone()).await;
-        if done(&answer) {
-            return answer;
-        }
-        assert!(start.elapsed() < SERVER, "{tool} {args}: still {answer}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Waits for a notification `method` whose params satisfy `matches`.
-async fn notification(
-    client: &mut WsClient,
-    method: &str,
-    matches: impl Fn(&Value) -> bool,
-) -> Value {
-    let found = |message: &Value| message["method"] == method && matches(&message["params"]);
-    if let Some(index) = client.notifications.iter().position(found) {
-        return client.notifications.remove(index);
-    }
-    let start = Instant::now();
-    loop {
-        let left = SERVER.saturating_sub(start.elapsed());
-        let message = client
-            .next_message(left)
-            .await
-            .unwrap_or_else(|| panic!("no {method} notification"));
-        if found(&message) {
-            return message;
-        }
-    }
-}
-
-fn labels(editors: &Value) -> Vec<(String, bool)> {
-    editors["tabs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tab| {
-            (
-                tab["label"].as_str().unwrap().to_owned(),
-                tab["isActive"] == true,
-            )
-        })
-        .collect()
-}
-
-fn diagnostics<'a>(answer: &'a Value, path: &Path) -> Vec<&'a Value> {
-    let uri = format!("file://{}", path.display());
-    answer
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|file| file["uri"] == uri.as_str())
-        .flat_map(|file| file["diagnostics"].as_array().unwrap())
-        .collect()
-}
-
-fn has_error(answer: &Value, path: &Path, text: &str) -> bool {
-    diagnostics(answer, path)
-        .iter()
-        .any(|d| d["severity"] == "Error" && d["message"].as_str().unwrap().contains(text))
-}
 
 /// Sets the whole text of the buffer of `path` without saving.
 fn set_text(nvim: &Neovim, path: &Path, text: &str) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
-# Neovim and clangd (Debian), pyright (npm).
+# Neovim, Emacs with eglot, and clangd (Debian), pyright (npm).
 #
 #   bash tests/lsp/install.sh
 #
@@ -15,6 +15,9 @@ set -euo pipefail
 need_apt=()
 command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
 command -v clangd >/dev/null 2>&1 || need_apt+=(clangd)
+command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
+# eglot is built into Emacs 29; Debian 12's Emacs 28 takes it from ELPA.
+dpkg-query -W -f='${Status}' elpa-eglot 2>/dev/null | grep -q 'ok installed' || need_apt+=(elpa-eglot)
 command -v npm >/dev/null 2>&1 || command -v pyright-langserver >/dev/null 2>&1 || need_apt+=(npm)
 
 sudo=()
@@ -44,4 +47,4 @@ if ! command -v pyright-langserver >/dev/null 2>&1; then
     fi
 fi
 
-echo "lsp install: $(nvim --version | head -n 1) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?')"
+echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?')"

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub(crate) mod emacs;
+pub(crate) mod ide;
 pub(crate) mod lsp;
 pub(crate) mod neovim;
 pub(crate) mod stdio;
@@ -251,12 +253,18 @@ pub(crate) fn is_dead(pid: u32) -> bool {
 pub(crate) fn installed(program: &str) -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()));
+    present(program, found)
+}
+
+/// `found`, after the rule of [`installed`] for a component that is not a
+/// program (an Emacs package).
+pub(crate) fn present(component: &str, found: bool) -> bool {
     if !found {
         assert!(
             std::env::var_os("IDE_MCP_LSP_MISSING").is_some(),
-            "`{program}` is not installed: run `bash tests/lsp/install.sh`"
+            "`{component}` is not installed: run `bash tests/lsp/install.sh`"
         );
-        eprintln!("SKIPPED: `{program}` could not be installed from its package registry");
+        eprintln!("SKIPPED: `{component}` could not be installed from its package registry");
     }
     found
 }

@@ -1,0 +1,301 @@
+//! An Emacs user whose eglot runs clangd and pyright through
+//! `ide-mcp lsp-proxy`: what an MCP client reads over the IDE WebSocket as
+//! they open, edit, save, select and leave, with the real editor and real
+//! servers.
+//!
+//! Needs `emacs` (28+) with eglot (1.9+), `clangd` and `pyright-langserver`
+//! on the `PATH` (`tests/lsp/install.sh` installs them). Without them the
+//! test fails, unless the install script found a registry unreachable
+//! (`IDE_MCP_LSP_MISSING=1`, set by `.ci/run`): then it says it skipped.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::emacs::Emacs;
+use common::ide::{SERVER, has_error, labels, notification, until};
+use common::lsp::Place;
+use common::ws::WsClient;
+use serde_json::{Value, json};
+
+const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
+const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
+const APP_PY: &str = "count: int = 1\n";
+const BROKEN_PY: &str = "count: int = \"one\"\n";
+
+/// Our code action's title.
+const SEND: &str = "Send selection to Claude Code";
+
+fn installed() -> bool {
+    ["emacs", "emacsclient", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(common::installed)
+        && common::emacs::eglot_installed()
+}
+
+/// A workspace with `main.c` and `app.py`, and an Emacs (its proxies'
+/// hosts lingering for no time) that visits both, each managed by its
+/// server through a proxy; the one lockfile of the two.
+struct Session {
+    place: Place,
+    emacs: Emacs,
+    main_c: PathBuf,
+    app_py: PathBuf,
+    lockfile: (PathBuf, Value),
+}
+
+impl Session {
+    fn start() -> Self {
+        let place = Place::new();
+        let ws = place.workspace.clone();
+        let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
+        std::fs::write(&main_c, MAIN_C).unwrap();
+        std::fs::write(&app_py, APP_PY).unwrap();
+        let emacs = Emacs::start(&place, &ws, "emacs", 0);
+        emacs.open(&main_c, SERVER);
+        let lockfile = place
+            .wait_lockfiles_of(&emacs.running, |found| found.len() == 1)
+            .remove(0);
+        Self {
+            place,
+            emacs,
+            main_c,
+            app_py,
+            lockfile,
+        }
+    }
+
+    async fn client(&self) -> WsClient {
+        let port = common::lockfile_port(&self.lockfile.0);
+        common::ws::connect(port, self.lockfile.1["authToken"].as_str().unwrap()).await
+    }
+
+    /// Emacs's proxies (two: clangd's and pyright's), their servers and
+    /// the host (a child of the proxy that started it, in a process group
+    /// of its own).
+    fn processes(&self) -> Vec<u32> {
+        let host = u32::try_from(self.lockfile.1["pid"].as_u64().unwrap()).unwrap();
+        let proxies = common::children(self.emacs.running.child.id());
+        assert_eq!(proxies.len(), 2, "{proxies:?}");
+        let mut all = vec![host];
+        for &proxy in &proxies {
+            let servers: Vec<u32> = common::children(proxy)
+                .into_iter()
+                .filter(|&pid| pid != host)
+                .collect();
+            assert_eq!(servers.len(), 1, "proxy {proxy}: {servers:?}");
+            all.push(proxy);
+            all.extend(servers);
+        }
+        all
+    }
+}
+
+/// Waits until each of `pids` (proxies, servers, the host) has ended and
+/// nothing is left in the IDE directory nor in the private one.
+fn wait_gone(place: &Place, pids: &[u32], log: &Path) {
+    let start = Instant::now();
+    while !pids.iter().all(|&pid| common::is_dead(pid)) {
+        assert!(
+            start.elapsed() < SERVER,
+            "left behind: {:?}; log:\n{}",
+            pids.iter()
+                .filter(|&&pid| !common::is_dead(pid))
+                .collect::<Vec<_>>(),
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    place.wait_all_gone(SERVER);
+}
+
+/// Waits until Emacs shows (flymake) a diagnostic of `path` containing
+/// `text`.
+fn wait_shown(emacs: &Emacs, path: &Path, text: &str) {
+    let start = Instant::now();
+    while !emacs.diagnostics(path).iter().any(|d| d.contains(text)) {
+        assert!(
+            start.elapsed() < SERVER,
+            "Emacs never shows {text}: {:?}",
+            emacs.diagnostics(path)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start();
+    let Session {
+        place,
+        emacs,
+        main_c,
+        app_py,
+        lockfile: (lockfile, content),
+    } = &session;
+
+    // eglot sends no `clientInfo`: the IDE is named after Emacs's process.
+    assert_eq!(content["ideName"], "emacs", "{content}");
+    assert_eq!(
+        content["workspaceFolders"],
+        json!([place.workspace.to_str().unwrap()])
+    );
+    let mut client = session.client().await;
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e) == [("main.c".to_owned(), true)]
+    })
+    .await;
+    emacs.open(app_py, SERVER);
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
+    })
+    .await;
+
+    // Two servers, one IDE: only its `<port>.lock`, which the CLI's
+    // clean-up keeps.
+    let name = lockfile.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(common::children(emacs.running.child.id()).len(), 2);
+    assert_eq!(place.lockfiles().len(), 1);
+    assert_eq!(place.ide_dir_entries(), std::slice::from_ref(&name));
+    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
+    assert_eq!(place.ide_dir_entries(), [name]);
+
+    edit_save_and_fix(emacs, &mut client, main_c, app_py).await;
+    select_and_send(emacs, &mut client, main_c).await;
+
+    // `M-x eglot-shutdown-all`: proxies, servers and host gone, nothing
+    // left; Emacs goes on.
+    let pids = session.processes();
+    let asked = Instant::now();
+    emacs.shutdown_all();
+    wait_gone(place, &pids, &emacs.log);
+    eprintln!("eglot-shutdown-all: all gone after {:?}", asked.elapsed());
+    assert!(!emacs.managed(main_c) && !emacs.managed(app_py));
+    assert_eq!(
+        emacs.eval("(emacs-pid)"),
+        emacs.running.child.id().to_string()
+    );
+    // Claude's connection ended with the host (after notifications still
+    // unread).
+    let closing = Instant::now();
+    while client.next_message(SERVER).await.is_some() {
+        assert!(
+            closing.elapsed() < SERVER,
+            "the host's connection stays open"
+        );
+    }
+}
+
+/// An unsaved type error in each file → dirty, each server's diagnostic;
+/// `C-x C-s` → clean; the fix → the diagnostic goes.
+async fn edit_save_and_fix(emacs: &Emacs, client: &mut WsClient, main_c: &Path, app_py: &Path) {
+    emacs.set_text(main_c, BROKEN_C);
+    emacs.set_text(app_py, BROKEN_PY);
+    // eglot sends `didChange` after `eglot-send-changes-idle-time`.
+    until(
+        client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    until(client, "getDiagnostics", json!({}), |all| {
+        has_error(all, main_c, "missing_name") && has_error(all, app_py, "\"int\"")
+    })
+    .await;
+    wait_shown(emacs, main_c, "missing_name");
+    wait_shown(emacs, app_py, "\"int\"");
+
+    emacs.save(main_c);
+    until(
+        client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == false,
+    )
+    .await;
+    emacs.set_text(main_c, MAIN_C);
+    let uri = format!("file://{}", main_c.display());
+    until(client, "getDiagnostics", json!({"uri": uri}), |one| {
+        *one == json!([{"uri": uri, "diagnostics": []}])
+    })
+    .await;
+}
+
+/// A region and eglot's code actions for it → the selection, pushed; our
+/// code action, picked from `M-x eglot-code-actions` → `at_mentioned`.
+async fn select_and_send(emacs: &Emacs, client: &mut WsClient, main_c: &Path) {
+    assert_eq!(emacs.select(main_c, 1, 2, 3), "int");
+    let actions = emacs.code_actions(main_c);
+    assert!(actions.iter().any(|a| a == SEND), "{actions:?}");
+    let selection = until(client, "getCurrentSelection", json!({}), |s| {
+        s["text"] == "int"
+    })
+    .await;
+    assert_eq!(
+        selection,
+        json!({
+            "success": true,
+            "text": "int",
+            "filePath": main_c,
+            "fileUrl": format!("file://{}", main_c.display()),
+            "selection": {
+                "start": {"line": 1, "character": 2},
+                "end": {"line": 1, "character": 5},
+                "isEmpty": false,
+            },
+        })
+    );
+    notification(client, "selection_changed", |params| {
+        params["text"] == "int"
+    })
+    .await;
+
+    let (prompt, menu) = emacs.pick_code_action(main_c, SEND);
+    eprintln!("eglot's menu: {prompt:?} {menu:?}");
+    assert_eq!(menu, actions);
+    let mention = notification(client, "at_mentioned", |_| true).await;
+    assert_eq!(
+        mention["params"],
+        json!({"filePath": main_c, "lineStart": 1, "lineEnd": 1}),
+        "{mention}"
+    );
+}
+
+/// `(kill-emacs)`, which sends each server's process group SIGHUP:
+/// proxies, servers and host gone, nothing left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_emacs_leaves_nothing_behind() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start();
+    session.emacs.open(&session.app_py, SERVER);
+    let pids = session.processes();
+    let log = session.emacs.log.clone();
+    let asked = Instant::now();
+    session.emacs.kill_emacs(SERVER);
+    wait_gone(&session.place, &pids, &log);
+    eprintln!("kill-emacs: all gone after {:?}", asked.elapsed());
+}
+
+/// SIGKILL of Emacs: the proxies see their input end; proxies, servers and
+/// host gone, nothing left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_emacs_leaves_nothing_behind() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start();
+    session.emacs.open(&session.app_py, SERVER);
+    let pids = session.processes();
+    let log = session.emacs.log.clone();
+    let killed = Instant::now();
+    session.emacs.kill();
+    wait_gone(&session.place, &pids, &log);
+    eprintln!("SIGKILL: all gone after {:?}", killed.elapsed());
+}
