@@ -46,6 +46,11 @@ pub struct LspProxyArgs {
     /// connected.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_LINGER.as_secs())]
     pub linger: u64,
+    /// Leave open buffers alone when their files change on disk (by default
+    /// a clean buffer is updated to show what Claude wrote, through
+    /// `workspace/applyEdit`; a buffer with unsaved changes never is).
+    #[arg(long)]
+    pub no_reload: bool,
     /// Where the observer runs: `hand-off` (a thread of its own, the
     /// default), `inline` (on the forwarding threads), or `off` (forward
     /// only, no IDE): for the benchmarks.
@@ -85,6 +90,7 @@ impl LspProxyArgs {
                 .log
                 .as_ref()
                 .map(|log| std::path::absolute(log).unwrap_or_else(|_| log.clone())),
+            reload: !self.no_reload,
         }
     }
 
@@ -113,6 +119,9 @@ pub struct HostArgs {
     /// Write logs to this file (appended) instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Leave open buffers alone when their files change on disk.
+    #[arg(long)]
+    pub no_reload: bool,
 }
 
 impl HostArgs {
@@ -133,6 +142,7 @@ impl HostArgs {
             config_dir,
             linger: Duration::from_secs(self.linger),
             log: self.log.clone(),
+            reload: !self.no_reload,
         })
     }
 
@@ -160,6 +170,9 @@ pub fn host_command(options: &HostOptions) -> Command {
     if let Some(log) = &options.log {
         command.arg("--log").arg(log);
     }
+    if !options.reload {
+        command.arg("--no-reload");
+    }
     command
 }
 
@@ -177,7 +190,8 @@ mod tests {
             ide_name: "Neovim".to_owned(),
             config_dir: PathBuf::from("/home/u/.claude"),
             linger: Duration::from_secs(7),
-            log: Some(PathBuf::from("/tmp/l.log")),
+            log: Some(PathBuf::from("/var/log/l.log")),
+            reload: false,
         };
         let command = host_command(&options);
         let args = std::iter::once(std::ffi::OsStr::new("ide-mcp")).chain(command.get_args());

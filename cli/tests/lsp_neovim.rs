@@ -544,3 +544,73 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     nvim.quit(SERVER);
     place.wait_all_gone(SERVER);
 }
+
+/// The text of Neovim's buffer of `path`.
+fn buffer_text(nvim: &Neovim, path: &Path) -> String {
+    let lines = nvim.lua(&format!(
+        "vim.fn.json_encode(vim.api.nvim_buf_get_lines(vim.fn.bufnr('{}'), 0, -1, false))",
+        path.display()
+    ));
+    let lines: Vec<String> = serde_json::from_str(lines.trim()).unwrap();
+    lines
+        .iter()
+        .flat_map(|line| [line.as_str(), "\n"])
+        .collect()
+}
+
+/// A file Claude writes shows in its clean buffer (Neovim has no
+/// auto-reload without `:checktime`); a buffer with unsaved changes is
+/// left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
+    if !["nvim", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(common::installed)
+    {
+        return;
+    }
+    let place = Place::new();
+    let ws = place.workspace.clone();
+    let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
+    std::fs::write(&main_c, MAIN_C).unwrap();
+    std::fs::write(&app_py, APP_PY).unwrap();
+    let nvim = Neovim::start(&place, &ws, "nvim", 0);
+    nvim.command(&format!("edit {}", app_py.display()));
+    nvim.command(&format!("edit {}", main_c.display()));
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
+    let lockfile = place
+        .wait_lockfiles_of(&nvim.running, |found| found.len() == 1)
+        .remove(0);
+    let mut client = client_of(&lockfile).await;
+    wait_labels(&mut client, vec!["main.c", "app.py"]).await;
+    // The user has unsaved work in app.py.
+    set_text(&nvim, &app_py, BROKEN_PY);
+    until(
+        &mut client,
+        "checkDocumentDirty",
+        json!({"filePath": app_py}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+
+    // Claude writes both files, as the CLI does (a new file renamed over).
+    for (path, text) in [(&main_c, REVIEWED_C), (&app_py, "count: int = 3\n")] {
+        let new = path.with_extension("new");
+        std::fs::write(&new, text).unwrap();
+        std::fs::rename(&new, path).unwrap();
+    }
+    let start = Instant::now();
+    while buffer_text(&nvim, &main_c) != REVIEWED_C {
+        assert!(
+            start.elapsed() < SERVER,
+            "{:?}",
+            buffer_text(&nvim, &main_c)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The unsaved buffer: still the user's, after several looks at the disk.
+    std::thread::sleep(ide_mcp_lsp::host::reload::POLL * 8);
+    assert_eq!(buffer_text(&nvim, &app_py), BROKEN_PY);
+    nvim.quit(SERVER);
+    place.wait_all_gone(SERVER);
+}

@@ -33,6 +33,7 @@ mod feed;
 mod launch;
 pub mod link;
 pub mod place;
+pub mod reload;
 pub mod review;
 mod run;
 pub mod serve;
@@ -60,6 +61,9 @@ pub struct HostOptions {
     pub linger: Duration,
     /// Where it writes its logs (none: nowhere).
     pub log: Option<PathBuf>,
+    /// Whether clean buffers show what Claude writes to their files
+    /// ([`reload`]).
+    pub reload: bool,
 }
 
 impl HostOptions {

@@ -56,6 +56,9 @@ pub async fn serve(
     let reviewing = reviews.spawn();
     let server = server(&ws, &reviews).map_err(io::Error::other)?;
     let pushing = push_events(&server, &ws);
+    let reloading = options
+        .reload
+        .then(|| super::reload::spawn(Arc::clone(&ws)));
     let handle = server
         .serve_ws(WsOptions {
             workspace_folders: key
@@ -111,6 +114,9 @@ pub async fn serve(
     let _ = tokio::time::timeout(CLOSE_GRACE, handle.shutdown()).await;
     pushing.abort();
     reviewing.abort();
+    if let Some(reloading) = reloading {
+        reloading.abort();
+    }
     proxies.shutdown().await;
     reviews.editors_changed(false);
     drop(held);

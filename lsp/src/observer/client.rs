@@ -16,7 +16,7 @@ use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
 use crate::uri::uri_path;
-use crate::workspace::{EditorCan, EditorInfo, WorkspaceEvent};
+use crate::workspace::{EditorInfo, WorkspaceEvent};
 
 /// The private notification [`Observer::replay`] uses to restore the
 /// active document and its selection (UTF-16 positions).
@@ -144,21 +144,27 @@ impl Observer {
             return;
         };
         let caps = &params.capabilities;
-        self.editor_caps.show_document = caps
+        self.editor_caps.can.show_document = caps
             .pointer("/window/showDocument/support")
             .and_then(Value::as_bool)
             .unwrap_or(false);
         self.editor_caps.literal_actions = caps
             .pointer("/textDocument/codeAction/codeActionLiteralSupport")
             .is_some_and(Value::is_object);
-        self.editor_caps.show_message = caps
+        self.editor_caps.can.show_message = caps
             .pointer("/window/showMessage")
             .is_some_and(Value::is_object);
-        let can = EditorCan {
-            show_document: self.editor_caps.show_document,
-            show_message: self.editor_caps.show_message,
-        };
-        self.ws.requests.set_editor_can(self.stream, can);
+        self.editor_caps.can.apply_edit = caps
+            .pointer("/workspace/applyEdit")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        self.editor_caps.can.document_changes = caps
+            .pointer("/workspace/workspaceEdit/documentChanges")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        self.ws
+            .requests
+            .set_editor_can(self.stream, self.editor_caps.can);
         let folders: Vec<PathBuf> = match (&params.workspace_folders, &params.root_uri) {
             (Some(folders), _) if !folders.is_empty() => folders
                 .iter()
@@ -180,7 +186,7 @@ impl Observer {
             name: params.client_info.map(|c| c.name),
             pid: params.process_id,
             folders,
-            show_document: self.editor_caps.show_document,
+            show_document: self.editor_caps.can.show_document,
         });
     }
 

@@ -116,9 +116,8 @@ struct ServerCaps {
 struct EditorCaps {
     /// Whether it takes `CodeAction` literals (else `Command`s).
     literal_actions: bool,
-    show_document: bool,
-    /// Whether it handles `window/showMessageRequest` with actions.
-    show_message: bool,
+    /// The requests of the IDE's it handles.
+    can: crate::workspace::EditorCan,
 }
 
 /// An editor request awaiting the server's answer.

@@ -97,10 +97,14 @@ impl Observer {
             )
             .collect();
         let mut capabilities =
-            json!({"window": {"showDocument": {"support": self.editor_caps.show_document}}});
-        if self.editor_caps.show_message {
+            json!({"window": {"showDocument": {"support": self.editor_caps.can.show_document}}});
+        if self.editor_caps.can.show_message {
             capabilities["window"]["showMessage"] = json!({});
         }
+        capabilities["workspace"] = json!({
+            "applyEdit": self.editor_caps.can.apply_edit,
+            "workspaceEdit": {"documentChanges": self.editor_caps.can.document_changes},
+        });
         if self.editor_caps.literal_actions {
             capabilities["textDocument"] = json!({"codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": []}}}});
         }

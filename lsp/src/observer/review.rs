@@ -428,7 +428,7 @@ fn hunk_diagnostic(
 
 /// The length of line `line` of `text` without its terminator, in
 /// `encoding`'s units.
-fn line_length(text: &Rope, line: u32, encoding: PositionEncoding) -> u32 {
+pub(crate) fn line_length(text: &Rope, line: u32, encoding: PositionEncoding) -> u32 {
     let Some(slice) = text.get_line(line as usize) else {
         return 0;
     };

@@ -123,6 +123,7 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
         config_dir,
         linger: this.options.linger,
         log: this.options.host_log.clone(),
+        reload: this.options.reload,
     })
 }
 

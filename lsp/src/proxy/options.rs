@@ -31,6 +31,9 @@ pub struct ProxyOptions {
     pub linger: Duration,
     /// Where a host this proxy starts writes its logs.
     pub host_log: Option<PathBuf>,
+    /// Whether a host this proxy starts shows Claude's writes in clean
+    /// buffers (`--no-reload` turns it off).
+    pub reload: bool,
 }
 
 impl Default for ProxyOptions {
@@ -45,6 +48,7 @@ impl Default for ProxyOptions {
             launcher: None,
             linger: DEFAULT_LINGER,
             host_log: None,
+            reload: true,
         }
     }
 }

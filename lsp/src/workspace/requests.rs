@@ -68,11 +68,19 @@ struct Route {
 
 /// The requests an editor said it handles, of those the IDE sends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent capabilities of the editor, each a yes or no"
+)]
 pub struct EditorCan {
     /// `window/showDocument` (`window.showDocument.support`).
     pub show_document: bool,
     /// `window/showMessageRequest` with actions (`window.showMessage`).
     pub show_message: bool,
+    /// `workspace/applyEdit` (`workspace.applyEdit`).
+    pub apply_edit: bool,
+    /// Workspace edits as `documentChanges` (versioned).
+    pub document_changes: bool,
 }
 
 /// A request the IDE sends an editor, by what the editor must handle.
@@ -82,6 +90,9 @@ pub enum EditorRequest {
     ShowDocument,
     /// `window/showMessageRequest`.
     ShowMessage,
+    /// `workspace/applyEdit`: only ever to an editor that has the document
+    /// open.
+    ApplyEdit,
 }
 
 impl EditorRequest {
@@ -89,6 +100,7 @@ impl EditorRequest {
         match self {
             Self::ShowDocument => "window/showDocument",
             Self::ShowMessage => "window/showMessageRequest",
+            Self::ApplyEdit => "workspace/applyEdit",
         }
     }
 
@@ -96,6 +108,7 @@ impl EditorRequest {
         match self {
             Self::ShowDocument => can.show_document,
             Self::ShowMessage => can.show_message,
+            Self::ApplyEdit => can.apply_edit,
         }
     }
 }
@@ -118,6 +131,7 @@ pub(crate) struct EditorRequests {
 pub(crate) struct Destination {
     queue: mpsc::Sender<Message>,
     pub(crate) encoding: PositionEncoding,
+    pub(crate) can: EditorCan,
     request: EditorRequest,
 }
 
@@ -185,14 +199,20 @@ impl EditorRequests {
         let routes = lock(&self.routes);
         let usable = |r: &&Route| request.handled_by(r.can) && !r.queue.is_closed();
         let last = StreamId(self.last_used.load(Ordering::Relaxed));
-        let route = openers
+        let opener = openers
             .iter()
-            .find_map(|&s| routes.iter().filter(usable).find(|r| r.stream == s))
-            .or_else(|| routes.iter().filter(usable).find(|r| r.stream == last))
-            .or_else(|| routes.iter().find(usable))?;
+            .find_map(|&s| routes.iter().filter(usable).find(|r| r.stream == s));
+        let route = if request == EditorRequest::ApplyEdit {
+            opener?
+        } else {
+            opener
+                .or_else(|| routes.iter().filter(usable).find(|r| r.stream == last))
+                .or_else(|| routes.iter().find(usable))?
+        };
         Some(Destination {
             queue: route.queue.clone(),
             encoding: route.encoding,
+            can: route.can,
             request,
         })
     }
