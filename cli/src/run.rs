@@ -2,6 +2,7 @@
 
 use std::error::Error;
 use std::io::{IsTerminal as _, Write};
+use std::sync::Arc;
 
 use ide_mcp_runtime::lint::lint_registry;
 use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, ServingThread, WsOptions};
@@ -14,9 +15,25 @@ use crate::headless::Headless;
 /// A boxed error for the command line to print.
 pub type BoxError = Box<dyn Error + Send + Sync>;
 
-/// The MCP server over the headless state.
+/// The tools only an editor host serves, left out of the headless host's
+/// registry: each needs a person at an editor. `openDiff` blocks until
+/// someone accepts or rejects Claude's edit, and the CLI waits on it beside
+/// its own prompt, so a host with no one to ask must not list it
+/// (PROTOCOL.md, "Reviewing Claude's edits").
+pub const EDITOR_ONLY_TOOLS: &[&str] = &["openDiff"];
+
+/// What the headless host serves: every linked tool but [`EDITOR_ONLY_TOOLS`].
+pub fn headless_registry() -> Result<Registry, BoxError> {
+    let tools = ide_mcp_runtime::tools()
+        .iter()
+        .filter(|tool| !EDITOR_ONLY_TOOLS.contains(&tool.name));
+    Ok(Registry::from_tools(tools)?)
+}
+
+/// The MCP server over the headless state, serving [`headless_registry`].
 pub fn server(headless: &Headless) -> Result<Server, BoxError> {
     let server = Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))
+        .registry(Arc::new(headless_registry()?))
         .state(headless.context.clone())
         .build()?;
     Ok(server)
@@ -201,10 +218,10 @@ impl Drop for ProgressLine {
     }
 }
 
-/// `ide-mcp tools`: prints the `tools/list` result; with `--lint`, reports
-/// schema violations on stderr. Returns whether all was well.
+/// `ide-mcp tools`: prints the `tools/list` result `serve` answers; with
+/// `--lint`, reports schema violations on stderr. Returns whether all was well.
 pub fn tools(args: &ToolsArgs, out: &mut impl Write) -> Result<bool, BoxError> {
-    let registry = Registry::global().map_err(ToString::to_string)?;
+    let registry = &headless_registry()?;
     serde_json::to_writer_pretty(&mut *out, &registry.list_result())?;
     writeln!(out)?;
     if !args.lint {

@@ -8,7 +8,7 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{DEADLINE, Running, Sandbox, TOOL_NAMES, wait_for_lockfile};
+use common::{DEADLINE, Running, Sandbox, wait_for_lockfile};
 use serde_json::{Value, json};
 
 /// The URL and token of the printed `claude mcp add --transport http` line.
@@ -104,7 +104,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, TOOL_NAMES);
+    common::assert_headless_tools(&names);
     let over_http: Vec<Value> = [
         "getCurrentSelection",
         "getOpenEditors",

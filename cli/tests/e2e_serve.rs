@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::ws::{WsClient, ws_request};
 use common::{
-    ANSWER, DEADLINE, Running, Sandbox, TOOL_NAMES, children, diagnostics_of, initialize_params,
-    is_dead, wait_for_lockfile,
+    ANSWER, DEADLINE, Running, Sandbox, children, diagnostics_of, initialize_params, is_dead,
+    wait_for_lockfile,
 };
 use serde_json::json;
 
@@ -76,7 +76,7 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
     assert_eq!(selection["params"]["filePath"], warns.as_str());
 
     let list = client.request("tools/list", json!({})).await;
-    assert_eq!(common::tool_names(&list), TOOL_NAMES);
+    common::assert_headless_tools(&common::tool_names(&list));
 
     read_tools_answer(&mut client, &sandbox).await;
     diagnostics_follow_the_disk(&mut client, &sandbox).await;

@@ -58,13 +58,17 @@ try:  # mcp >= 2 ships the types as the separate `mcp-types` distribution
 except ImportError:  # pragma: no cover - mcp 1.x
     from mcp import types  # type: ignore[no-redef]
 
+# What the headless host lists: every IDE tool but `openDiff`, which needs a
+# person at an editor (PROTOCOL.md; `EDITOR_ONLY_TOOLS` in cli/src/run.rs).
 TOOLS = {
     "getCurrentSelection",
+    "getLatestSelection",
     "getOpenEditors",
     "getWorkspaceFolders",
     "getDiagnostics",
     "checkDocumentDirty",
     "closeAllDiffTabs",
+    "close_tab",
     "openFile",
 }
 SEVERITIES = {"Error", "Warning", "Info", "Hint"}

@@ -388,6 +388,9 @@ pub trait DiffReview: Send + Sync {
 
     /// Withdraws the pending review named `tab_name` (its call answers
     /// Rejected); whether one was pending.
+    ///
+    /// `close_tab` and [`close_all`](Self::close_all) run inline on the
+    /// connection's task: they must answer at once, never wait.
     fn close_tab(&self, tab_name: &str) -> bool;
 
     /// Withdraws every pending review; how many.

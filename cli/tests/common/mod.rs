@@ -18,8 +18,25 @@ pub(crate) mod neovim;
 pub(crate) mod stdio;
 pub(crate) mod ws;
 
-/// The tools the host serves: the tools crate's list.
-pub(crate) const TOOL_NAMES: &[&str] = ide_mcp_tools::TOOL_NAMES;
+/// The tools the headless host serves: the tools crate's list, less those
+/// only an editor host serves.
+pub(crate) fn served_tools() -> Vec<&'static str> {
+    ide_mcp_tools::TOOL_NAMES
+        .iter()
+        .copied()
+        .filter(|tool| !ide_mcp::run::EDITOR_ONLY_TOOLS.contains(tool))
+        .collect()
+}
+
+/// Checks what a headless host lists: no `openDiff` (it would block on a
+/// person who is not there), but the tools the CLI calls on its own.
+pub(crate) fn assert_headless_tools(names: &[&str]) {
+    assert!(!names.contains(&"openDiff"), "{names:?}");
+    for tool in ["close_tab", "closeAllDiffTabs", "getLatestSelection"] {
+        assert!(names.contains(&tool), "{tool} is listed: {names:?}");
+    }
+    assert_eq!(names, served_tools());
+}
 
 /// Generous: the fixture's first check runs on a machine shared with builds.
 pub(crate) const DEADLINE: Duration = Duration::from_mins(3);
