@@ -7,6 +7,9 @@
 //!
 //! - latency: per keystroke, one `didChange` (one character) and one
 //!   `hover` written together, timed until the hover's answer;
+//! - the same latency with a review of Claude's edit pending on the
+//!   document typed in (an MCP client holds an `openDiff` call open on
+//!   the proxy's IDE host);
 //! - pass-through: `--opens` `didOpen`s of `--open-mb` MB, each with one
 //!   request written after it, timed from its first byte until the
 //!   request's answer; the first of each process is cold (its buffers'
@@ -58,10 +61,19 @@ enum Way {
     ForwardOnly,
     Inline,
     HandOff,
+    /// The default, with a review of Claude's edit pending on the document
+    /// being typed in (keystrokes only).
+    Reviewing,
 }
 
 impl Way {
-    const ALL: [Self; 4] = [Self::Direct, Self::ForwardOnly, Self::Inline, Self::HandOff];
+    const ALL: [Self; 5] = [
+        Self::Direct,
+        Self::ForwardOnly,
+        Self::Inline,
+        Self::HandOff,
+        Self::Reviewing,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -69,6 +81,7 @@ impl Way {
             Self::ForwardOnly => "proxy, forward only",
             Self::Inline => "proxy, observing inline",
             Self::HandOff => "proxy, observing on a thread (default)",
+            Self::Reviewing => "proxy, default, a review pending",
         }
     }
 }
@@ -115,7 +128,7 @@ impl Peer {
             Way::Direct => None,
             Way::ForwardOnly => Some("--observe=off"),
             Way::Inline => Some("--observe=inline"),
-            Way::HandOff => Some("--observe=hand-off"),
+            Way::HandOff | Way::Reviewing => Some("--observe=hand-off"),
         };
         if let Some(observe) = observe {
             // The IDE host it starts ends with it.
@@ -151,6 +164,21 @@ impl Peer {
         Ok(peer)
     }
 
+    /// Reads until the proxy publishes Claude's hunks to the editor.
+    fn until_review_shown(&mut self) -> io::Result<()> {
+        loop {
+            match self.reader.next_frame()? {
+                Some(Frame::Message(message))
+                    if memchr::memmem::find(message.body(), b"Claude Code").is_some() =>
+                {
+                    return Ok(());
+                }
+                Some(_) => {}
+                None => return Err(io::ErrorKind::UnexpectedEof.into()),
+            }
+        }
+    }
+
     /// Reads until a response; returns its size.
     fn answer(&mut self) -> io::Result<usize> {
         loop {
@@ -182,14 +210,29 @@ fn keystroke(uri: &str, version: usize, id: usize) -> Vec<u8> {
     bytes
 }
 
-/// Round trips of `requests` keystrokes.
-fn latencies(peer: &mut Peer, requests: usize) -> io::Result<Vec<Duration>> {
-    let uri = format!("file://{}/main.c", peer.config.0.join("ws").display());
+/// Round trips of `requests` keystrokes; with `review`, while Claude's
+/// proposal for the document is under review.
+fn latencies(peer: &mut Peer, requests: usize, review: bool) -> io::Result<Vec<Duration>> {
+    let path = peer.config.0.join("ws").join("main.c");
+    let uri = format!("file://{}", path.display());
     let text = "int x;\n".repeat(40);
     peer.stdin.write_all(&message(
         &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
         "params": {"textDocument": {"uri": uri, "languageId": "c", "version": 1, "text": text}}}),
     ))?;
+    let _reviewing = if review {
+        let mut proposal = text.replace("int x;\n", "int y;\n");
+        proposal.truncate(7 * 3);
+        proposal.push_str(&text[7 * 3..7 * 30]);
+        proposal.push_str("long z;\n");
+        proposal.push_str(&text[7 * 30..]);
+        let reviewing = review::start(&peer.config.0, &path, &proposal)?;
+        // Shown: the editor gets the hunks.
+        peer.until_review_shown()?;
+        Some(reviewing)
+    } else {
+        None
+    };
     let mut times = Vec::with_capacity(requests);
     for n in 0..requests + requests / 10 {
         let bytes = keystroke(&uri, n + 2, n + 1);
@@ -262,8 +305,15 @@ fn main() -> io::Result<()> {
         for (index, &way) in Way::ALL.iter().enumerate() {
             tag += 1;
             let mut peer = Peer::start(&cli.server, way, tag)?;
-            all[index].1.extend(latencies(&mut peer, cli.requests)?);
+            all[index]
+                .1
+                .extend(latencies(&mut peer, cli.requests, way == Way::Reviewing)?);
             tag += 1;
+            if way == Way::Reviewing {
+                // Pass-through is the default way's.
+                eprintln!("run {run}: {} done", way.name());
+                continue;
+            }
             let peer = Peer::start(&cli.server, way, tag)?;
             let each = pass_through(peer, cli.open_mb, cli.opens.max(1))?;
             rates[index].1.push(each[0]);
@@ -317,7 +367,7 @@ fn main() -> io::Result<()> {
         sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
     };
     let direct_warm = median(&rates[0].2);
-    for (way, cold, warm) in &rates {
+    for (way, cold, warm) in rates.iter().filter(|(_, cold, _)| !cold.is_empty()) {
         let best = |rates: &[f64]| rates.iter().copied().fold(0.0, f64::max);
         let each: Vec<String> = cold.iter().map(|rate| format!("{rate:.2}")).collect();
         lines.push(format!(
@@ -335,4 +385,101 @@ fn main() -> io::Result<()> {
         println!("{}", lines.join("\n"));
     }
     Ok(())
+}
+
+/// Claude's proposal under review: an MCP client of the proxy's IDE host
+/// calls `openDiff` and holds the call open, as the CLI does while the user
+/// decides.
+mod review {
+    use std::io;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use futures_util::SinkExt as _;
+    use serde_json::json;
+    use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest as _};
+
+    /// Ends the call when dropped.
+    pub(crate) struct Reviewing {
+        _stop: tokio::sync::oneshot::Sender<()>,
+    }
+
+    /// Waits for the host's lockfile under `config`, connects, and calls
+    /// `openDiff` for `path` with `proposal`.
+    pub(crate) fn start(config: &Path, path: &Path, proposal: &str) -> io::Result<Reviewing> {
+        let lockfile = wait_lockfile(&config.join("ide"))?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let port: u16 = lockfile
+            .0
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| io::Error::other("not a <port>.lock"))?;
+        let token = lockfile.1["authToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "openDiff", "arguments": {
+            "old_file_path": path, "new_file_path": path, "new_file_contents": proposal, "tab_name": "bench"}}});
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        let client = async move {
+            let mut request = format!("ws://127.0.0.1:{port}/")
+                .into_client_request()
+                .expect("request");
+            request.headers_mut().insert(
+                "x-claude-code-ide-authorization",
+                token.parse().expect("header"),
+            );
+            let Ok((mut ws, _)) = tokio_tungstenite::connect_async(request).await else {
+                let _ = ready.send(false);
+                return;
+            };
+            let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+            for message in [
+                init,
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                call,
+            ] {
+                if ws.send(Message::text(message.to_string())).await.is_err() {
+                    let _ = ready.send(false);
+                    return;
+                }
+            }
+            let _ = ready.send(true);
+            // Held open until the run ends.
+            let _ = stopped.await;
+        };
+        std::thread::spawn(move || {
+            if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                runtime.block_on(client);
+            }
+        });
+        if is_ready.recv_timeout(Duration::from_secs(10)) != Ok(true) {
+            return Err(io::Error::other("cannot call openDiff on the IDE"));
+        }
+        Ok(Reviewing { _stop: stop })
+    }
+
+    fn wait_lockfile(dir: &Path) -> io::Result<(std::path::PathBuf, serde_json::Value)> {
+        let start = Instant::now();
+        loop {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if let Some(content) = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|text| serde_json::from_str(&text).ok())
+                {
+                    return Ok((path, content));
+                }
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                return Err(io::Error::other("no IDE lockfile"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }

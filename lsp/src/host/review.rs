@@ -157,11 +157,18 @@ impl Reviews {
         }
     }
 
+    /// Tells the proxies, when what they show changed.
     fn publish(&self, state: &State) {
-        let reviews = state.pending.iter().map(Pending::view).collect();
-        self.inner
-            .overlay
-            .send_replace(Arc::new(Overlay { reviews }));
+        let overlay = Overlay {
+            reviews: state.pending.iter().map(Pending::view).collect(),
+        };
+        self.inner.overlay.send_if_modified(|current| {
+            let changed = **current != overlay;
+            if changed {
+                *current = Arc::new(overlay);
+            }
+            changed
+        });
     }
 
     fn decide(&self, decision: Decision) {
@@ -337,6 +344,13 @@ fn recompute(pending: &mut Pending, text: String) -> bool {
     }
     let proposal = rebase(&pending.base, &text, &pending.proposal);
     let fresh = hunks(&text, &proposal);
+    if fresh == pending.hunks {
+        // Typing elsewhere: the same hunks at the same lines, decisions
+        // and revision kept (the editor's code actions stay valid).
+        pending.base = text;
+        pending.proposal = proposal;
+        return false;
+    }
     let decided = fresh
         .iter()
         .map(|hunk| {
@@ -510,19 +524,33 @@ mod tests {
             shown: true,
             answer: None,
         };
+        // Typed elsewhere, the same hunks: nothing changes but the text.
+        assert!(!recompute(&mut pending, "1\n2\n3\n4 \n5\n".to_owned()));
+        assert_eq!(pending.rev, 0);
+        assert!(!recompute(&mut pending, "1\n2\n3\n4\n5\n".to_owned()));
+        // The first line changed: a hunk of the user's own is not offered,
+        // but the lines moved in the diff's view; same hunks again.
         assert!(!recompute(&mut pending, "zero\n2\n3\n4\n5\n".to_owned()));
+        assert_eq!(pending.rev, 0);
+        // A line inserted above: the hunks move, a new revision, the
+        // decision of the unchanged change kept.
+        assert!(!recompute(
+            &mut pending,
+            "top\nzero\n2\n3\n4\n5\n".to_owned()
+        ));
         assert_eq!(pending.rev, 1);
+        assert_eq!(pending.hunks[0].old_start, 2);
         assert_eq!(pending.hunks.len(), 2);
         assert_eq!(
             pending.decided,
             [Some(true), None],
             "line 2's decision kept"
         );
-        assert_eq!(pending.proposal, "zero\nTWO\n3\n4\nFIVE\n");
+        assert_eq!(pending.proposal, "top\nzero\nTWO\n3\n4\nFIVE\n");
         pending.decided[1] = Some(false);
         assert_eq!(
             pending.outcome(),
-            Some(DiffOutcome::Saved("zero\nTWO\n3\n4\n5\n".to_owned()))
+            Some(DiffOutcome::Saved("top\nzero\nTWO\n3\n4\n5\n".to_owned()))
         );
     }
 }
