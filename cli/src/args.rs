@@ -11,8 +11,10 @@ use crate::diagnostics::DIAGNOSTICS_WAIT;
 use crate::diagnostics::sources::CargoMode;
 use crate::headless::{HeadlessOptions, SelectionSpec};
 
-/// Serves a workspace, its open files and its live cargo diagnostics to
-/// Claude Code and other MCP clients, with no editor.
+/// Claude Code's IDE integration for any editor, and MCP tools for any
+/// client: `lsp-proxy` in front of an editor's language servers serves
+/// the editor's files, diagnostics and selection and reviews Claude's
+/// edits; `serve` serves a workspace and its diagnostics with no editor.
 #[derive(Debug, Parser)]
 #[command(name = "ide-mcp", version, about)]
 pub struct Cli {
