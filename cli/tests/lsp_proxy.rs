@@ -599,3 +599,49 @@ async fn a_large_message_crosses_unchanged_and_is_observed() {
     let recorded = std::fs::read(&record).unwrap();
     assert!(recorded == expected, "editor → server, byte for byte");
 }
+
+/// A review whose editor goes away before the user decided is answered
+/// with an error (the CLI then keeps its terminal prompt), never with a
+/// rejection the user did not make; while it is pending, the editor gets
+/// the hunks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_whose_editor_goes_away_is_an_error_not_a_rejection() {
+    let place = Place::new();
+    let mut proxy = editing(&place, FAKE_EDITOR, "a.c", &["--linger", "5"]);
+    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    let host = host_pid(&lockfiles[0].1);
+    wait_view(&place, host, (vec!["a.c"], vec!["a.c"])).await;
+    let mut client = common::ws::connect(
+        common::lockfile_port(&lockfiles[0].0),
+        lockfiles[0].1["authToken"].as_str().unwrap(),
+    )
+    .await;
+    let path = place.workspace.join("a.c");
+    let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": "openDiff",
+        "arguments": {"old_file_path": path, "new_file_path": path,
+                      "new_file_contents": "one\nTWO\n", "tab_name": "t"}}});
+    ide_mcp_test_support::send(&mut client.ws, &call.to_string()).await;
+    // The editor is shown the hunk, beside the server's own diagnostic.
+    let start = std::time::Instant::now();
+    while !String::from_utf8_lossy(&proxy.output()).contains(r#""source":"Claude Code""#) {
+        assert!(start.elapsed() < common::lsp::WAIT, "no hunk for the editor");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    let answer = loop {
+        let message = client
+            .next_message(common::lsp::WAIT)
+            .await
+            .expect("an answer to openDiff");
+        if message["id"] == 50 {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        ide_mcp_lsp::host::review::EDITOR_GONE
+    );
+    place.wait_all_gone(std::time::Duration::from_secs(20));
+}
