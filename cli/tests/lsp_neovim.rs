@@ -378,52 +378,11 @@ const PROPOSED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  retur
 /// made while reviewing.
 const CHOSEN_C: &str = "#include <stdio.h>\n// edited\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
 
-/// How many of Neovim's diagnostics of `path` are Claude's hunks, and
-/// whether the server's own `missing_name` error is there too.
-fn shown(nvim: &Neovim, path: &Path) -> (usize, bool) {
-    let answer = nvim.lua(&format!(
-        "(function() local n, own = 0, false; \
-         for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
-         if d.source == 'Claude Code' then n = n + 1 end; \
-         if d.message:find('missing_name', 1, true) then own = true end end; \
-         return n .. ' ' .. tostring(own) end)()",
-        path.display()
-    ));
-    let (n, own) = answer.trim().split_once(' ').unwrap();
-    (n.parse().unwrap(), own == "true")
-}
-
+/// Waits until Neovim shows `expected`: how many of its diagnostics of
+/// `path` are Claude's hunks, and whether the server's own `missing_name`
+/// error is there too.
 fn wait_shown(nvim: &Neovim, path: &Path, expected: (usize, bool)) {
-    let start = Instant::now();
-    loop {
-        let now = shown(nvim, path);
-        if now == expected {
-            return;
-        }
-        assert!(
-            start.elapsed() < SERVER,
-            "{}: {now:?}, expected {expected:?}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Runs the code action titled `title` on line `line` (zero-based) of the
-/// current buffer, as the user picks it from the menu (the diagnostics
-/// under the cursor in the request's context, as Neovim sends them).
-fn run_action(nvim: &Neovim, line: u32, title: &str) {
-    let ran = nvim.lua(&format!(
-        "(function() local b = vim.api.nvim_get_current_buf(); \
-         local p = {{ textDocument = {{ uri = vim.uri_from_bufnr(b) }}, \
-         range = {{ start = {{ line = {line}, character = 0 }}, ['end'] = {{ line = {line}, character = 0 }} }}, \
-         context = {{ diagnostics = vim.lsp.diagnostic.get_line_diagnostics(b, {line}) }} }}; \
-         local r = vim.lsp.buf_request_sync(b, 'textDocument/codeAction', p, 20000); \
-         for _, v in pairs(r or {{}}) do for _, a in ipairs(v.result or {{}}) do \
-         if a.title == '{title}' then vim.lsp.buf.execute_command(a.command); return 'ran' end end end; \
-         return 'none' end)()"
-    ));
-    assert_eq!(ran.trim(), "ran", "{title} on line {line}");
+    nvim.wait_hunks(path, "missing_name", expected, SERVER);
 }
 
 fn texts(result: &Value) -> Vec<&str> {
@@ -482,7 +441,7 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     let all = client.call("getDiagnostics", json!({})).await;
     assert!(!all.to_string().contains("Claude Code"), "{all}");
 
-    run_action(&nvim, 3, "Claude: accept this change");
+    nvim.run_action(3, "Claude: accept this change");
     wait_shown(&nvim, &main_c, (2, true));
     // An edit outside the hunks: computed again; clangd publishes again
     // and the hunks stay.
@@ -498,9 +457,9 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     )
     .await;
     wait_shown(&nvim, &main_c, (2, true));
-    run_action(&nvim, 6, "Claude: reject this change");
+    nvim.run_action(6, "Claude: reject this change");
     wait_shown(&nvim, &main_c, (1, true));
-    run_action(&nvim, 7, "Claude: accept this change");
+    nvim.run_action(7, "Claude: accept this change");
     let result = review.await.unwrap();
     assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
     // Decided: the server's own diagnostics alone.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
-# Neovim, Emacs with eglot, and clangd (Debian), pyright (npm).
+# Neovim, Emacs with eglot, clangd and tmux (Debian), pyright and Claude
+# Code's `claude` CLI (npm; cli/tests/claude_review.rs runs it in tmux).
 #
 #   bash tests/lsp/install.sh
 #
@@ -16,9 +17,17 @@ need_apt=()
 command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
 command -v clangd >/dev/null 2>&1 || need_apt+=(clangd)
 command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
+command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 # eglot is built into Emacs 29; Debian 12's Emacs 28 takes it from ELPA.
 dpkg-query -W -f='${Status}' elpa-eglot 2>/dev/null | grep -q 'ok installed' || need_apt+=(elpa-eglot)
-command -v npm >/dev/null 2>&1 || command -v pyright-langserver >/dev/null 2>&1 || need_apt+=(npm)
+if ! command -v npm >/dev/null 2>&1; then
+    if ! command -v pyright-langserver >/dev/null 2>&1 || ! command -v claude >/dev/null 2>&1; then
+        need_apt+=(npm)
+    fi
+fi
+# The version the review test was written against (its dialogs, its API
+# calls, its `openDiff`); a `claude` already installed is kept as it is.
+claude_version=2.1.332
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
@@ -47,4 +56,15 @@ if ! command -v pyright-langserver >/dev/null 2>&1; then
     fi
 fi
 
-echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?')"
+if ! command -v claude >/dev/null 2>&1; then
+    echo "lsp install: npm install -g @anthropic-ai/claude-code@$claude_version"
+    # The package's install script puts the native binary in place (newer
+    # npm runs it only when allowed; older npm ignores the flag).
+    if ! "${sudo[@]}" npm install -g --no-audit --no-fund \
+        --allow-scripts=@anthropic-ai/claude-code "@anthropic-ai/claude-code@$claude_version"; then
+        echo "lsp install: npm could not install @anthropic-ai/claude-code (is the npm registry reachable?)" >&2
+        exit 3
+    fi
+fi
+
+echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | $(tmux -V)"

@@ -14,8 +14,10 @@ use serde_json::{Value, json};
 pub(crate) mod emacs;
 pub(crate) mod ide;
 pub(crate) mod lsp;
+pub(crate) mod model;
 pub(crate) mod neovim;
 pub(crate) mod stdio;
+pub(crate) mod tmux;
 pub(crate) mod ws;
 
 /// The tools the headless host serves: the tools crate's list, less those

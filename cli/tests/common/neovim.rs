@@ -142,6 +142,63 @@ impl Neovim {
         self.running.wait_timeout(limit);
     }
 
+    /// How many of Neovim's diagnostics of `path` are Claude's hunks
+    /// (source `Claude Code`), and whether one of the others (the
+    /// language server's own) has a message containing `own`.
+    pub(crate) fn hunks(&self, path: &Path, own: &str) -> (usize, bool) {
+        let answer = self.lua(&format!(
+            "(function() local n, own = 0, false; \
+             for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
+             if d.source == 'Claude Code' then n = n + 1 \
+             elseif d.message:find('{own}', 1, true) then own = true end end; \
+             return n .. ' ' .. tostring(own) end)()",
+            path.display()
+        ));
+        let (n, own) = answer.trim().split_once(' ').unwrap();
+        (n.parse().unwrap(), own == "true")
+    }
+
+    /// Waits until [`hunks`](Self::hunks) is `expected`, at most `limit`.
+    pub(crate) fn wait_hunks(
+        &self,
+        path: &Path,
+        own: &str,
+        expected: (usize, bool),
+        limit: Duration,
+    ) {
+        let start = Instant::now();
+        loop {
+            let now = self.hunks(path, own);
+            if now == expected {
+                return;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{}: {now:?}, expected {expected:?}",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs the code action titled `title` on line `line` (zero-based) of
+    /// the current buffer, as the user picks it from the menu (the
+    /// diagnostics under the cursor in the request's context, as Neovim
+    /// sends them).
+    pub(crate) fn run_action(&self, line: u32, title: &str) {
+        let ran = self.lua(&format!(
+            "(function() local b = vim.api.nvim_get_current_buf(); \
+             local p = {{ textDocument = {{ uri = vim.uri_from_bufnr(b) }}, \
+             range = {{ start = {{ line = {line}, character = 0 }}, ['end'] = {{ line = {line}, character = 0 }} }}, \
+             context = {{ diagnostics = vim.lsp.diagnostic.get_line_diagnostics(b, {line}) }} }}; \
+             local r = vim.lsp.buf_request_sync(b, 'textDocument/codeAction', p, 20000); \
+             for _, v in pairs(r or {{}}) do for _, a in ipairs(v.result or {{}}) do \
+             if a.title == '{title}' then vim.lsp.buf.execute_command(a.command); return 'ran' end end end; \
+             return 'none' end)()"
+        ));
+        assert_eq!(ran.trim(), "ran", "{title} on line {line}");
+    }
+
     /// Waits until the Lua expression `ready` is `true`.
     pub(crate) fn wait_lua(&self, ready: &str, limit: Duration) {
         let start = Instant::now();

@@ -1,0 +1,238 @@
+//! The real `claude` CLI, run interactively in a terminal, proposes an edit
+//! to a file open in Neovim (whose clangd runs through `ide-mcp
+//! lsp-proxy`); the CLI sends it to the IDE (`openDiff`), the user accepts
+//! one hunk and rejects the other in Neovim, and the CLI writes exactly
+//! that. The model is a scripted stand-in of the Messages API on loopback
+//! (`common::model`); nothing leaves the machine.
+//!
+//! Needs `claude` (npm `@anthropic-ai/claude-code`), `tmux`, `nvim`,
+//! `clangd` and `pyright-langserver` (`tests/lsp/install.sh` installs them).
+//! Without them the test fails, unless the install script found a registry
+//! unreachable (`IDE_MCP_LSP_MISSING=1`, set by `.ci/run`): then it says it
+//! skipped.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::lsp::Place;
+use common::model::{EDIT_ID, ModelStandIn, Script, tool_results};
+use common::neovim::Neovim;
+use common::tmux::Terminal;
+use serde_json::{Value, json};
+
+const MAIN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return value;\n}\n";
+/// The model's edit: one `Edit` call whose change is two hunks, line 4
+/// and line 8 (one-based), three unchanged lines apart.
+const OLD_STRING: &str = "  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);";
+const NEW_STRING: &str =
+    "  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(2, 3);";
+/// The first hunk accepted, the second rejected.
+const CHOSEN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return value;\n}\n";
+
+/// What the user types; the stand-in recognises its conversation by it.
+const PROMPT: &str = "Comment add() and call it with 2 and 3 in main.c";
+const LAST_WORDS: &str = "The review is over.";
+/// A key of the API's shape; only the stand-in ever sees it.
+const API_KEY: &str = "sk-ant-api03-ide-mcp-stand-in-0000-0123456789abcdefghij";
+
+/// The whole test, start to end.
+const TOTAL: Duration = Duration::from_mins(2);
+/// What the CLI says when its Edit is waiting in the IDE.
+const OPENED_IN_IDE: &str = "Opened changes in Neovim";
+
+/// The end of the test's time; each wait gets what is left of it.
+struct Deadline(Instant);
+
+impl Deadline {
+    fn left(&self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+}
+
+#[test]
+fn claude_s_edit_is_reviewed_in_neovim_and_the_cli_writes_the_chosen_hunks() {
+    if !["claude", "tmux", "nvim", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(common::installed)
+    {
+        return;
+    }
+    let start = Instant::now();
+    let deadline = Deadline(start + TOTAL);
+    let place = Place::new();
+    let main_c = place.workspace.join("main.c");
+    std::fs::write(&main_c, MAIN_C).unwrap();
+    let nvim = Neovim::start(&place, &place.workspace, "nvim", 0);
+    nvim.command(&format!("edit {}", main_c.display()));
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
+    let (lockfile, _) = place
+        .wait_lockfiles_of(&nvim.running, |found| found.len() == 1)
+        .remove(0);
+    let editor_ready = start.elapsed();
+
+    let model = ModelStandIn::start(script(&main_c));
+    let claude = start_claude(&place, &model, common::lockfile_port(&lockfile));
+    // Connected to our IDE: the host has told it which file is open.
+    claude.wait_for("In main.c", deadline.left(), || model.summary());
+    let cli_ready = start.elapsed();
+    claude.type_text(PROMPT);
+    claude.wait_for(PROMPT, deadline.left(), String::new);
+    claude.press("Enter");
+
+    // The CLI asks permission in the terminal and, at once, in the IDE:
+    // the two hunks appear in Neovim, and the terminal prompt says so.
+    nvim.wait_hunks(&main_c, "", (2, false), deadline.left());
+    let reviewing = start.elapsed();
+    assert_eq!(
+        nvim.lua("_G.prompts[1]").trim(),
+        "Claude Code proposes 2 changes to main.c"
+    );
+    claude.wait_for(OPENED_IN_IDE, deadline.left(), || model.summary());
+    nvim.run_action(3, "Claude: accept this change");
+    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
+    nvim.run_action(7, "Claude: reject this change");
+    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
+
+    // The CLI, not the IDE, writes the file: the first hunk alone.
+    wait_for_file(&main_c, CHOSEN_C, &deadline, &claude);
+    claude.wait_for(LAST_WORDS, deadline.left(), || model.summary());
+    assert_the_model_saw_the_review(&model);
+    eprintln!(
+        "claude_review: editor ready {editor_ready:?}, CLI connected {cli_ready:?}, \
+         hunks shown {reviewing:?}, all done {:?}; the stand-in's requests:\n{}",
+        start.elapsed(),
+        model.summary()
+    );
+    drop(claude);
+    drop(model);
+    nvim.quit(deadline.left());
+    place.wait_all_gone(deadline.left());
+}
+
+fn script(file: &Path) -> Script {
+    Script {
+        prompt: PROMPT.to_owned(),
+        file: file.to_str().unwrap().to_owned(),
+        old_string: OLD_STRING.to_owned(),
+        new_string: NEW_STRING.to_owned(),
+        last_words: LAST_WORDS.to_owned(),
+    }
+}
+
+/// `claude --permission-mode default` in a 200×50 terminal in the
+/// workspace, with its configuration in `place`'s (where the host wrote its
+/// lockfile), the stand-in as its API and our host as its IDE
+/// (`CLAUDE_CODE_SSE_PORT`), past its first-run dialogs, with no traffic
+/// other than the stand-in's.
+fn start_claude(place: &Place, model: &ModelStandIn, ide_port: u16) -> Terminal {
+    let config = place.config();
+    write_cli_config(&config, &place.workspace);
+    let home = place.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    Terminal::start(
+        &place.dir.path().join("tmux"),
+        &place.workspace,
+        (200, 50),
+        &["claude", "--permission-mode", "default"],
+        |command: &mut Command| {
+            // Nothing of a CLI or API account the test runs under.
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy();
+                if name.starts_with("CLAUDE") || name.starts_with("ANTHROPIC") || name == "CI" {
+                    command.env_remove(&*name);
+                }
+            }
+            command
+                .env("HOME", &home)
+                .env("CLAUDE_CONFIG_DIR", &config)
+                .env(
+                    "ANTHROPIC_BASE_URL",
+                    format!("http://127.0.0.1:{}", model.port),
+                )
+                .env("ANTHROPIC_API_KEY", API_KEY)
+                .env("CLAUDE_CODE_SSE_PORT", ide_port.to_string())
+                .env("DISABLE_AUTOUPDATER", "1")
+                .env("DISABLE_TELEMETRY", "1")
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        },
+    )
+}
+
+/// The CLI's global configuration (`$CLAUDE_CONFIG_DIR/.claude.json`) with
+/// its first-run questions answered: onboarding done (no theme picker),
+/// `ANTHROPIC_API_KEY` approved (the CLI records a key by its last 20
+/// characters) and the workspace trusted.
+fn write_cli_config(config: &Path, workspace: &Path) {
+    let approved = &API_KEY[API_KEY.len() - 20..];
+    let settings = json!({
+        "hasCompletedOnboarding": true,
+        "customApiKeyResponses": {"approved": [approved], "rejected": []},
+        "projects": {workspace.to_str().unwrap(): {"hasTrustDialogAccepted": true}},
+    });
+    std::fs::create_dir_all(config).unwrap();
+    std::fs::write(config.join(".claude.json"), settings.to_string()).unwrap();
+}
+
+fn wait_for_file(path: &Path, expected: &str, deadline: &Deadline, claude: &Terminal) {
+    loop {
+        let now = std::fs::read_to_string(path).unwrap();
+        if now == expected {
+            return;
+        }
+        assert!(
+            !deadline.left().is_zero(),
+            "{} is\n{now}\nnot\n{expected}\nThe terminal shows:\n{}",
+            path.display(),
+            claude.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The CLI offered the `Edit` tool the stand-in calls, with the schema it
+/// was written for, and told the model the user changed the proposal.
+fn assert_the_model_saw_the_review(model: &ModelStandIn) {
+    let conversation = model.conversation(PROMPT);
+    let first = conversation
+        .first()
+        .expect("no request of the conversation");
+    let edit = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "Edit")
+        .expect("the CLI offered no `Edit` tool");
+    let schema = &edit["input_schema"];
+    assert_eq!(
+        schema["required"],
+        json!(["file_path", "old_string", "new_string"]),
+        "the CLI's `Edit` tool changed: {schema}"
+    );
+    let last = conversation.last().unwrap();
+    let result = tool_results(last)
+        .find(|block| block["tool_use_id"] == EDIT_ID)
+        .unwrap_or_else(|| panic!("no result of the edit in the last request: {last}"));
+    assert_ne!(result["is_error"], true, "{result}");
+    assert!(
+        text_of(&result["content"]).contains("The user modified your proposed changes"),
+        "{result}"
+    );
+}
+
+/// A tool result's content as text: a string, or its text blocks.
+fn text_of(content: &Value) -> String {
+    content.as_str().map_or_else(
+        || {
+            content
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|block| block["text"].as_str())
+                .collect()
+        },
+        str::to_owned,
+    )
+}

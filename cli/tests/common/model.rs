@@ -1,0 +1,355 @@
+//! A stand-in of the Anthropic Messages API on loopback, playing a scripted
+//! model for the real `claude` CLI (pointed at it by `ANTHROPIC_BASE_URL`):
+//! asked for the scripted prompt, it reads a file, then edits it, then says
+//! a last sentence. Every request is recorded for the test to inspect.
+//!
+//! Speaks what CLI 2.1.332 asks of it: `POST /v1/messages` (streamed as
+//! server-sent events when `stream` is true, else one JSON message) and
+//! `POST /v1/messages/count_tokens`; anything else is a 404 in the API's
+//! error shape, and a compressed body a 415 (the CLI then sends it plain).
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+/// What the model does when the user's prompt contains `prompt`: reads
+/// `file`, replaces `old_string` by `new_string` in it with the CLI's
+/// `Edit` tool, then answers `last_words`.
+pub(crate) struct Script {
+    pub(crate) prompt: String,
+    pub(crate) file: String,
+    pub(crate) old_string: String,
+    pub(crate) new_string: String,
+    pub(crate) last_words: String,
+}
+
+/// The id of the scripted `Read` call.
+pub(crate) const READ_ID: &str = "toolu_stand_in_read";
+/// The id of the scripted `Edit` call.
+pub(crate) const EDIT_ID: &str = "toolu_stand_in_edit";
+
+/// One request the stand-in received; `body` is `null` when it was not JSON.
+#[derive(Debug, Clone)]
+pub(crate) struct Recorded {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) body: Value,
+}
+
+/// The running stand-in; dropping it stops it.
+pub(crate) struct ModelStandIn {
+    pub(crate) port: u16,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ModelStandIn {
+    /// Listens on 127.0.0.1, port 0, on a thread and runtime of its own
+    /// (the test's waits block theirs).
+    pub(crate) fn start(script: Script) -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let state = (Arc::new(script), Arc::clone(&requests));
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            // Dropping the runtime afterwards drops every open connection.
+            runtime.block_on(serve(listener, state, stopped));
+        });
+        Self {
+            port,
+            requests,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// The requests so far, in the order they came.
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// The bodies of the `POST /v1/messages` requests of the scripted
+    /// conversation (those whose user turn holds the prompt).
+    pub(crate) fn conversation(&self, prompt: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST" && r.path == "/v1/messages")
+            .map(|r| r.body)
+            .filter(|body| user_messages(body).any(|m| mentions(m, prompt)))
+            .collect()
+    }
+
+    /// One line per request (method, path, model, number of messages), for
+    /// failure messages.
+    pub(crate) fn summary(&self) -> String {
+        self.requests().iter().fold(String::new(), |mut out, r| {
+            let messages = r.body["messages"].as_array().map_or(0, Vec::len);
+            let _ = writeln!(
+                out,
+                "{} {} model={} messages={messages}",
+                r.method, r.path, r.body["model"]
+            );
+            out
+        })
+    }
+}
+
+impl Drop for ModelStandIn {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+type State = (Arc<Script>, Arc<Mutex<Vec<Recorded>>>);
+
+async fn serve(
+    listener: std::net::TcpListener,
+    state: State,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+    loop {
+        let stream = tokio::select! {
+            _ = &mut stopped => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| answer(request, state.clone()));
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn answer(
+    request: Request<Incoming>,
+    (script, requests): State,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let compressed = request
+        .headers()
+        .get(CONTENT_ENCODING)
+        .is_some_and(|encoding| encoding != "identity");
+    let bytes = request
+        .into_body()
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    requests.lock().unwrap().push(Recorded {
+        method: method.clone(),
+        path: path.clone(),
+        body: body.clone(),
+    });
+    Ok(match (method.as_str(), path.as_str()) {
+        _ if compressed => error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid_request_error",
+            "this stand-in reads uncompressed bodies only",
+        ),
+        ("POST", "/v1/messages") => {
+            let reply = script.reply(&body);
+            let model = body["model"].as_str().unwrap_or("claude");
+            if body["stream"] == true {
+                respond(StatusCode::OK, "text/event-stream", reply.events(model))
+            } else {
+                respond_json(StatusCode::OK, &reply.message(model))
+            }
+        }
+        ("POST", "/v1/messages/count_tokens") => {
+            respond_json(StatusCode::OK, &json!({"input_tokens": 1}))
+        }
+        _ => error(
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            &format!("{method} {path} is not served by this stand-in"),
+        ),
+    })
+}
+
+/// What the model says in one answer.
+enum Reply {
+    Text(String),
+    ToolUse {
+        id: &'static str,
+        name: &'static str,
+        input: Value,
+    },
+}
+
+impl Script {
+    /// The answer to one request of the conversation. It depends on that
+    /// request alone (a retried request gets the same answer): by the number
+    /// of tool results in it. Requests that are not the scripted
+    /// conversation (no prompt, no `Edit` tool: titles, summaries) get a
+    /// short text.
+    fn reply(&self, request: &Value) -> Reply {
+        let prompted = user_messages(request).any(|m| mentions(m, &self.prompt));
+        let has_edit = request["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "Edit"));
+        if !prompted || !has_edit {
+            return Reply::Text("OK".to_owned());
+        }
+        match tool_results(request).count() {
+            // The CLI refuses an edit of a file not read in the conversation.
+            0 => Reply::ToolUse {
+                id: READ_ID,
+                name: "Read",
+                input: json!({"file_path": self.file}),
+            },
+            1 => Reply::ToolUse {
+                id: EDIT_ID,
+                name: "Edit",
+                input: json!({"file_path": self.file, "old_string": self.old_string,
+                    "new_string": self.new_string}),
+            },
+            _ => Reply::Text(self.last_words.clone()),
+        }
+    }
+}
+
+impl Reply {
+    /// The content block as it starts (a tool call's input comes after, as
+    /// a delta) and its delta.
+    fn block(&self) -> (Value, Value) {
+        match self {
+            Self::Text(text) => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": text}),
+            ),
+            Self::ToolUse { id, name, input } => (
+                json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            ),
+        }
+    }
+
+    fn stop_reason(&self) -> &'static str {
+        match self {
+            Self::Text(_) => "end_turn",
+            Self::ToolUse { .. } => "tool_use",
+        }
+    }
+
+    /// The answer as the streamed API sends it.
+    fn events(&self, model: &str) -> String {
+        let (start, delta) = self.block();
+        let mut message = self.message(model);
+        message["content"] = json!([]);
+        message["stop_reason"] = Value::Null;
+        [
+            ("message_start", json!({"message": message})),
+            (
+                "content_block_start",
+                json!({"index": 0, "content_block": start}),
+            ),
+            ("content_block_delta", json!({"index": 0, "delta": delta})),
+            ("content_block_stop", json!({"index": 0})),
+            (
+                "message_delta",
+                json!({"delta": {"stop_reason": self.stop_reason(), "stop_sequence": null},
+                    "usage": {"output_tokens": 8}}),
+            ),
+            ("message_stop", json!({})),
+        ]
+        .into_iter()
+        .fold(String::new(), |mut out, (event, mut data)| {
+            data["type"] = json!(event);
+            let _ = write!(out, "event: {event}\ndata: {data}\n\n");
+            out
+        })
+    }
+
+    /// The answer as one message (`stream: false`).
+    fn message(&self, model: &str) -> Value {
+        let content = match self {
+            Self::Text(text) => json!({"type": "text", "text": text}),
+            Self::ToolUse { id, name, input } => {
+                json!({"type": "tool_use", "id": id, "name": name, "input": input})
+            }
+        };
+        json!({"id": "msg_stand_in", "type": "message", "role": "assistant", "model": model,
+            "content": [content], "stop_reason": self.stop_reason(), "stop_sequence": null,
+            "usage": {"input_tokens": 16, "output_tokens": 8}})
+    }
+}
+
+/// The messages of `request` from the user (tool results come as such).
+pub(crate) fn user_messages(request: &Value) -> impl Iterator<Item = &Value> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|message| message["role"] == "user")
+}
+
+/// The `tool_result` blocks of `request`.
+pub(crate) fn tool_results(request: &Value) -> impl Iterator<Item = &Value> {
+    user_messages(request)
+        .filter_map(|message| message["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+}
+
+/// Whether a message's text (a string, or its text blocks) contains `text`.
+fn mentions(message: &Value, text: &str) -> bool {
+    let content = &message["content"];
+    content.as_str().map_or_else(
+        || {
+            content.as_array().into_iter().flatten().any(|block| {
+                block["type"] == "text" && block["text"].as_str().is_some_and(|t| t.contains(text))
+            })
+        },
+        |whole| whole.contains(text),
+    )
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn respond_json(status: StatusCode, value: &Value) -> Response<Full<Bytes>> {
+    respond(status, "application/json", value.to_string())
+}
+
+fn error(status: StatusCode, kind: &str, message: &str) -> Response<Full<Bytes>> {
+    respond_json(
+        status,
+        &json!({"type": "error", "error": {"type": kind, "message": message}}),
+    )
+}
