@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::emacs::Emacs;
-use common::ide::{SERVER, has_error, labels, notification, until};
+use common::ide::{
+    CHOSEN_C, PROPOSED_C, REVIEWED_C, SERVER, client_of, has_error, labels, notification,
+    open_diff, texts, until,
+};
 use common::lsp::Place;
 use common::ws::WsClient;
 use serde_json::{Value, json};
@@ -46,11 +49,12 @@ struct Session {
 }
 
 impl Session {
-    fn start() -> Self {
+    /// With `main_c_text` the text of `main.c`.
+    fn start(main_c_text: &str) -> Self {
         let place = Place::new();
         let ws = place.workspace.clone();
         let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-        std::fs::write(&main_c, MAIN_C).unwrap();
+        std::fs::write(&main_c, main_c_text).unwrap();
         std::fs::write(&app_py, APP_PY).unwrap();
         let emacs = Emacs::start(&place, &ws, "emacs", 0);
         emacs.open(&main_c, SERVER);
@@ -67,8 +71,7 @@ impl Session {
     }
 
     async fn client(&self) -> WsClient {
-        let port = common::lockfile_port(&self.lockfile.0);
-        common::ws::connect(port, self.lockfile.1["authToken"].as_str().unwrap()).await
+        client_of(&self.lockfile).await
     }
 
     /// Emacs's proxies (two: clangd's and pyright's), their servers and
@@ -129,7 +132,7 @@ async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     if !installed() {
         return;
     }
-    let session = Session::start();
+    let session = Session::start(MAIN_C);
     let Session {
         place,
         emacs,
@@ -273,7 +276,7 @@ async fn kill_emacs_leaves_nothing_behind() {
     if !installed() {
         return;
     }
-    let session = Session::start();
+    let session = Session::start(MAIN_C);
     session.emacs.open(&session.app_py, SERVER);
     let pids = session.processes();
     let log = session.emacs.log.clone();
@@ -290,7 +293,7 @@ async fn sigkill_of_emacs_leaves_nothing_behind() {
     if !installed() {
         return;
     }
-    let session = Session::start();
+    let session = Session::start(MAIN_C);
     session.emacs.open(&session.app_py, SERVER);
     let pids = session.processes();
     let log = session.emacs.log.clone();
@@ -298,4 +301,207 @@ async fn sigkill_of_emacs_leaves_nothing_behind() {
     session.emacs.kill();
     wait_gone(&session.place, &pids, &log);
     eprintln!("SIGKILL: all gone after {:?}", killed.elapsed());
+}
+
+/// The review's code actions on a hunk, as the menu lists them.
+const ACCEPT: &str = "Claude: accept this change";
+const REJECT: &str = "Claude: reject this change";
+
+/// What Emacs shows (flymake) of a file under review.
+#[derive(Debug)]
+struct Shown {
+    /// The first line (0-based) of each of Claude's hunks.
+    hunks: Vec<u32>,
+    /// The hunks' revision: the IDE computes them again as the user edits.
+    rev: Option<u64>,
+    /// Whether clangd's own `missing_name` error is there too.
+    own: bool,
+}
+
+/// What flymake shows of `path`. A hunk is a diagnostic eglot made of an
+/// LSP diagnostic whose `source` is Claude Code; eglot 1.9 shows its text
+/// as `Claude Code [claude-edit]: <the change>`.
+fn shown(emacs: &Emacs, path: &Path) -> Shown {
+    let mut shown = Shown {
+        hunks: Vec::new(),
+        rev: None,
+        own: false,
+    };
+    for (line, text, lsp) in emacs.flymake(path) {
+        if lsp["source"] == "Claude Code" {
+            assert!(text.contains("Claude Code"), "{text}");
+            shown.hunks.push(line);
+            shown.rev = lsp["data"]["ideMcpReview"][1].as_u64();
+        } else {
+            shown.own |= text.contains("missing_name");
+        }
+    }
+    shown.hunks.sort_unstable();
+    shown
+}
+
+/// Waits until what flymake shows of `path` is as `done` says (`what`
+/// names it in the failure); returns it.
+fn wait_review(emacs: &Emacs, path: &Path, what: &str, done: impl Fn(&Shown) -> bool) -> Shown {
+    let start = Instant::now();
+    loop {
+        let now = shown(emacs, path);
+        if done(&now) {
+            return now;
+        }
+        assert!(
+            start.elapsed() < SERVER,
+            "{}: never {what}: {now:?}; flymake: {:?}; proxy log:\n{}",
+            path.display(),
+            emacs.flymake(path),
+            std::fs::read_to_string(&emacs.log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Selects `word` at `line`, `column` of `path` and picks `title` from
+/// `M-x eglot-code-actions`; returns the menu.
+fn pick(
+    emacs: &Emacs,
+    path: &Path,
+    (line, column, word): (u32, u32, &str),
+    title: &str,
+) -> Vec<String> {
+    let length = u32::try_from(word.len()).unwrap();
+    assert_eq!(emacs.select(path, line, column, length), word);
+    let (_, menu) = emacs.pick_code_action(path, title);
+    assert!(menu.iter().any(|m| m == title), "{title} not in {menu:?}");
+    menu
+}
+
+/// Claude proposes an edit (`openDiff`, as the CLI calls it): flymake
+/// shows three hunks beside clangd's own error; from
+/// `M-x eglot-code-actions` the user accepts the first, edits elsewhere
+/// (the hunks are computed again; the edit is not offered back as one),
+/// rejects the second and accepts the third; the call answers
+/// `FILE_SAVED` with exactly that text, the file untouched. A second
+/// review, withdrawn with `close_tab`, is answered and its hunk goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_emacs() {
+    if !installed() {
+        return;
+    }
+    let started = Instant::now();
+    let session = Session::start(REVIEWED_C);
+    session.emacs.open(&session.app_py, SERVER);
+    wait_review(&session.emacs, &session.main_c, "clangd's error", |s| {
+        s.hunks.is_empty() && s.own
+    });
+    let mut client = session.client().await;
+    review_main_c(&session, &mut client).await;
+    withdraw_app_py(&session, &mut client).await;
+    let none = client
+        .request(
+            "tools/call",
+            json!({"name": "closeAllDiffTabs", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(texts(&none), ["CLOSED_0_DIFF_TABS"]);
+
+    let pids = session.processes();
+    let Session { place, emacs, .. } = session;
+    let log = emacs.log.clone();
+    emacs.kill_emacs(SERVER);
+    wait_gone(&place, &pids, &log);
+    eprintln!("the test took {:?}", started.elapsed());
+}
+
+/// The review of `main.c`, hunk by hunk, with an edit of the user's.
+async fn review_main_c(session: &Session, client: &mut WsClient) {
+    let (emacs, main_c) = (&session.emacs, &session.main_c);
+    let mut reviewer = session.client().await;
+    reviewer.answer_within = SERVER * 3;
+    let asked = Instant::now();
+    let review = open_diff(
+        reviewer,
+        main_c,
+        PROPOSED_C,
+        "✻ [Claude Code] main.c (5f680c) ⧉",
+    );
+    let first = wait_review(emacs, main_c, "three hunks", |s| {
+        s.hunks == [3, 6, 7] && s.own
+    });
+    eprintln!("three hunks shown after {:?}", asked.elapsed());
+    // Claude never sees its own hunks as diagnostics.
+    let all = client.call("getDiagnostics", json!({})).await;
+    assert!(!all.to_string().contains("Claude Code"), "{all}");
+
+    let menu = pick(emacs, main_c, (3, 2, "return"), ACCEPT);
+    eprintln!("eglot's menu on a hunk: {menu:?}");
+    for title in [
+        ACCEPT,
+        REJECT,
+        "Claude: accept all 3 changes",
+        "Claude: reject all",
+    ] {
+        assert!(menu.iter().any(|m| m == title), "{title} not in {menu:?}");
+    }
+    wait_review(emacs, main_c, "two hunks", |s| s.hunks == [6, 7] && s.own);
+    // An edit outside the hunks, unsaved: the hunks are computed again (a
+    // new revision) and the edit is not among them.
+    emacs.replace_line(main_c, 1, "// edited");
+    until(
+        client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    wait_review(emacs, main_c, "two hunks computed again", |s| {
+        s.hunks == [6, 7] && s.own && s.rev > first.rev
+    });
+    pick(emacs, main_c, (6, 0, "int"), REJECT);
+    wait_review(emacs, main_c, "one hunk", |s| s.hunks == [7] && s.own);
+    pick(emacs, main_c, (7, 2, "int"), ACCEPT);
+    let result = review.await.unwrap();
+    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
+    eprintln!("reviewed in {:?}", asked.elapsed());
+    // Decided: clangd's own diagnostics alone.
+    wait_review(emacs, main_c, "clangd's error alone", |s| {
+        s.hunks.is_empty() && s.own
+    });
+    assert_eq!(
+        std::fs::read_to_string(main_c).unwrap(),
+        REVIEWED_C,
+        "the IDE never writes the file"
+    );
+    // eglot 1.9 does not advertise `window.showMessage`: never asked. An
+    // eglot that does is asked once (the init file answers "Review").
+    let prompts = emacs.prompts();
+    if emacs.advertises(main_c, &[":window", ":showMessage"]) {
+        assert_eq!(prompts, ["Claude Code proposes 3 changes to main.c"]);
+    } else {
+        assert_eq!(prompts, Vec::<String>::new());
+    }
+}
+
+/// A review of `app.py` withdrawn by `close_tab` (the user answered in the
+/// terminal): answered rejected, its hunk gone.
+async fn withdraw_app_py(session: &Session, client: &mut WsClient) {
+    let (emacs, app_py) = (&session.emacs, &session.app_py);
+    let mut second = session.client().await;
+    second.answer_within = SERVER;
+    let withdrawn = open_diff(
+        second,
+        app_py,
+        "count: int = 2\ntotal: int = 3\n",
+        "app tab",
+    );
+    wait_review(emacs, app_py, "one hunk", |s| s.hunks == [0]);
+    let closed = client
+        .request(
+            "tools/call",
+            json!({"name": "close_tab", "arguments": {"tab_name": "app tab"}}),
+        )
+        .await;
+    assert_eq!(texts(&closed), ["TAB_CLOSED"]);
+    let result = withdrawn.await.unwrap();
+    assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
+    wait_review(emacs, app_py, "no hunk", |s| s.hunks.is_empty());
 }

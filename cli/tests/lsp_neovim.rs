@@ -12,7 +12,10 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::ide::{SERVER, has_error, labels, notification, until};
+use common::ide::{
+    CHOSEN_C, PROPOSED_C, REVIEWED_C, SERVER, client_of, has_error, labels, notification,
+    open_diff, texts, until,
+};
 use common::lsp::Place;
 use common::neovim::Neovim;
 use common::ws::WsClient;
@@ -215,11 +218,6 @@ fn new_lockfile(place: &Place, nvim: &Neovim, old: Option<&Value>) -> (std::path
     fresh.remove(0)
 }
 
-async fn client_of(lockfile: &(std::path::PathBuf, Value)) -> WsClient {
-    let port = common::lockfile_port(&lockfile.0);
-    common::ws::connect(port, lockfile.1["authToken"].as_str().unwrap()).await
-}
-
 async fn wait_labels(client: &mut WsClient, mut expected: Vec<&str>) {
     expected.sort_unstable();
     until(client, "getOpenEditors", json!({}), |e| {
@@ -370,28 +368,11 @@ fn another_workspace_has_an_ide_of_its_own(place: &Place) {
     }
 }
 
-const REVIEWED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return missing_name;\n}\n";
-/// Claude's proposal: three hunks (line 3 changed, a line inserted before
-/// line 6, line 7 replaced by two).
-const PROPOSED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\n/* helper above */\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
-/// What the user chose: the first and third hunks, and an edit of their own
-/// made while reviewing.
-const CHOSEN_C: &str = "#include <stdio.h>\n// edited\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
-
 /// Waits until Neovim shows `expected`: how many of its diagnostics of
 /// `path` are Claude's hunks, and whether the server's own `missing_name`
 /// error is there too.
 fn wait_shown(nvim: &Neovim, path: &Path, expected: (usize, bool)) {
     nvim.wait_hunks(path, "missing_name", expected, SERVER);
-}
-
-fn texts(result: &Value) -> Vec<&str> {
-    result["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| item["text"].as_str().unwrap())
-        .collect()
 }
 
 /// Claude proposes an edit (`openDiff`, as the CLI calls it): Neovim shows
@@ -424,14 +405,12 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     let mut client = client_of(&lockfile).await;
     let mut reviewer = client_of(&lockfile).await;
     reviewer.answer_within = SERVER * 3;
-    let path = main_c.to_str().unwrap().to_owned();
-    let review = tokio::spawn(async move {
-        let args = json!({"old_file_path": path, "new_file_path": path,
-            "new_file_contents": PROPOSED_C, "tab_name": "✻ [Claude Code] main.c (5f680c) ⧉"});
-        reviewer
-            .request("tools/call", json!({"name": "openDiff", "arguments": args}))
-            .await
-    });
+    let review = open_diff(
+        reviewer,
+        &main_c,
+        PROPOSED_C,
+        "✻ [Claude Code] main.c (5f680c) ⧉",
+    );
     wait_shown(&nvim, &main_c, (3, true));
     assert_eq!(
         nvim.lua("_G.prompts[1]").trim(),
@@ -474,14 +453,12 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     // terminal): answered rejected, its hunks gone.
     let mut second = client_of(&lockfile).await;
     second.answer_within = SERVER;
-    let path = app_py.to_str().unwrap().to_owned();
-    let withdrawn = tokio::spawn(async move {
-        let args = json!({"old_file_path": path, "new_file_path": path,
-            "new_file_contents": "count: int = 2\ntotal: int = 3\n", "tab_name": "app tab"});
-        second
-            .request("tools/call", json!({"name": "openDiff", "arguments": args}))
-            .await
-    });
+    let withdrawn = open_diff(
+        second,
+        &app_py,
+        "count: int = 2\ntotal: int = 3\n",
+        "app tab",
+    );
     wait_shown(&nvim, &app_py, (1, false));
     let closed = client
         .request(

@@ -624,7 +624,10 @@ async fn a_review_whose_editor_goes_away_is_an_error_not_a_rejection() {
     // The editor is shown the hunk, beside the server's own diagnostic.
     let start = std::time::Instant::now();
     while !String::from_utf8_lossy(&proxy.output()).contains(r#""source":"Claude Code""#) {
-        assert!(start.elapsed() < common::lsp::WAIT, "no hunk for the editor");
+        assert!(
+            start.elapsed() < common::lsp::WAIT,
+            "no hunk for the editor"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     proxy.send(&exit());

@@ -37,6 +37,29 @@ const INIT_EL: &str = r#"
                                                         "--" "pyright-langserver" "--stdio")))))
 (add-hook 'c-mode-hook #'eglot-ensure)
 (add-hook 'python-mode-hook #'eglot-ensure)
+;; Emacs 28's jsonrpc (1.0.14) reads the messages that come with the
+;; reply to a synchronous request (a code action's `executeCommand`) only
+;; when more output comes: the reply's `throw' leaves its process filter
+;; with them still in the buffer, so the hunks shown after a decision
+;; could wait for the server's next message. Read them at once, as later
+;; jsonrpc versions do (they dispatch from timers, and never get here).
+(with-eval-after-load 'jsonrpc
+  (when (fboundp 'jsonrpc--process-filter)
+    (define-advice jsonrpc--process-filter (:around (filter proc string) ide-mcp-read-all)
+      (let ((done nil))
+        (unwind-protect (progn (funcall filter proc string) (setq done t))
+          (unless done
+            (run-at-time 0 nil #'jsonrpc--process-filter proc "")))))))
+;; A `window/showMessageRequest` (the review's prompt), which eglot asks
+;; with `completing-read`: a daemon has no frame to ask in. Answered
+;; "Review" and recorded, as the user would answer it.
+(defvar ide-mcp-prompts nil)
+(with-eval-after-load 'eglot
+  (cl-defmethod eglot-handle-request :around
+    (_server (_method (eql 'window/showMessageRequest)) &key message &allow-other-keys)
+    (setq ide-mcp-prompts (append ide-mcp-prompts (list message)))
+    (let ((completing-read-function (lambda (&rest _) "Review")))
+      (cl-call-next-method))))
 "#;
 
 /// Whether Emacs has eglot (built in since 29, an ELPA package before);
@@ -250,6 +273,49 @@ impl Emacs {
             buffer_of(path)
         ));
         serde_json::from_value(texts).unwrap()
+    }
+
+    /// flymake's diagnostics of the buffer visiting `path`: for each, its
+    /// first line (0-based), its text as the user sees it, and the LSP
+    /// diagnostic eglot made it of (`null` for another backend's).
+    pub(crate) fn flymake(&self, path: &Path) -> Vec<(u32, String, Value)> {
+        let shown = self.value(&format!(
+            "(with-current-buffer {} \
+             (vconcat (mapcar (lambda (d) (vector \
+               (1- (line-number-at-pos (flymake-diagnostic-beg d))) \
+               (flymake-diagnostic-text d) \
+               (cdr (assoc 'eglot-lsp-diag (flymake-diagnostic-data d))))) \
+             (flymake-diagnostics))))",
+            buffer_of(path)
+        ));
+        serde_json::from_value(shown).unwrap()
+    }
+
+    /// Whether the client capabilities eglot sends the server of the
+    /// buffer visiting `path` hold `keys` (`[":window", ":showMessage"]`).
+    pub(crate) fn advertises(&self, path: &Path, keys: &[&str]) -> bool {
+        let form = keys.iter().fold(
+            format!("(eglot-client-capabilities {})", managing(path)),
+            |inner, key| format!("(plist-get {inner} {key})"),
+        );
+        self.eval(&format!("(and {form} t)")) == "t"
+    }
+
+    /// The prompts of the `window/showMessageRequest`s eglot got, oldest
+    /// first (the init file answers them "Review").
+    pub(crate) fn prompts(&self) -> Vec<String> {
+        serde_json::from_value(self.value("(vconcat ide-mcp-prompts)")).unwrap()
+    }
+
+    /// Replaces line `line` (0-based) of the buffer visiting `path` with
+    /// `text`, without saving, as typing over it does.
+    pub(crate) fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        self.eval(&format!(
+            "(with-current-buffer {} (goto-char (point-min)) (forward-line {line}) \
+             (delete-region (point) (line-end-position)) (insert {}) t)",
+            buffer_of(path),
+            lisp_string(text)
+        ));
     }
 
     /// `M-x eglot-shutdown-all`: each server is sent `shutdown` and

@@ -1,17 +1,63 @@
 //! What the real-editor tests ask of the IDE over its WebSocket: a tool
 //! called until its answer is the expected one, a notification waited
-//! for, and the parts of the answers they compare.
+//! for, Claude's proposal to review, and the parts of the answers they
+//! compare.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
 use super::ws::WsClient;
 
 /// How long a language server may take to answer (pyright starts slowly on
 /// a loaded machine).
 pub(crate) const SERVER: Duration = Duration::from_secs(90);
+
+/// A file to review: clangd reports `missing_name`, which the proposal
+/// keeps.
+pub(crate) const REVIEWED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return missing_name;\n}\n";
+/// Claude's proposal: three hunks (line 3 changed, a line inserted before
+/// line 6, line 7 replaced by two).
+pub(crate) const PROPOSED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\n/* helper above */\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
+/// What the user chose: the first and third hunks, and an edit of their own
+/// (line 1 made `// edited`) made while reviewing.
+pub(crate) const CHOSEN_C: &str = "#include <stdio.h>\n// edited\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(2, 3);\n  printf(\"%d\\n\", value);\n  return missing_name;\n}\n";
+
+/// A connection to the IDE of `lockfile` (its path and content).
+pub(crate) async fn client_of(lockfile: &(PathBuf, Value)) -> WsClient {
+    let port = super::lockfile_port(&lockfile.0);
+    super::ws::connect(port, lockfile.1["authToken"].as_str().unwrap()).await
+}
+
+/// Claude's `openDiff` of `path` as the CLI calls it (old and new path the
+/// same), on a connection of its own: the call answers only once the
+/// review is decided or withdrawn. Its answer.
+pub(crate) fn open_diff(
+    mut client: WsClient,
+    path: &Path,
+    contents: &str,
+    tab_name: &str,
+) -> JoinHandle<Value> {
+    let args = json!({"old_file_path": path, "new_file_path": path,
+        "new_file_contents": contents, "tab_name": tab_name});
+    tokio::spawn(async move {
+        client
+            .request("tools/call", json!({"name": "openDiff", "arguments": args}))
+            .await
+    })
+}
+
+/// The texts of a tool's answer (`FILE_SAVED` and the text, ...).
+pub(crate) fn texts(result: &Value) -> Vec<&str> {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["text"].as_str().unwrap())
+        .collect()
+}
 
 /// Calls `tool` until `done` holds of its answer; returns that answer.
 pub(crate) async fn until(
