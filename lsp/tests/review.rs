@@ -165,22 +165,48 @@ fn code_actions_decide_and_claude_s_hunks_never_reach_the_server() {
     );
     let answer = body(s.answer(3, json!(null)));
     assert_eq!(answer["result"].as_array().unwrap().len(), 3);
-    // Run: answered here, the host decides.
+    // Run: answered here, the host decides; the editor is shown the hunk
+    // decided gone before the answer.
     drain(&mut events);
     let run = s.request(
         4,
         "workspace/executeCommand",
         json!({"command": "ide-mcp.review.reject", "arguments": [7, 2, 0]}),
     );
+    let ClientVerdict::AnswerAll(bodies) = run else {
+        panic!("{run:?}")
+    };
+    let bodies: Vec<Value> = bodies
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
     assert_eq!(
-        run,
-        ClientVerdict::Answer(br#"{"jsonrpc":"2.0","id":4,"result":null}"#.to_vec())
+        bodies[0]["params"]["diagnostics"],
+        json!([
+            server_error(),
+            hunk((4, 0, 4, 0), 2, "Claude: insert 1 line — y")
+        ])
     );
-    s.request(
+    assert_eq!(
+        bodies[1],
+        json!({"jsonrpc": "2.0", "id": 4, "result": null})
+    );
+    assert_eq!(bodies.len(), 2);
+    let all = s.request(
         5,
         "workspace/executeCommand",
         json!({"command": "ide-mcp.review.acceptAll", "arguments": [7]}),
     );
+    let ClientVerdict::AnswerAll(bodies) = all else {
+        panic!("{all:?}")
+    };
+    let published: Value = serde_json::from_slice(&bodies[0]).unwrap();
+    assert_eq!(published["params"]["diagnostics"], json!([server_error()]));
+    // The host's overlay, the same decisions made: nothing more to show.
+    let mut decided = overlay();
+    decided.reviews[0].hunks.clear();
+    s.observer.set_review(decided);
+    assert!(s.outgoing.try_recv().is_err());
     assert_eq!(
         drain(&mut events),
         [

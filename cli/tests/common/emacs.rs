@@ -37,19 +37,6 @@ const INIT_EL: &str = r#"
                                                         "--" "pyright-langserver" "--stdio")))))
 (add-hook 'c-mode-hook #'eglot-ensure)
 (add-hook 'python-mode-hook #'eglot-ensure)
-;; Emacs 28's jsonrpc (1.0.14) reads the messages that come with the
-;; reply to a synchronous request (a code action's `executeCommand`) only
-;; when more output comes: the reply's `throw' leaves its process filter
-;; with them still in the buffer, so the hunks shown after a decision
-;; could wait for the server's next message. Read them at once, as later
-;; jsonrpc versions do (they dispatch from timers, and never get here).
-(with-eval-after-load 'jsonrpc
-  (when (fboundp 'jsonrpc--process-filter)
-    (define-advice jsonrpc--process-filter (:around (filter proc string) ide-mcp-read-all)
-      (let ((done nil))
-        (unwind-protect (progn (funcall filter proc string) (setq done t))
-          (unless done
-            (run-at-time 0 nil #'jsonrpc--process-filter proc "")))))))
 ;; A `window/showMessageRequest` (the review's prompt), which eglot asks
 ;; with `completing-read`: a daemon has no frame to ask in. Answered
 ;; "Review" and recorded, as the user would answer it.

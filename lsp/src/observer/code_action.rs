@@ -101,10 +101,12 @@ impl Observer {
             return ClientVerdict::Forward;
         };
         if let Some(decision) = Decision::of_command(&params.command, &params.arguments) {
-            self.review_command(decision);
-            return match envelope.id {
-                Some(id) => ClientVerdict::Answer(response(id, b"null")),
-                None => ClientVerdict::Drop,
+            let mut bodies = self.review_command(decision);
+            bodies.extend(envelope.id.map(|id| response(id, b"null")));
+            return match bodies.len() {
+                0 => ClientVerdict::Drop,
+                1 => ClientVerdict::Answer(bodies.remove(0)),
+                _ => ClientVerdict::AnswerAll(bodies),
             };
         }
         if params.command != SEND_SELECTION_COMMAND {

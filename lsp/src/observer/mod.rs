@@ -58,6 +58,10 @@ pub enum ClientVerdict {
     /// Forward this body instead (a `codeAction` request without Claude's
     /// hunks in its `context.diagnostics`).
     Replace(Vec<u8>),
+    /// Do not forward it; send these bodies back to the editor, in order
+    /// (a review's command: the diagnostics without the hunks decided,
+    /// then the answer).
+    AnswerAll(Vec<Vec<u8>>),
 }
 
 /// What to do with a message from the server.

@@ -228,9 +228,14 @@ impl Observer {
             .iter()
             .filter(|(_, doc)| {
                 doc.path.as_deref().is_some_and(|path| {
-                    let before = old.reviews.iter().find(|r| r.path == path);
-                    let after = self.review.overlay.reviews.iter().find(|r| r.path == path);
-                    before != after
+                    // A review with nothing left to decide shows nothing.
+                    let shown = |o: &Overlay| {
+                        o.reviews
+                            .iter()
+                            .find(|r| r.path == path && !r.hunks.is_empty())
+                            .cloned()
+                    };
+                    shown(&old) != shown(&self.review.overlay)
                 })
             })
             .map(|(uri, _)| uri.clone())
@@ -245,6 +250,16 @@ impl Observer {
     /// Sends the editor `uri`'s diagnostics: the server's last and the
     /// hunks pending.
     fn republish(&self, uri: &str) {
+        if let Some(body) = self.publish_body(uri) {
+            self.ws
+                .requests
+                .send_to_editor(self.stream, Message::from_body(body));
+        }
+    }
+
+    /// A `publishDiagnostics` of `uri` for the editor: the server's last
+    /// diagnostics and the hunks pending.
+    fn publish_body(&self, uri: &str) -> Option<String> {
         let (version, server) = self
             .review
             .server_last
@@ -255,20 +270,15 @@ impl Observer {
         if let Some(version) = version {
             params["version"] = json!(version);
         }
-        let Ok(params) = serde_json::to_string(&params) else {
-            return;
-        };
+        let params = serde_json::to_string(&params).ok()?;
         // `{"uri":…,"version":…}` with the diagnostics appended.
         let params = format!(
             "{},\"diagnostics\":{diagnostics}}}",
             &params[..params.len() - 1]
         );
-        let body = format!(
+        Some(format!(
             r#"{{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{params}}}"#
-        );
-        self.ws
-            .requests
-            .send_to_editor(self.stream, Message::from_body(body));
+        ))
     }
 
     /// `server` (a JSON array of diagnostics) with `uri`'s hunks appended.
@@ -390,9 +400,47 @@ impl Observer {
         serde_json::to_vec(&action).ok()
     }
 
-    /// One of the review's commands: emitted for the host to decide.
-    pub(super) fn review_command(&self, decision: Decision) {
+    /// One of the review's commands: emitted for the host to decide, and
+    /// shown decided at once: the hunks decided leave this stream's
+    /// overlay, and the bodies returned (the documents' diagnostics
+    /// without them) go to the editor before the command's answer. An
+    /// editor that reads only up to the answer of a request it waits for
+    /// (eglot on Emacs 28's jsonrpc) sees them then, not at the server's
+    /// next message; the host's overlay that follows is the same and
+    /// changes nothing.
+    pub(super) fn review_command(&mut self, decision: Decision) -> Vec<Vec<u8>> {
         self.ws.emit(WorkspaceEvent::Review(decision));
+        let (diff, decided) = match decision {
+            Decision::One {
+                diff, rev, index, ..
+            } => (diff, Some((rev, index))),
+            Decision::All { diff, .. } => (diff, None),
+        };
+        let Some(review) = self
+            .review
+            .overlay
+            .reviews
+            .iter_mut()
+            .find(|r| r.diff == diff)
+        else {
+            return Vec::new();
+        };
+        match decided {
+            Some((rev, index)) if rev == review.rev => review.hunks.retain(|h| h.index != index),
+            Some(_) => return Vec::new(),
+            None => review.hunks.clear(),
+        }
+        let path = review.path.clone();
+        let uris: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(_, doc)| doc.path.as_deref() == Some(path.as_path()))
+            .map(|(uri, _)| uri.clone())
+            .collect();
+        uris.iter()
+            .filter_map(|uri| self.publish_body(uri))
+            .map(String::into_bytes)
+            .collect()
     }
 }
 

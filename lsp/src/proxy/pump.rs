@@ -266,6 +266,11 @@ pub(crate) fn editor_to_server(
                     ClientVerdict::Replace(body) => {
                         server.send(Message::from_body(body).as_bytes());
                     }
+                    ClientVerdict::AnswerAll(bodies) => {
+                        for body in bodies {
+                            editor.send(Message::from_body(body).as_bytes());
+                        }
+                    }
                     ClientVerdict::Drop => {}
                 }
                 if is_exit(body) {
