@@ -113,8 +113,7 @@ fn hunks_are_published_beside_the_server_s_diagnostics_and_withdrawn_to_them() {
 
 #[test]
 fn code_actions_decide_and_claude_s_hunks_never_reach_the_server() {
-    let (ws, mut s) = reviewing();
-    let mut events = ws.subscribe();
+    let (_ws, mut s) = reviewing();
     s.observer.set_review(overlay());
     sent(&mut s);
     // The editor sends the diagnostics under the cursor: Claude's are
@@ -165,6 +164,14 @@ fn code_actions_decide_and_claude_s_hunks_never_reach_the_server() {
     );
     let answer = body(s.answer(3, json!(null)));
     assert_eq!(answer["result"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn commands_are_answered_here_with_the_decided_hunk_gone_first() {
+    let (ws, mut s) = reviewing();
+    let mut events = ws.subscribe();
+    s.observer.set_review(overlay());
+    sent(&mut s);
     // Run: answered here, the host decides; the editor is shown the hunk
     // decided gone before the answer.
     drain(&mut events);
