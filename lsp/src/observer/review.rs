@@ -132,6 +132,10 @@ impl Decision {
     }
 }
 
+/// From this size on, the forwarding path does not parse an editor message
+/// to know whether it may need a verdict ([`Interest::may_need_verdict`]).
+pub const UNPARSED_FROM: usize = 64 * 1024;
+
 /// Whether the observer's verdict matters beyond the few messages that
 /// always need one; read by the hand-off on the forwarding path, so it is
 /// a flag, not a lock.
@@ -151,6 +155,18 @@ impl Interest {
             Some("textDocument/codeAction") => self.reviewing(),
             Some(_) => false,
         }
+    }
+
+    /// Whether an editor message read but not parsed (a large one) may need
+    /// a verdict: our commands and responses (to the IDE's own requests,
+    /// which carry no `"method"`) may; a large notification (a `didOpen`
+    /// or `didChange` of a big document) never does, and is forwarded
+    /// before it is observed. Small messages are always observed first:
+    /// the check would cost more than it saves.
+    pub fn may_need_verdict(body: &[u8]) -> bool {
+        body.len() < UNPARSED_FROM
+            || memchr::memmem::find(body, b"workspace/executeCommand").is_some()
+            || memchr::memmem::find(body, b"\"method\"").is_none()
     }
 
     /// Whether the observer matches the answer to an editor request with

@@ -12,7 +12,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -75,9 +74,9 @@ impl HandOff {
                 crate::background::lower_priority();
                 let mut assembly = Assembly::default();
                 for (direction, item) in items {
-                    // The observer catches its own panics; this keeps the
-                    // thread alive whatever happens.
-                    let _ = catch_unwind(AssertUnwindSafe(|| match (direction, item) {
+                    // The observer catches its own panics (the one boundary,
+                    // `Observer::from_client`): nothing here unwinds.
+                    match (direction, item) {
                         (From::Editor, Item::Message(message)) => {
                             drop(watch.editor_message(message.body()));
                         }
@@ -94,7 +93,7 @@ impl HandOff {
                                 assembly.reuse(message);
                             }
                         }
-                    }));
+                    }
                     *counter.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
                     counter.1.notify_all();
                 }

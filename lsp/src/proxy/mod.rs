@@ -28,11 +28,15 @@
 //! both directions in order through a bounded queue
 //! ([`HandOff`](handoff::HandOff)), so that observing never holds up
 //! forwarding. The few messages whose verdict matters are observed inline,
-//! after what is queued before them: our code action's
-//! `workspace/executeCommand` (kept from the server and answered by the
-//! proxy), the editor's answers to the proxy's requests, and the server's
-//! answers to code action requests (extended with ours). A panic in the
-//! observer costs only its verdict. The proxy writes nothing else to its
+//! after what is queued before them: the observer says which
+//! ([`Interest`](crate::observer::Interest): our commands, the editor's
+//! answers to the IDE's requests, the answers to code action, pull
+//! diagnostic and `initialize` requests, and, while a review of Claude's
+//! edit is pending, code action requests and pushed diagnostics); the
+//! forwarding loop names no LSP method. A panic in the observer is caught
+//! at one boundary, the observer's own (`Observer::from_client`,
+//! `from_server`): it costs that message's verdict and the document's
+//! state, never forwarding. The proxy writes nothing else to its
 //! stdout; logs go to stderr or `--log FILE` (see the CLI), never blocking,
 //! never panicking on a broken pipe. BENCHMARKS.md ("LSP proxy") has the added
 //! latency and the pass-through rate.

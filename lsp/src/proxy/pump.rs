@@ -8,7 +8,6 @@
 //! BENCHMARKS.md ("LSP proxy") compares it with forwarding alone.
 
 use std::io::Read;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -187,10 +186,6 @@ pub(crate) enum PumpEvent {
     ServerEnded,
 }
 
-/// From this size on, an editor message that cannot be kept from the server
-/// is forwarded before it is observed.
-const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
-
 /// From this size on (headers included), an editor message is forwarded
 /// piece by piece as it arrives, then observed: the server reads a large
 /// `didOpen` while the editor is still writing it, and the forwarding
@@ -198,27 +193,6 @@ const OBSERVE_AFTER_FORWARDING: usize = 64 * 1024;
 /// keeps from the server (our code action's command, the editor's answers
 /// to the proxy's own requests) are a few hundred bytes.
 pub(crate) const STREAM_FROM: usize = 1024 * 1024;
-
-/// Whether the observer's verdict on an editor message could be other than
-/// `Forward`: only for `workspace/executeCommand` (our code action's) and
-/// the editor's responses (to the proxy's own requests, which carry no
-/// `"method"`). Small messages are always observed first: the check would
-/// cost more than it saves.
-fn verdict_may_differ(body: &[u8]) -> bool {
-    body.len() < OBSERVE_AFTER_FORWARDING
-        || memchr::memmem::find(body, b"workspace/executeCommand").is_some()
-        || memchr::memmem::find(body, b"\"method\"").is_none()
-}
-
-/// Runs `watch` so that a panic in it costs only its verdict: logged once,
-/// the message is forwarded.
-fn guarded<V>(fallback: V, watch: impl FnOnce() -> V) -> V {
-    catch_unwind(AssertUnwindSafe(watch)).unwrap_or_else(|_| {
-        static LOGGED: std::sync::Once = std::sync::Once::new();
-        LOGGED.call_once(|| tracing::error!("the observer panicked; forwarding continues"));
-        fallback
-    })
-}
 
 /// Editor → server, until the editor's stream ends. Closes the server's
 /// input at the end so that the server sees the end too.
@@ -247,16 +221,16 @@ pub(crate) fn editor_to_server(
             Ok(Some(Streamed::Pieces { whole, .. })) => forwarding.observe(Piece::End { whole }),
             Ok(Some(Streamed::Frame(Frame::Message(message)))) => {
                 let body = message.body();
-                if !verdict_may_differ(body) {
+                if !Interest::may_need_verdict(body) {
                     // A large notification (a `didOpen` of a big file):
                     // the server gets it before the observer reads it.
                     server.send(message.as_bytes());
-                    guarded(ClientVerdict::Forward, || watch.editor_message(body));
+                    drop(watch.editor_message(body));
                     // Its buffer serves the next large message.
                     reader.recycle(message);
                     continue;
                 }
-                match guarded(ClientVerdict::Forward, || watch.editor_message(body)) {
+                match watch.editor_message(body) {
                     ClientVerdict::Forward => {
                         server.send(message.as_bytes());
                     }
@@ -318,14 +292,13 @@ impl Forwarding<'_> {
             Some(assembly) => {
                 let (spent, whole) = assembly.add(piece);
                 if let Some(message) = whole
-                    && let Some(message) =
-                        guarded(None, || self.watch.forwarded_editor_message(message))
+                    && let Some(message) = self.watch.forwarded_editor_message(message)
                 {
                     assembly.reuse(message);
                 }
                 spent
             }
-            None => guarded(None, || self.watch.forwarded_editor_piece(piece)),
+            None => self.watch.forwarded_editor_piece(piece),
         };
         if let Some(buffer) = spent {
             self.spare.keep(buffer);
@@ -361,9 +334,7 @@ pub(crate) fn server_to_editor(
     loop {
         match reader.next_frame() {
             Ok(Some(Frame::Message(message))) => {
-                match guarded(ServerVerdict::Forward, || {
-                    watch.server_message(message.body())
-                }) {
+                match watch.server_message(message.body()) {
                     ServerVerdict::Forward => editor.send(message.as_bytes()),
                     ServerVerdict::Replace(body) => {
                         editor.send(Message::from_body(body).as_bytes())
@@ -407,18 +378,6 @@ mod tests {
     use std::io::{self, Read as _};
 
     use super::*;
-
-    /// Panics on every message: forwarding must not notice.
-    struct Panicking;
-
-    impl Watch for Panicking {
-        fn editor_message(&self, _: &[u8]) -> ClientVerdict {
-            panic!("observer bug")
-        }
-        fn server_message(&self, _: &[u8]) -> ServerVerdict {
-            panic!("observer bug")
-        }
-    }
 
     /// Answers `workspace/executeCommand` itself.
     struct Answering;
@@ -546,23 +505,39 @@ mod tests {
 
     #[test]
     fn only_large_notifications_pass_before_they_are_observed() {
-        let large = |body: &str| format!("{body}{}", " ".repeat(OBSERVE_AFTER_FORWARDING));
-        assert!(verdict_may_differ(br#"{"method":"textDocument/didOpen"}"#));
-        assert!(!verdict_may_differ(
+        let large = |body: &str| {
+            format!(
+                "{body}{}",
+                " ".repeat(crate::observer::review::UNPARSED_FROM)
+            )
+        };
+        assert!(Interest::may_need_verdict(
+            br#"{"method":"textDocument/didOpen"}"#
+        ));
+        assert!(!Interest::may_need_verdict(
             large(r#"{"method":"textDocument/didOpen"}"#).as_bytes()
         ));
-        assert!(verdict_may_differ(
+        assert!(Interest::may_need_verdict(
             large(r#"{"method":"workspace/executeCommand"}"#).as_bytes()
         ));
-        assert!(verdict_may_differ(
+        assert!(Interest::may_need_verdict(
             large(r#"{"id":"ide-mcp/1","result":{}}"#).as_bytes()
         ));
     }
 
+    /// The proxy's watch as it runs, over a real observer: a panic inside
+    /// it is caught at its one boundary (the observer's) and forwarding
+    /// never notices.
     #[test]
     fn every_byte_is_forwarded_even_when_the_observer_panics() {
-        let (to_server, to_editor, events) = run_editor_side(SESSION, &Panicking);
-        assert_eq!(to_server, SESSION);
+        let ws = Arc::new(crate::LspWorkspace::new());
+        let (observer, _outgoing) = crate::Observer::new(ws);
+        let tap = super::super::tap::Tap::new(observer);
+        let boom = br#"{"jsonrpc":"2.0","method":"$/ide-mcp/test/panic","params":{}}"#;
+        let mut session = crate::framing::Message::from_body(boom).into_bytes();
+        session.extend_from_slice(SESSION);
+        let (to_server, to_editor, events) = run_editor_side(&session, &tap);
+        assert_eq!(to_server, session);
         assert!(to_editor.is_empty());
         assert_eq!(events, [PumpEvent::ExitSent, PumpEvent::EditorEnded]);
     }
