@@ -506,3 +506,58 @@ async fn withdraw_app_py(session: &Session, client: &mut WsClient) {
     assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
     wait_review(emacs, app_py, "no hunk", |s| s.hunks.is_empty());
 }
+
+/// A file Claude writes shows in its clean buffer (Emacs without
+/// `auto-revert-mode` keeps the old text), once eglot has asked the user;
+/// a buffer with unsaved changes is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_emacs() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start(MAIN_C);
+    let Session {
+        emacs,
+        main_c,
+        app_py,
+        ..
+    } = &session;
+    emacs.open(app_py, SERVER);
+    let mut client = session.client().await;
+    emacs.set_text(app_py, BROKEN_PY);
+    until(
+        &mut client,
+        "checkDocumentDirty",
+        json!({"filePath": app_py}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    for (path, text) in [(main_c, BROKEN_C), (app_py, "count: int = 3\n")] {
+        let new = path.with_extension("new");
+        std::fs::write(&new, text).unwrap();
+        std::fs::rename(&new, path).unwrap();
+    }
+    let start = Instant::now();
+    while emacs.text(main_c) != BROKEN_C {
+        assert!(start.elapsed() < SERVER, "{:?}", emacs.text(main_c));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let asked = emacs.confirmations();
+    eprintln!("eglot asked: {asked:?} ({:?})", start.elapsed());
+    assert!(
+        asked[0].contains("Server wants to edit") && asked[0].contains("main.c"),
+        "{asked:?}"
+    );
+    std::thread::sleep(ide_mcp_lsp::host::reload::POLL * 8);
+    assert_eq!(emacs.text(app_py), BROKEN_PY);
+    assert!(
+        !emacs.confirmations().iter().any(|q| q.contains("app.py")),
+        "{:?}",
+        emacs.confirmations()
+    );
+    let processes = session.processes();
+    let log = emacs.log.clone();
+    let Session { place, emacs, .. } = session;
+    emacs.kill_emacs(SERVER);
+    wait_gone(&place, &processes, &log);
+}

@@ -41,6 +41,17 @@ const INIT_EL: &str = r#"
 ;; with `completing-read`: a daemon has no frame to ask in. Answered
 ;; "Review" and recorded, as the user would answer it.
 (defvar ide-mcp-prompts nil)
+;; eglot asks before applying an edit a server sends (a reload of a file
+;; Claude wrote: `eglot-confirm-server-initiated-edits`), with `y-or-n-p',
+;; and visiting the file then asks whether to reread it from disk, with
+;; `yes-or-no-p': both answered yes and recorded, as the user would.
+(defvar ide-mcp-confirmations nil)
+(defun ide-mcp-confirm (ask prompt)
+  (if (string-match-p "Server wants to edit\\|changed on disk" prompt)
+      (progn (setq ide-mcp-confirmations (append ide-mcp-confirmations (list prompt))) t)
+    (funcall ask prompt)))
+(advice-add 'y-or-n-p :around #'ide-mcp-confirm)
+(advice-add 'yes-or-no-p :around #'ide-mcp-confirm)
 (with-eval-after-load 'eglot
   (cl-defmethod eglot-handle-request :around
     (_server (_method (eql 'window/showMessageRequest)) &key message &allow-other-keys)
@@ -183,6 +194,28 @@ impl Emacs {
     /// Whether eglot manages the buffer visiting `path`.
     pub(crate) fn managed(&self, path: &Path) -> bool {
         self.eval(&format!("(and {} t)", managing(path))) == "t"
+    }
+
+    /// The text of the buffer visiting `path`.
+    pub(crate) fn text(&self, path: &Path) -> String {
+        self.value(&format!(
+            "(with-current-buffer {} (buffer-substring-no-properties (point-min) (point-max)))",
+            buffer_of(path)
+        ))
+        .as_str()
+        .unwrap()
+        .to_owned()
+    }
+
+    /// The questions eglot asked before applying a server's edit.
+    pub(crate) fn confirmations(&self) -> Vec<String> {
+        let asked = self.value("(vconcat ide-mcp-confirmations)");
+        asked
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q.as_str().unwrap().to_owned())
+            .collect()
     }
 
     /// Sets the whole text of the buffer visiting `path`, without saving.
