@@ -147,6 +147,20 @@ mod tests {
             ]
         );
         assert_eq!(first_time_names(true), ide_mcp_tools::TOOL_NAMES);
+        // As the README documents them.
+        let documented = first_time_names(false)
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let readme = include_str!("../../../README.md");
+        assert!(
+            readme.contains(&format!("\n  {documented}.\n")),
+            "{documented}"
+        );
+        for name in SHOWN_BY_THE_CLI.iter().chain(CALLED_BY_THE_CLI) {
+            assert!(readme.contains(&format!("`{name}`")), "{name}");
+        }
         assert_eq!(
             names(&super::served(&first_time(), true)),
             first_time_names(true)
