@@ -45,6 +45,11 @@ pub enum Command {
     /// (Unix; not usually run by hand).
     #[cfg(unix)]
     Host(crate::proxy::HostArgs),
+    /// Serve the tools of the IDE running for the current directory (an
+    /// editor with `lsp-proxy`, `ide-mcp serve`, any Claude Code IDE) as a
+    /// stdio MCP server, so that the model sees them: `claude mcp add
+    /// --scope user ide-mcp -- ide-mcp bridge`.
+    Bridge(BridgeArgs),
     /// A trivial language server that echoes requests (for the proxy's
     /// tests and benchmarks), or fakes a diagnosing or hanging one (for
     /// `serve --lsp`'s).
@@ -87,6 +92,17 @@ pub struct ServeArgs {
     /// Serve HTTP only: no IDE WebSocket and no lockfile.
     #[arg(long, requires = "http")]
     pub no_ide: bool,
+}
+
+/// `ide-mcp bridge`.
+#[derive(Debug, Args)]
+pub struct BridgeArgs {
+    /// List every tool of the IDE, those the `claude` CLI already shows the
+    /// model (`getDiagnostics`, `executeCode`) or calls itself (`openDiff`,
+    /// `close_tab`, `closeAllDiffTabs`, `openFile`) too: for MCP clients
+    /// other than the CLI.
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `ide-mcp tools`.
@@ -298,6 +314,21 @@ mod tests {
         assert!(serve(&["--no-ide"]).is_err());
         assert!(serve(&["--http-token-file", "t"]).is_err());
         assert!(serve(&["--http", "--stdio"]).is_err());
+    }
+
+    #[test]
+    fn bridge_flags_parse() {
+        let all = |args: &[&str]| match Cli::try_parse_from([&["ide-mcp", "bridge"], args].concat())
+        {
+            Ok(Cli {
+                command: Command::Bridge(bridge),
+            }) => Ok(bridge.all),
+            Ok(_) => panic!("not bridge"),
+            Err(err) => Err(err.kind()),
+        };
+        assert_eq!(all(&[]), Ok(false));
+        assert_eq!(all(&["--all"]), Ok(true));
+        assert!(all(&["--port", "1"]).is_err());
     }
 
     #[test]

@@ -21,6 +21,7 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
 pub mod args;
+pub mod bridge;
 pub mod diagnostics;
 pub mod headless;
 #[cfg(unix)]

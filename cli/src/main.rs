@@ -54,6 +54,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match &cli.command {
             Command::Serve(args) => run::serve(args).await.map(|()| true),
+            Command::Bridge(args) => ide_mcp::bridge::run(args).await.map(|()| true),
             Command::Tools(args) => run::tools(args, &mut std::io::stdout().lock()),
             Command::Call(args) => run::call(args, &mut std::io::stdout().lock()).await,
             #[cfg(unix)]

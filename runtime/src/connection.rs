@@ -70,11 +70,15 @@ pub(crate) async fn run<W: Wire>(
     let mut replayed_when_ready = false;
     loop {
         let mark = out.buf.len();
+        // A call's own notifications (its progress) before the calls'
+        // answers: what a call reported before it finished is queued before
+        // its answer, and must reach the client before it (a client drops
+        // progress for a request it has its answer to).
         let event = tokio::select! {
             biased;
             () = stopped(&mut shutdown) => Event::Shutdown,
-            () = session.complete(&mut out.buf) => Event::Completed(mark),
             note = next_note(&mut own) => Event::Notification(note),
+            () = session.complete(&mut out.buf) => Event::Completed(mark),
             note = next_note(&mut notes) => Event::Notification(note),
             () = replay_due(&mut replay) => Event::Replay,
             recv = wire.recv() => Event::Recv(recv),
@@ -134,12 +138,11 @@ pub(crate) async fn run<W: Wire>(
             if taken < MAX_BATCH {
                 taken += 1;
                 let start = out.buf.len();
-                if session.try_complete(&mut out.buf) {
+                if let Some(note) = own.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                    next = Some(Event::Notification(Some(note)));
+                } else if session.try_complete(&mut out.buf) {
                     next = Some(Event::Completed(start));
-                } else if let Some(note) = [&mut own, &mut notes]
-                    .into_iter()
-                    .find_map(|rx| rx.as_mut().and_then(|rx| rx.try_recv().ok()))
-                {
+                } else if let Some(note) = notes.as_mut().and_then(|rx| rx.try_recv().ok()) {
                     next = Some(Event::Notification(Some(note)));
                 } else {
                     next = wire.recv().now_or_never().map(Event::Recv);

@@ -1,12 +1,17 @@
 //! IDE discovery: how the `claude` CLI finds a server and proves it may use
 //! it — the auth token, the lockfile that carries it, and what `/ide` shows
 //! (the IDE's name and workspace folders). Apart from the WebSocket server,
-//! which only checks what this publishes.
+//! which only checks what this publishes. [`find`] is the client's side:
+//! which IDE a client in a directory uses.
 
 use std::io;
 use std::path::Path;
 
 use crate::lockfile::{self, Lockfile, LockfileContent};
+
+pub mod find;
+
+pub use find::{FoundIde, find_ides};
 
 /// The shortest auth token a host may choose itself.
 pub const MIN_TOKEN_CHARS: usize = 32;

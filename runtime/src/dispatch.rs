@@ -3,6 +3,7 @@
 //! cancelled and answered out of order.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -15,7 +16,9 @@ use tracing::Instrument as _;
 use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
 use crate::registry::RegisteredTool;
+use crate::relay::{Relay, RelayFuture, RelayReply};
 use crate::result::ResultOut;
+use crate::session::CallParams;
 use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
@@ -61,8 +64,28 @@ const _: () = assert!(MAX_IN_FLIGHT == 64, "update OVERLOADED_DATA");
 pub(crate) struct Completion {
     slot: u32,
     generation: u32,
-    /// The `CallToolResult` bytes, or the panic message.
-    outcome: Result<Vec<u8>, String>,
+    outcome: Outcome,
+}
+
+/// How a call that did not answer at once ended.
+enum Outcome {
+    /// The `CallToolResult` bytes.
+    Result(Vec<u8>),
+    /// A relayed JSON-RPC error object.
+    Error(Vec<u8>),
+    /// The panic message.
+    Panic(String),
+    /// What went wrong otherwise, after "tool `<name>`".
+    Internal(&'static str),
+}
+
+impl From<Result<Vec<u8>, String>> for Outcome {
+    fn from(outcome: Result<Vec<u8>, String>) -> Self {
+        match outcome {
+            Ok(result) => Self::Result(result),
+            Err(panic) => Self::Panic(panic),
+        }
+    }
 }
 
 struct Slot {
@@ -72,7 +95,8 @@ struct Slot {
     busy: bool,
     /// A 2026-07-28 call: its result carries `resultType`.
     stateless: bool,
-    tool: &'static str,
+    /// The tool's name: a registered tool's, or a relayed call's own copy.
+    tool: Cow<'static, str>,
     started: Instant,
     abort: Option<AbortHandle>,
     /// Cancelled when the slot is released before the call answered.
@@ -114,7 +138,7 @@ impl InFlight {
     fn claim(
         &mut self,
         id: RequestId<'_>,
-        tool: &'static str,
+        tool: Cow<'static, str>,
         stateless: bool,
         cancel: CancellationToken,
     ) -> (u32, u32) {
@@ -126,7 +150,7 @@ impl InFlight {
                 generation: 0,
                 busy: false,
                 stateless,
-                tool,
+                tool: Cow::Borrowed(""),
                 started: Instant::now(),
                 abort: None,
                 cancel: None,
@@ -165,7 +189,7 @@ impl InFlight {
         let Some(index) = self.slots.iter().position(|s| s.busy && s.id == id) else {
             return false;
         };
-        tracing::debug!(id, tool = self.slots[index].tool, "request cancelled");
+        tracing::debug!(id, tool = &*self.slots[index].tool, "request cancelled");
         self.release(index);
         true
     }
@@ -177,7 +201,7 @@ impl InFlight {
             return false;
         };
         let slot = &self.slots[index];
-        tracing::debug!(id = %slot.id, tool = slot.tool, ?reason, "request cancelled");
+        tracing::debug!(id = %slot.id, tool = &*slot.tool, ?reason, "request cancelled");
         jsonrpc::write_error_with_data(
             out,
             Some(RequestId::from_json(&slot.id)),
@@ -225,10 +249,14 @@ impl InFlight {
         }
         let id = RequestId::from_json(&slot.id);
         match done.outcome {
-            Ok(result) => write_tool_result(out, id, slot.tool, &result, slot.stateless),
-            Err(panic) => write_panic(out, id, slot.tool, &panic),
+            Outcome::Result(result) => {
+                write_tool_result(out, id, &slot.tool, &result, slot.stateless);
+            }
+            Outcome::Error(error) => jsonrpc::write_error_raw(out, id, &error),
+            Outcome::Panic(panic) => write_panic(out, id, &slot.tool, &panic),
+            Outcome::Internal(what) => write_internal(out, id, &slot.tool, what),
         }
-        tracing::debug!(id = %slot.id, tool = slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
+        tracing::debug!(id = %slot.id, tool = &*slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
         self.release(index);
         true
     }
@@ -261,17 +289,7 @@ pub(crate) fn call(
 ) -> bool {
     let def = tool.def;
     if def.execution != Execution::Inline && inflight.len() >= MAX_IN_FLIGHT {
-        tracing::warn!(tool = def.name, "too many requests in flight; call refused");
-        jsonrpc::write_error_with_data(
-            out,
-            Some(id),
-            jsonrpc::SERVER_OVERLOADED,
-            &format_args!(
-                "too many requests in flight on this connection ({MAX_IN_FLIGHT}); wait for answers or cancel some, then call `{}` again",
-                def.name
-            ),
-            OVERLOADED_DATA,
-        );
+        write_overloaded(out, id, def.name);
         return true;
     }
     // Inline calls run to their end before the next message is read: only
@@ -280,8 +298,12 @@ pub(crate) fn call(
     let call = call.with_id(id).with_cancellation(cancel.as_ref());
     if def.execution == Execution::Blocking {
         let owned = call.to_owned();
-        let (slot, generation) =
-            inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
+        let (slot, generation) = inflight.claim(
+            id,
+            Cow::Borrowed(def.name),
+            stateless,
+            cancel.unwrap_or_default(),
+        );
         let args: Option<Box<str>> = args.map(|args| args.json().into());
         let tx = inflight.sender();
         let span = tracing::Span::current();
@@ -300,7 +322,7 @@ pub(crate) fn call(
                     let _ = tx.send(Completion {
                         slot,
                         generation,
-                        outcome: Ok(result),
+                        outcome: Outcome::Result(result),
                     });
                 }
                 // A blocking shim that still returns a future: run it as an async call.
@@ -309,7 +331,7 @@ pub(crate) fn call(
                     let _ = tx.send(Completion {
                         slot,
                         generation,
-                        outcome: Err(panic_message(&*panic)),
+                        outcome: Outcome::Panic(panic_message(&*panic)),
                     });
                 }
             }
@@ -339,12 +361,16 @@ pub(crate) fn call(
                     true
                 }
                 None => {
-                    let (slot, generation) =
-                        inflight.claim(id, def.name, stateless, cancel.unwrap_or_default());
+                    let (slot, generation) = inflight.claim(
+                        id,
+                        Cow::Borrowed(def.name),
+                        stateless,
+                        cancel.unwrap_or_default(),
+                    );
                     let tx = inflight.sender();
                     let task = tokio::spawn(
                         async move {
-                            let outcome = finish(future.await);
+                            let outcome = finish(future.await).into();
                             let _ = tx.send(Completion {
                                 slot,
                                 generation,
@@ -359,6 +385,77 @@ pub(crate) fn call(
             }
         }
         None => true,
+    }
+}
+
+/// Starts a relayed call of `params.name` for request `id` (see
+/// [`relay`](crate::relay)); its answer comes from [`InFlight::complete`].
+/// Returns `true` only when it was answered now: refused because of the
+/// bound on calls in flight, or because the relay panicked.
+pub(crate) fn relay(
+    call: Call<'_>,
+    inflight: &mut InFlight,
+    id: RequestId<'_>,
+    relay: &dyn Relay,
+    params: &CallParams<'_>,
+    stateless: bool,
+    out: &mut Vec<u8>,
+) -> bool {
+    let name = &*params.name;
+    if inflight.len() >= MAX_IN_FLIGHT {
+        write_overloaded(out, id, jsonrpc::clip(name));
+        return true;
+    }
+    let cancel = CancellationToken::new();
+    let call = call.with_id(id).with_cancellation(Some(&cancel));
+    let future = match catch_unwind(AssertUnwindSafe(|| relay.call(&call, params.json))) {
+        Ok(future) => future,
+        Err(panic) => {
+            write_panic(out, id, name, &panic_message(&*panic));
+            return true;
+        }
+    };
+    let (slot, generation) = inflight.claim(id, Cow::Owned(name.to_owned()), stateless, cancel);
+    let tx = inflight.sender();
+    let task = tokio::spawn(
+        async move {
+            let outcome = relayed(future).await;
+            let _ = tx.send(Completion {
+                slot,
+                generation,
+                outcome,
+            });
+        }
+        .instrument(tracing::Span::current()),
+    );
+    inflight.slots[slot as usize].abort = Some(task.abort_handle());
+    false
+}
+
+/// What a relayed call's future resolves to, as the connection answers it.
+async fn relayed(future: RelayFuture) -> Outcome {
+    let reply = match AssertUnwindSafe(future).catch_unwind().await {
+        Ok(reply) => reply,
+        Err(panic) => return Outcome::Panic(panic_message(&*panic)),
+    };
+    let (json, is_result) = match reply {
+        RelayReply::Result(result) => (result, true),
+        RelayReply::Error(error) => (error, false),
+    };
+    // An object, as the answer needs (a result gets `resultType` appended
+    // inside it for a 2026-07-28 request): anything else is the relay's bug.
+    if !json.get().starts_with('{') {
+        return Outcome::Internal(if is_result {
+            "was relayed a result that is not a JSON object"
+        } else {
+            "was relayed an error that is not a JSON object"
+        });
+    }
+    let bytes = Box::<str>::from(json).into_boxed_bytes().into_vec();
+    if is_result {
+        Outcome::Result(bytes)
+    } else {
+        Outcome::Error(bytes)
     }
 }
 
@@ -406,12 +503,12 @@ fn spawn_future(
         let _ = tx.send(Completion {
             slot,
             generation,
-            outcome: Err("no async runtime".to_owned()),
+            outcome: Outcome::Panic("no async runtime".to_owned()),
         });
         return;
     };
     runtime.spawn(async move {
-        let outcome = finish(future.await);
+        let outcome = finish(future.await).into();
         let _ = tx.send(Completion {
             slot,
             generation,
@@ -450,6 +547,20 @@ fn write_tool_result(
         }
         out.push(jsonrpc::RESULT_CLOSE);
     }
+}
+
+/// Refuses a call of `tool`: the connection already runs [`MAX_IN_FLIGHT`].
+fn write_overloaded(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str) {
+    tracing::warn!(tool, "too many requests in flight; call refused");
+    jsonrpc::write_error_with_data(
+        out,
+        Some(id),
+        jsonrpc::SERVER_OVERLOADED,
+        &format_args!(
+            "too many requests in flight on this connection ({MAX_IN_FLIGHT}); wait for answers or cancel some, then call `{tool}` again"
+        ),
+        OVERLOADED_DATA,
+    );
 }
 
 fn write_panic(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, message: &str) {

@@ -210,17 +210,38 @@ pub(crate) fn stamp_complete(out: &mut Vec<u8>, start: usize) {
 /// The `ping` result of a stateless request.
 pub(crate) const EMPTY_COMPLETE: &[u8] = br#"{"resultType":"complete"}"#;
 
-/// Appends the `tools/list` response of a stateless request: the registry's
-/// bytes, serialized once, behind the result type and the cache hints.
-pub(crate) fn write_list(out: &mut Vec<u8>, id: RequestId<'_>, list: &[u8]) {
+/// How a client may cache a stateless `tools/list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ListCache {
+    /// The registry's list, fixed while the server runs, the same for
+    /// everyone: [`CACHE_TTL_MS`], `public`.
+    Registry,
+    /// A relayed list, which may change at any moment and is this client's
+    /// own (the other server found for it):
+    /// [`RELAY_LIST_TTL_MS`](crate::relay::RELAY_LIST_TTL_MS), `private`.
+    Relayed,
+}
+
+/// Appends the `tools/list` response of a stateless request: the list's
+/// bytes (`{"tools":[…]}`, serialized once) behind the result type and the
+/// cache hints.
+pub(crate) fn write_list(out: &mut Vec<u8>, id: RequestId<'_>, list: &[u8], cache: ListCache) {
     use std::io::Write as _;
+    let (ttl_ms, scope) = match cache {
+        ListCache::Registry => (CACHE_TTL_MS, "public"),
+        ListCache::Relayed => (crate::relay::RELAY_LIST_TTL_MS, "private"),
+    };
     jsonrpc::write_result_open(out, id);
-    // `list` is `{"tools":[…]}`: its members follow ours.
     let _ = write!(
         out,
-        r#"{{"resultType":"complete","ttlMs":{CACHE_TTL_MS},"cacheScope":"public","#
+        r#"{{"resultType":"complete","ttlMs":{ttl_ms},"cacheScope":"{scope}""#
     );
-    out.extend_from_slice(&list[1..]);
+    // `list` is `{…}`: its members, if any, follow ours.
+    let members = list[1..].trim_ascii_start();
+    if members.first() != Some(&b'}') {
+        out.push(b',');
+    }
+    out.extend_from_slice(members);
     out.push(jsonrpc::RESULT_CLOSE);
 }
 
@@ -249,7 +270,7 @@ pub(crate) fn write_discover(out: &mut Vec<u8>, id: RequestId<'_>, server: &Serv
     let result = Discovered {
         result_type: "complete",
         supported_versions: &SUPPORTED_VERSIONS,
-        capabilities: Capabilities::TOOLS,
+        capabilities: Capabilities::of(server),
         instructions: server.instructions(),
         ttl_ms: CACHE_TTL_MS,
         cache_scope: "public",
@@ -277,7 +298,8 @@ impl<'a> Info<'a> {
     }
 }
 
-/// The server's capabilities: tools, whose list never changes.
+/// The server's capabilities: tools, whose list changes only when a relay
+/// serves them.
 #[derive(Serialize)]
 pub(crate) struct Capabilities {
     tools: ToolsCapability,
@@ -290,11 +312,13 @@ struct ToolsCapability {
 }
 
 impl Capabilities {
-    pub(crate) const TOOLS: Self = Self {
-        tools: ToolsCapability {
-            list_changed: false,
-        },
-    };
+    pub(crate) fn of(server: &Server) -> Self {
+        Self {
+            tools: ToolsCapability {
+                list_changed: server.relay().is_some(),
+            },
+        }
+    }
 }
 
 #[cfg(test)]

@@ -397,6 +397,16 @@ pub fn write_error_with_data(
     out.extend_from_slice(b"}}");
 }
 
+/// Appends `{"jsonrpc":"2.0","id":<id>,"error":<error>}`: an error object
+/// another server answered, passed on; `error` must be a JSON object.
+pub fn write_error_raw(out: &mut Vec<u8>, id: RequestId<'_>, error: &[u8]) {
+    debug_assert!(serde_json::from_slice::<&RawValue>(error).is_ok());
+    write_id(out, Some(id));
+    out.extend_from_slice(br#","error":"#);
+    out.extend_from_slice(error);
+    out.push(b'}');
+}
+
 fn write_error_open(
     out: &mut Vec<u8>,
     id: Option<RequestId<'_>>,

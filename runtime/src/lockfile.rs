@@ -206,6 +206,9 @@ pub fn remove_stale(dir: &Path) -> usize {
     removed
 }
 
+/// The largest lockfile read: a real one is a few hundred bytes.
+pub(crate) const MAX_LOCKFILE_BYTES: u64 = 64 * 1024;
+
 /// The pid and mark of a lockfile this program wrote.
 fn read_marked(path: &Path) -> Option<(u32, Mark)> {
     #[derive(Deserialize)]
@@ -213,7 +216,7 @@ fn read_marked(path: &Path) -> Option<(u32, Mark)> {
         pid: u32,
     }
     let meta = fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > 64 * 1024 {
+    if !meta.is_file() || meta.len() > MAX_LOCKFILE_BYTES {
         return None;
     }
     let marked: Marked<Pid> = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
@@ -223,7 +226,7 @@ fn read_marked(path: &Path) -> Option<(u32, Mark)> {
 /// Whether no process `pid` exists: `kill(pid, 0)` fails with `ESRCH`. A
 /// process of another user (`EPERM`) exists.
 #[cfg(unix)]
-fn process_is_gone(pid: u32) -> bool {
+pub(crate) fn process_is_gone(pid: u32) -> bool {
     let Some(pid) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -236,6 +239,6 @@ fn process_is_gone(pid: u32) -> bool {
 /// Where there is no `kill`, every process counts as alive (the CLI removes
 /// the lockfiles of dead IDEs).
 #[cfg(not(unix))]
-fn process_is_gone(_pid: u32) -> bool {
+pub(crate) fn process_is_gone(_pid: u32) -> bool {
     false
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::context::ToolContext;
 use crate::notify::Notifier;
 use crate::registry::{Registry, RegistryError};
+use crate::relay::{Relay, RelayRef};
 
 /// The name and version a server reports in `initialize` (`serverInfo`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     context: ToolContext,
     registry: Option<RegistryRef>,
+    relay: Option<RelayRef>,
+    notifier: Option<Notifier>,
 }
 
 /// Why a server could not be built.
@@ -92,6 +95,8 @@ impl ServerBuilder {
             instructions: None,
             context: ToolContext::new(),
             registry: None,
+            relay: None,
+            notifier: None,
         }
     }
 
@@ -119,11 +124,31 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `tools/list` and `tools/call` through `relay` instead of a
+    /// registry (see [`relay`](crate::relay)): the linked tools are not
+    /// served, and `initialize` says `tools.listChanged: true`.
+    pub fn relay(mut self, relay: Arc<dyn Relay>) -> Self {
+        self.relay = Some(RelayRef(relay));
+        self
+    }
+
+    /// Pushes the server's notifications through `notifier`, made
+    /// beforehand: for a [`relay`](Self::relay) that announces changes of
+    /// its list (`notifications/tools/list_changed`) from outside any call.
+    pub fn notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
     /// Checks the registry and the states, and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
-        let registry = match self.registry {
-            Some(r) => r,
-            None => RegistryRef::Global(
+        let registry = match (self.registry, &self.relay) {
+            (Some(r), _) => r,
+            // A relay serves the tools: the linked ones need no states.
+            (None, Some(_)) => RegistryRef::Owned(Arc::new(
+                Registry::from_tools([]).map_err(BuildError::Registry)?,
+            )),
+            (None, None) => RegistryRef::Global(
                 Registry::global().map_err(|e| BuildError::Registry(e.clone()))?,
             ),
         };
@@ -150,7 +175,8 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 context: self.context,
                 registry,
-                notifier: Notifier::new(),
+                relay: self.relay,
+                notifier: self.notifier.unwrap_or_default(),
             }),
         })
     }
@@ -168,6 +194,7 @@ struct ServerInner {
     instructions: Option<String>,
     context: ToolContext,
     registry: RegistryRef,
+    relay: Option<RelayRef>,
     notifier: Notifier,
 }
 
@@ -197,8 +224,13 @@ impl Server {
         &self.inner.notifier
     }
 
-    /// The tools served.
+    /// The tools served (none when a [`relay`](ServerBuilder::relay) serves them).
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
+    }
+
+    /// The relay that serves the tools, if the server was built with one.
+    pub fn relay(&self) -> Option<&Arc<dyn Relay>> {
+        self.inner.relay.as_ref().map(|relay| &relay.0)
     }
 }

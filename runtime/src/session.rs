@@ -221,12 +221,8 @@ impl Session {
                     jsonrpc::write_result(out, id, b"{}");
                     true
                 }
-                "tools/list" if stateless => {
-                    era::write_list(out, id, self.server.registry().list_result_bytes());
-                    true
-                }
                 "tools/list" => {
-                    jsonrpc::write_result(out, id, self.server.registry().list_result_bytes());
+                    self.list(id, stateless, out);
                     true
                 }
                 "tools/call" => self.call(id, request.call(), peer, &span, stateless, out),
@@ -305,13 +301,37 @@ impl Session {
         jsonrpc::write_result_open(out, id);
         let result = Initialized {
             protocol_version: version,
-            capabilities: era::Capabilities::TOOLS,
+            capabilities: era::Capabilities::of(&self.server),
             server_info: era::Info::of(&self.server),
             instructions: self.server.instructions(),
         };
         serde_json::to_writer(&mut *out, &result).expect("strings serialize");
         out.push(jsonrpc::RESULT_CLOSE);
         true
+    }
+
+    fn list(&self, id: RequestId<'_>, stateless: bool, out: &mut Vec<u8>) {
+        let relayed = self.server.relay().map(|relay| relay.list_result());
+        let (list, cache) = match &relayed {
+            Some(list) => (&**list, era::ListCache::Relayed),
+            None => (
+                self.server.registry().list_result_bytes(),
+                era::ListCache::Registry,
+            ),
+        };
+        if list.first() != Some(&b'{') {
+            tracing::error!("the relay's tool list is not a JSON object");
+            jsonrpc::write_error(
+                out,
+                Some(id),
+                jsonrpc::INTERNAL_ERROR,
+                &"the tool list is not available: the relay's list is not a JSON object",
+            );
+        } else if stateless {
+            era::write_list(out, id, list, cache);
+        } else {
+            jsonrpc::write_result(out, id, list);
+        }
     }
 
     fn call(
@@ -330,6 +350,22 @@ impl Session {
                 return true;
             }
         };
+        let call = Call::new(self.server.context())
+            .with_notifier(self.server.notifier())
+            .with_peer_ref(peer.unwrap_or(PeerRef::Given(self.peer.as_ref())))
+            .with_progress_token(params.meta.as_ref().and_then(|meta| meta.progress_token));
+        if let Some(relay) = self.server.relay() {
+            span.record("tool", &*params.name);
+            return dispatch::relay(
+                call,
+                &mut self.inflight,
+                id,
+                &**relay,
+                params,
+                stateless,
+                out,
+            );
+        }
         let Some(tool) = self.server.registry().get(&params.name) else {
             jsonrpc::write_error(
                 out,
@@ -340,10 +376,6 @@ impl Session {
             return true;
         };
         span.record("tool", tool.def.name);
-        let call = Call::new(self.server.context())
-            .with_notifier(self.server.notifier())
-            .with_peer_ref(peer.unwrap_or(PeerRef::Given(self.peer.as_ref())))
-            .with_progress_token(params.meta.as_ref().and_then(|meta| meta.progress_token));
         dispatch::call(
             call,
             &mut self.inflight,
@@ -447,6 +479,9 @@ impl<'a> Request<'a> {
 /// …) are ignored.
 #[derive(Deserialize)]
 pub(crate) struct CallParams<'a> {
+    /// The params' JSON text, as the client wrote it (for a relay).
+    #[serde(skip)]
+    pub(crate) json: &'a str,
     #[serde(borrow)]
     pub(crate) name: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "arguments")]
@@ -481,6 +516,7 @@ impl<'a> CallParams<'a> {
     /// The params of a call of tool `name`; `version` is the raw JSON of
     /// `_meta`'s protocol version.
     pub(crate) fn new(
+        json: &'a str,
         name: Cow<'a, str>,
         arguments: Option<Arguments<'a>>,
         progress_token: Option<&'a RawValue>,
@@ -491,6 +527,7 @@ impl<'a> CallParams<'a> {
             version,
         });
         Self {
+            json,
             name,
             arguments,
             meta,
@@ -516,11 +553,13 @@ impl<'a> CallParams<'a> {
         if !params.get().starts_with('{') {
             return Err("`tools/call` params must be an object with the tool's `name`".to_owned());
         }
-        serde_json::from_str(params.get()).map_err(|err| {
+        let mut call: Self = serde_json::from_str(params.get()).map_err(|err| {
             format!(
                 "invalid `tools/call` params: {}",
                 crate::args::without_position(&err)
             )
-        })
+        })?;
+        call.json = params.get();
+        Ok(call)
     }
 }

@@ -6,7 +6,7 @@
 # BINARY defaults to target/debug/ide-mcp; this script builds nothing. It
 # keeps a virtualenv in target/interop-venv (nothing installed globally;
 # reinstalled only when requirements.txt changes), then runs sdk_client.py,
-# whose default modes are `stdio`, `ws` and `fixture`; `--mode repo` checks
+# whose default modes are `stdio`, `ws`, `bridge` and `fixture`; `--mode repo` checks
 # this repository's real cargo diagnostics (see RELIABILITY.md). Then, when
 # `fixture-server` (cargo build -p ide-mcp-tests --bin fixture-server) sits
 # beside BINARY, eras.py drives it over Streamable HTTP and stdio in both

@@ -5,8 +5,8 @@ validation) is done by the SDK's `ClientSession`, code no one in this project
 wrote; this file only starts the server, moves bytes, and checks what comes
 back against PROTOCOL.md (the shared protocol facts).
 
-Usage: python sdk_client.py BINARY REPO_ROOT [--mode stdio|ws|fixture|repo]...
-Modes (default: stdio ws fixture):
+Usage: python sdk_client.py BINARY REPO_ROOT [--mode stdio|ws|bridge|fixture|repo]...
+Modes (default: stdio ws bridge fixture):
   stdio    `serve --stdio --diagnostics none` on the repository, with an
            open editor and a selection: all five tools, their exact shapes;
            then the SDK's high-level `Client` (mode "auto", 2026-07-28) on a
@@ -15,6 +15,11 @@ Modes (default: stdio ws fixture):
            IDE WebSocket: lockfile, 401 without the token, 403 with an
            Origin, all five tools with the token, `Client` on a second
            connection, SIGTERM removes the lockfile.
+  bridge   `ide-mcp bridge` as a stdio server in front of a running
+           `serve` (found through its lockfile, as the claude CLI finds it),
+           with the SDK's `Client` in both eras (mode "auto": 2026-07-28;
+           "legacy": the 2025-11-25 handshake): the IDE's tools less those
+           the CLI has already, calls relayed; `bridge --all` lists them all.
   fixture  `serve --stdio --diagnostics cargo` on a temporary copy of
            tests/fixtures/diag-crate: the known E0425 error and the
            unused-variable warning, with their exact ranges.
@@ -71,6 +76,10 @@ TOOLS = {
     "close_tab",
     "openFile",
 }
+# What `ide-mcp bridge` lists of them: not the tools the claude CLI shows the
+# model itself (getDiagnostics) or calls on its own (close_tab,
+# closeAllDiffTabs, openFile; README, "ide-mcp bridge").
+BRIDGE_TOOLS = TOOLS - {"getDiagnostics", "close_tab", "closeAllDiffTabs", "openFile"}
 SEVERITIES = {"Error", "Warning", "Info", "Hint"}
 AUTH_HEADER = "x-claude-code-ide-authorization"
 # Protocol versions the `claude` CLI accepts (PROTOCOL.md, handshake).
@@ -443,6 +452,63 @@ async def mode_ws(binary: str, root: str) -> None:
                 proc.wait()
 
 
+async def mode_bridge(binary: str, root: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="ide-mcp-interop-") as tmp, server_log("bridge") as log:
+        tmp = os.path.realpath(tmp)
+        config, run, workspace = (os.path.join(tmp, name) for name in ("config", "run", "ws"))
+        os.makedirs(os.path.join(workspace, "src"))
+        opened = os.path.join(workspace, "src", "main.py")
+        with open(opened, "w", encoding="utf-8") as f:
+            f.write("print('hello')\n")
+        env = os.environ | {"CLAUDE_CONFIG_DIR": config, "XDG_RUNTIME_DIR": run}
+        env.pop("CLAUDE_CODE_SSE_PORT", None)
+        proc = subprocess.Popen(
+            [binary, "serve", "--workspace", workspace, "--diagnostics", "none", "--open", opened],
+            cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+        )
+        try:
+            deadline = time.monotonic() + ANSWER_SECONDS
+            while not lockfiles(Path(config)):
+                check(proc.poll() is None, "bridge: the IDE (serve) keeps running", f"exit code {proc.returncode}")
+                check(time.monotonic() < deadline, f"bridge: the IDE's lockfile appears within {ANSWER_SECONDS} s")
+                await anyio.sleep(0.05)
+            bridge_env = child_env({"CLAUDE_CONFIG_DIR": config, "XDG_RUNTIME_DIR": run, "RUST_LOG": "warn"})
+            for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+                what = f"bridge {mode}"
+                # In a subdirectory of the workspace, as `claude` may be.
+                params = StdioServerParameters(command=binary, args=["bridge"], env=bridge_env, cwd=os.path.dirname(opened))
+                async with Client(params, mode=mode, read_timeout_seconds=ANSWER_SECONDS) as client:
+                    check(client.protocol_version == version, f"{what}: negotiates {version}", client.protocol_version)
+                    listed = await client.list_tools()
+                    names = [tool.name for tool in listed.tools]
+                    check(set(names) == BRIDGE_TOOLS and len(names) == len(BRIDGE_TOOLS), f"{what}: tools/list is the IDE's tools less the CLI's", names)
+                    check(all(tool.description and tool.input_schema.get("type") == "object" for tool in listed.tools), f"{what}: each tool as the IDE describes it", [t.model_dump(mode="json") for t in listed.tools])
+                    await check_workspace_folders(client, workspace, what)
+                    editors = tool_json(await client.call_tool("getOpenEditors", {}), "getOpenEditors")
+                    check(
+                        editors == {"tabs": [{"uri": file_uri(opened), "isActive": True, "label": "main.py", "languageId": "python", "isDirty": False}]},
+                        f"{what}: getOpenEditors, relayed from the IDE",
+                        editors,
+                    )
+                    dirty = tool_json(await client.call_tool("checkDocumentDirty", {"filePath": opened}), "checkDocumentDirty")
+                    check(dirty == {"success": True, "filePath": opened, "isDirty": False, "isUntitled": False}, f"{what}: checkDocumentDirty", dirty)
+                    missing = await client.call_tool("checkDocumentDirty", {})
+                    check(missing.is_error is True and "filePath" in missing.content[0].text, f"{what}: the IDE's isError passes through", missing.model_dump(mode="json"))
+                print(f"  {what}: {version}, {len(names)} tools, calls relayed to the IDE on its WebSocket")
+            params = StdioServerParameters(command=binary, args=["bridge", "--all"], env=bridge_env, cwd=workspace)
+            async with Client(params, read_timeout_seconds=ANSWER_SECONDS) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                check(names == TOOLS, "bridge --all: every tool the IDE serves", sorted(names))
+            print("  bridge --all: every tool the IDE serves")
+        except BaseException:
+            print(f"  IDE (serve) stderr (last lines):\n{tail(log)}", file=sys.stderr)
+            raise
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(10)
+
+
 async def cargo_diagnostics(binary: str, workspace: str, env: dict[str, str], name: str) -> list[Any]:
     """All diagnostics of `workspace` after its first `cargo check`, over stdio."""
     params = StdioServerParameters(
@@ -513,8 +579,8 @@ def first_leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-MODES = {"stdio": mode_stdio, "ws": mode_ws, "fixture": mode_fixture, "repo": mode_repo}
-LIMITS = {"stdio": MODE_SECONDS, "ws": MODE_SECONDS, "fixture": CARGO_SECONDS + MODE_SECONDS, "repo": CARGO_SECONDS + MODE_SECONDS}
+MODES = {"stdio": mode_stdio, "ws": mode_ws, "bridge": mode_bridge, "fixture": mode_fixture, "repo": mode_repo}
+LIMITS = {"stdio": MODE_SECONDS, "ws": MODE_SECONDS, "bridge": MODE_SECONDS, "fixture": CARGO_SECONDS + MODE_SECONDS, "repo": CARGO_SECONDS + MODE_SECONDS}
 
 
 async def main() -> int:
@@ -525,7 +591,7 @@ async def main() -> int:
     args = parser.parse_args()
     binary = os.path.realpath(args.binary)
     root = os.path.realpath(args.root)
-    modes = args.mode or ["stdio", "ws", "fixture"]
+    modes = args.mode or ["stdio", "ws", "bridge", "fixture"]
 
     failed = []
     for mode in modes:

@@ -1,4 +1,6 @@
-//! An MCP session with `ide-mcp serve --stdio`: one JSON-RPC line out, one in.
+//! An MCP session with a stdio server of ours (`ide-mcp serve --stdio`,
+//! `ide-mcp bridge`): one JSON-RPC line out, one in; the notifications read
+//! past while waiting for an answer are kept.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{ChildStdin, Command, Stdio};
@@ -9,12 +11,16 @@ use serde_json::{Value, json};
 
 use super::{ANSWER, Running, initialize_params};
 
-/// A running `serve --stdio`, initialized.
+/// A running `serve --stdio` (or `bridge`), initialized.
 pub(crate) struct StdioSession {
     pub(crate) server: Running,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
     next_id: u64,
+    /// The `initialize` response.
+    pub(crate) init: Value,
+    /// Every notification read past while waiting for an answer, oldest first.
+    pub(crate) notifications: Vec<Value>,
 }
 
 impl StdioSession {
@@ -38,17 +44,21 @@ impl StdioSession {
             stdin,
             lines,
             next_id: 0,
+            init: Value::Null,
+            notifications: Vec::new(),
         };
         let init = session.request("initialize", &initialize_params());
         assert!(
             init["result"]["capabilities"]["tools"].is_object(),
             "{init}"
         );
+        session.init = init;
         session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         session
     }
 
-    fn send(&mut self, message: &Value) {
+    /// Sends one message.
+    pub(crate) fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().expect("the session is open");
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
@@ -69,7 +79,14 @@ impl StdioSession {
             if message["id"] == id {
                 return message;
             }
+            self.notifications.push(message);
         }
+    }
+
+    /// The next message within `limit`, if one comes.
+    pub(crate) fn next_message(&mut self, limit: Duration) -> Option<Value> {
+        let line = self.lines.recv_timeout(limit).ok()?;
+        Some(serde_json::from_str(&line).unwrap())
     }
 
     /// `getDiagnostics {}`: the parsed list.

@@ -349,6 +349,8 @@ impl<'a> Cursor<'a> {
 
     /// A `tools/call`'s params.
     fn call_params(&mut self) -> Option<CallParams<'a>> {
+        self.skip_ws();
+        let start = self.pos;
         let (mut name, mut arguments, mut meta) = (None, None, None);
         self.object(|at, key| match key {
             "name" if name.is_none() => {
@@ -369,6 +371,7 @@ impl<'a> Cursor<'a> {
         })?;
         let (progress_token, version) = meta.flatten().unwrap_or_default();
         Some(CallParams::new(
+            &self.text[start..self.pos],
             Cow::Borrowed(name?),
             arguments.flatten(),
             progress_token,
@@ -501,11 +504,12 @@ pub(crate) fn one_pass_reading(text: &str) -> String {
 
 fn call_reading(id: RequestId<'_>, call: &CallParams<'_>) -> String {
     format!(
-        "call {} {:?} {:?} {:?}",
+        "call {} {:?} {:?} {:?} {:?}",
         id.as_json(),
         call.name,
         call.arguments.map(Arguments::json),
-        call.meta_json()
+        call.meta_json(),
+        call.json
     )
 }
 

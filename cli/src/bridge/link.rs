@@ -1,0 +1,342 @@
+//! One connection to an IDE, as the `claude` CLI makes it: the WebSocket on
+//! `ws://127.0.0.1:<port>/` with the lockfile's token, the MCP handshake,
+//! then requests numbered by us. Answers go back to whoever asked, the
+//! IDE's progress to the caller whose token it names, and a request given
+//! up on is cancelled at the IDE.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use ide_mcp_runtime::Peer;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+/// The header that carries the lockfile's token (PROTOCOL.md).
+pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
+
+/// The protocol version the bridge asks the IDE for: the CLI's.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// How long connecting, the handshake and the first `tools/list` may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How many messages may wait to be written to the IDE. Calls are bounded
+/// by the runtime's in-flight limit (64), each sending one request and at
+/// most one cancellation; the rest is room.
+const OUTGOING_QUEUE: usize = 256;
+
+/// What the IDE answered.
+#[derive(Debug)]
+pub enum Answer {
+    /// The request's `result`.
+    Result(Box<RawValue>),
+    /// The request's `error` object.
+    Error(Box<RawValue>),
+}
+
+/// The IDE went away (or the link was dropped) before it answered.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Closed;
+
+/// A live connection to one IDE; cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Link {
+    port: u16,
+    outgoing: mpsc::Sender<Message>,
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The reader ended: the IDE closed the connection or it failed.
+    closed: bool,
+    pending: Vec<Pending>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    id: u64,
+    answer: oneshot::Sender<Answer>,
+    /// The caller's progress token (passed to the IDE unchanged) and where
+    /// the IDE's progress for it goes.
+    progress: Option<(Value, Peer)>,
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Link {
+    /// Connects to the IDE on `port` with `token` and runs the handshake.
+    /// Not bounded in time: the caller bounds it.
+    pub async fn connect(port: u16, token: &str) -> io::Result<Self> {
+        let mut request = format!("ws://127.0.0.1:{port}/")
+            .into_client_request()
+            .map_err(io::Error::other)?;
+        let token = HeaderValue::from_str(token)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the token is no header"))?;
+        request.headers_mut().insert(AUTH_HEADER, token);
+        let (ws, _) = tokio_tungstenite::connect_async(request)
+            .await
+            .map_err(io::Error::other)?;
+        let (mut sink, mut stream) = ws.split();
+        let (outgoing, mut queued) = mpsc::channel::<Message>(OUTGOING_QUEUE);
+        tokio::spawn(async move {
+            while let Some(message) = queued.recv().await {
+                if sink.send(message).await.is_err() {
+                    return;
+                }
+            }
+            // Every sender is gone: the link was dropped.
+            let _ = sink.close().await;
+        });
+        let shared = Arc::new(Shared::default());
+        let reader = Arc::clone(&shared);
+        // Weak: the link's own sender alone keeps the writer, and so the
+        // connection, open.
+        let answers = outgoing.downgrade();
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = stream.next().await {
+                match message {
+                    Message::Text(text) => reader.received(text.as_str(), &answers),
+                    Message::Close(_) => break,
+                    _ => {}
+                }
+            }
+            // Every caller still waiting learns that no answer will come.
+            let mut state = reader.state();
+            state.closed = true;
+            state.pending.clear();
+        });
+        let link = Self {
+            port,
+            outgoing,
+            shared,
+            next_id: AtomicU64::new(0),
+        };
+        link.handshake().await?;
+        Ok(link)
+    }
+
+    async fn handshake(&self) -> io::Result<()> {
+        let params = serde_json::json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "ide-mcp-bridge", "version": env!("CARGO_PKG_VERSION")},
+        });
+        match self.request("initialize", &params.to_string(), None).await {
+            Ok(Answer::Result(_)) => {}
+            Ok(Answer::Error(error)) => {
+                return Err(io::Error::other(format!(
+                    "the IDE refused `initialize`: {error}"
+                )));
+            }
+            Err(Closed) => return Err(closed_early()),
+        }
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        self.outgoing
+            .send(Message::text(initialized))
+            .await
+            .map_err(|_| closed_early())
+    }
+
+    /// The IDE's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether the IDE is still connected.
+    pub fn is_alive(&self) -> bool {
+        !self.shared.state().closed
+    }
+
+    /// The IDE's `tools/list` result.
+    pub async fn list_tools(&self) -> io::Result<Box<RawValue>> {
+        match self.request("tools/list", "{}", None).await {
+            Ok(Answer::Result(result)) => Ok(result),
+            Ok(Answer::Error(error)) => Err(io::Error::other(format!(
+                "the IDE refused `tools/list`: {error}"
+            ))),
+            Err(Closed) => Err(closed_early()),
+        }
+    }
+
+    /// Sends `method` with `params` (a JSON object's text) under an id of
+    /// ours and waits for the answer. `progress` routes the IDE's
+    /// `notifications/progress` for that token to that peer. Dropping the
+    /// future before the answer cancels the request at the IDE.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: &str,
+        progress: Option<(Value, Peer)>,
+    ) -> Result<Answer, Closed> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        {
+            let mut state = self.shared.state();
+            if state.closed {
+                return Err(Closed);
+            }
+            state.pending.push(Pending {
+                id,
+                answer,
+                progress,
+            });
+        }
+        let mut guard = Unanswered { link: self, id };
+        let method = serde_json::to_string(method).expect("a string serializes");
+        let message =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":{params}}}"#);
+        if self.outgoing.send(Message::text(message)).await.is_err() {
+            return Err(Closed);
+        }
+        let answer = answered.await.map_err(|_| Closed);
+        guard.id = u64::MAX; // answered, or the IDE is gone: nothing to cancel
+        answer
+    }
+}
+
+fn closed_early() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the IDE closed the connection during the handshake",
+    )
+}
+
+/// A request sent and not answered yet; dropped before its answer (the
+/// caller gave up: the client cancelled the call, or left), it withdraws
+/// the request and tells the IDE.
+struct Unanswered<'a> {
+    link: &'a Link,
+    id: u64,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.id == u64::MAX {
+            return;
+        }
+        let id = self.id;
+        let withdrawn = {
+            let mut state = self.link.shared.state();
+            let before = state.pending.len();
+            state.pending.retain(|pending| pending.id != id);
+            state.pending.len() != before
+        };
+        if withdrawn {
+            tracing::debug!(id, port = self.link.port, "request cancelled at the IDE");
+            let cancel = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the bridge's client cancelled the request"}}}}"#
+            );
+            if self.link.outgoing.try_send(Message::text(cancel)).is_err() {
+                tracing::debug!(id, "the cancellation could not be queued");
+            }
+        }
+    }
+}
+
+/// What the reader reads of each message from the IDE.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<Box<RawValue>>,
+}
+
+impl Shared {
+    /// Handles one message from the IDE.
+    fn received(&self, text: &str, outgoing: &mpsc::WeakSender<Message>) {
+        let Ok(message) = serde_json::from_str::<Incoming<'_>>(text) else {
+            tracing::debug!(text, "a message from the IDE that is not JSON-RPC; ignored");
+            return;
+        };
+        match (message.method, message.id) {
+            (Some("notifications/progress"), None) => self.progress(text, message.params),
+            (Some(method), None) => tracing::debug!(method, "IDE notification ignored"),
+            // The IDE asking us: nothing is served here but `ping`.
+            (Some(method), Some(id)) => {
+                let answer = if method == "ping" {
+                    format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, id.get())
+                } else {
+                    let method = serde_json::to_string(method).expect("a string serializes");
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"the bridge serves no {method}"}}}}"#,
+                        id.get()
+                    )
+                };
+                if let Some(outgoing) = outgoing.upgrade() {
+                    let _ = outgoing.try_send(Message::text(answer));
+                }
+            }
+            (None, Some(id)) => {
+                let Ok(id) = id.get().parse::<u64>() else {
+                    return tracing::debug!(id = id.get(), "an answer to no request of ours");
+                };
+                let answer = match (message.result, message.error) {
+                    (Some(result), None) => Answer::Result(result),
+                    (None, Some(error)) if error.get().starts_with('{') => Answer::Error(error),
+                    _ => return tracing::debug!(id, "an answer with neither result nor error"),
+                };
+                let pending = {
+                    let mut state = self.state();
+                    let at = state.pending.iter().position(|p| p.id == id);
+                    at.map(|at| state.pending.swap_remove(at))
+                };
+                if let Some(pending) = pending {
+                    let _ = pending.answer.send(answer);
+                } else {
+                    tracing::debug!(id, "an answer to a request given up on");
+                }
+            }
+            (None, None) => tracing::debug!("a message from the IDE with no method and no id"),
+        }
+    }
+
+    /// Passes a progress notification, unchanged, to the caller whose token it names.
+    fn progress(&self, text: &str, params: Option<&RawValue>) {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Params {
+            progress_token: Value,
+        }
+        let Some(Params { progress_token }) =
+            params.and_then(|params| serde_json::from_str(params.get()).ok())
+        else {
+            return;
+        };
+        let state = self.state();
+        let peer = state.pending.iter().find_map(|pending| {
+            let (token, peer) = pending.progress.as_ref()?;
+            (*token == progress_token).then_some(peer)
+        });
+        if let Some(peer) = peer {
+            peer.send_bytes(Arc::from(text.as_bytes()));
+        } else {
+            tracing::debug!(%progress_token, "progress for no running call");
+        }
+    }
+}
