@@ -120,6 +120,9 @@ impl Observer {
             "positionEncoding": self.server.encoding.name(),
             "textDocumentSync": {"openClose": true, "change": 2, "save": self.server.saves},
         }});
+        for (capability, provider) in &self.server.providers {
+            result["capabilities"][capability] = provider.clone();
+        }
         if let Some(name) = &self.server.name {
             result["serverInfo"] = json!({ "name": name });
         }
