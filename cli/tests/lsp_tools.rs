@@ -135,9 +135,29 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
         "{recorded}"
     );
 
+    refusals(&mut client, &a).await;
+    unopened(&mut client, &a, &b, &record).await;
+    time_out(&mut client, &a, &record).await;
+
+    // The editor saw its own answer to `initialize`, and nothing of ours.
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    let output = String::from_utf8_lossy(&proxy.output()).into_owned();
+    assert!(
+        output.contains(r#""serverInfo":{"name":"echo"}"#),
+        "{output}"
+    );
+    assert!(!output.contains("ide-mcp/s/"), "{output}");
+    assert!(!output.contains(r#""name":"g""#), "{output}");
+    place.wait_all_gone(Duration::from_secs(20));
+}
+
+/// A feature the server does not provide, a file no server handles:
+/// refused at once.
+async fn refusals(client: &mut common::ws::WsClient, a: &Path) {
     // Not provided: refused at once.
     let refused = call(
-        &mut client,
+        client,
         "goToDefinition",
         json!({"filePath": a, "line": 1, "character": 5}),
     )
@@ -151,7 +171,7 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
         )
     );
     let nobody = call(
-        &mut client,
+        client,
         "hover",
         json!({"filePath": "/elsewhere/x.rs", "line": 1, "character": 1}),
     )
@@ -164,15 +184,18 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
             .starts_with("no language server of the editor's handles /elsewhere/x.rs"),
         "{nobody}"
     );
+}
 
+/// A file the editor has not opened, and the workspace's symbols.
+async fn unopened(client: &mut common::ws::WsClient, a: &Path, b: &Path, record: &Path) {
     // A file the editor has not opened: opened on the server, then closed.
-    let symbols = call(&mut client, "documentSymbols", json!({"filePath": b})).await;
+    let symbols = call(client, "documentSymbols", json!({"filePath": b})).await;
     assert_eq!(
         text(&symbols),
         json!([{"name": "g", "kind": "Function", "line": 1, "character": 5,
                 "endLine": 1, "endCharacter": 8, "lineText": "x = f()"}])
     );
-    let recorded = wait_recorded(&record, "textDocument/didClose");
+    let recorded = wait_recorded(record, "textDocument/didClose");
     let opened = recorded.find(r#""method":"textDocument/didOpen""#).unwrap();
     let b_opened = recorded[opened + 1..]
         .find(r#""method":"textDocument/didOpen""#)
@@ -183,17 +206,20 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
     assert!(b_opened < asked && asked < closed, "{recorded}");
     assert!(recorded[b_opened..].contains(r#""text":"x = f()\n""#));
 
-    let everywhere = call(&mut client, "workspaceSymbols", json!({"query": "f"})).await;
+    let everywhere = call(client, "workspaceSymbols", json!({"query": "f"})).await;
     assert_eq!(
         text(&everywhere),
         json!([{"name": "f", "kind": "Function", "filePath": a, "line": 1, "character": 5,
                 "endLine": 1, "endCharacter": 6, "lineText": "def f():"}])
     );
+}
 
+/// A server that does not answer.
+async fn time_out(client: &mut common::ws::WsClient, a: &Path, record: &Path) {
     // A server that does not answer: a time-out, and `$/cancelRequest`.
     let started = Instant::now();
     let late = call(
-        &mut client,
+        client,
         "hover",
         json!({"filePath": a, "line": 1, "character": 5}),
     )
@@ -204,7 +230,7 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
         late["content"][0]["text"],
         "the language server did not answer within 10 s"
     );
-    let recorded = wait_recorded(&record, "$/cancelRequest");
+    let recorded = wait_recorded(record, "$/cancelRequest");
     let hover_at = recorded.find("textDocument/hover").unwrap();
     let id_at = recorded[..hover_at].rfind("ide-mcp/s/").unwrap();
     let id: String = recorded[id_at..]
@@ -217,16 +243,4 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
         )),
         "{recorded}"
     );
-
-    // The editor saw its own answer to `initialize`, and nothing of ours.
-    proxy.send(&exit());
-    assert_eq!(proxy.wait_exit(), Some(0));
-    let output = String::from_utf8_lossy(&proxy.output()).into_owned();
-    assert!(
-        output.contains(r#""serverInfo":{"name":"echo"}"#),
-        "{output}"
-    );
-    assert!(!output.contains("ide-mcp/s/"), "{output}");
-    assert!(!output.contains(r#""name":"g""#), "{output}");
-    place.wait_all_gone(Duration::from_secs(20));
 }

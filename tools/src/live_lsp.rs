@@ -293,8 +293,6 @@ mod tests {
     #[tokio::test]
     async fn without_servers_the_tools_say_so() {
         let result = find_references(&ReadContext::empty(), "/a.py".into(), 1, 1).await;
-        let json = serde_json::to_value(&result).unwrap();
-        assert_eq!(json["isError"], true);
-        assert_eq!(json["content"][0]["text"], NO_SERVERS);
+        assert_eq!(result, CallToolResult::error(NO_SERVERS));
     }
 }

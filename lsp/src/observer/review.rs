@@ -151,7 +151,7 @@ pub struct Interest {
 /// How long after the IDE's last message to the server its answers are
 /// looked for among the server's messages (well past
 /// [`SERVER_REQUEST_TIMEOUT`](crate::workspace::SERVER_REQUEST_TIMEOUT)).
-pub const ANSWERS_AWAITED: std::time::Duration = std::time::Duration::from_secs(60);
+pub const ANSWERS_AWAITED: std::time::Duration = std::time::Duration::from_mins(1);
 
 impl Interest {
     /// Whether the verdict on an editor message with `method` (`None`: a

@@ -287,8 +287,7 @@ impl Drop for OpenedForUs {
     fn drop(&mut self) {
         if self.servers.release_open(self.route.stream, &self.path) {
             let params = json!({"textDocument": {"uri": self.uri}});
-            self.servers
-                .notify(&self.route, "textDocument/didClose", &params);
+            self.route.notify("textDocument/didClose", &params);
         }
     }
 }
@@ -326,7 +325,7 @@ impl LspWorkspace {
                 "version": 0,
                 "text": text.to_string(),
             }});
-            if !self.servers.notify(route, "textDocument/didOpen", &params) {
+            if !route.notify("textDocument/didOpen", &params) {
                 return Err("the document could not be opened on the language server".into());
             }
         }
@@ -374,15 +373,15 @@ impl LspWorkspace {
                 }
                 Value::Object(out)
             }
-            LspFeature::DocumentSymbols => result
-                .as_array()
-                .map(|symbols| {
+            LspFeature::DocumentSymbols => result.as_array().map_or_else(
+                || Value::Array(Vec::new()),
+                |symbols| {
                     symbols
                         .iter()
                         .map(|s| texts.symbol(Some(&path), s, route.encoding))
                         .collect()
-                })
-                .unwrap_or(Value::Array(Vec::new())),
+                },
+            ),
             _ => texts.locations(&result, route.encoding),
         })
     }
@@ -409,7 +408,7 @@ impl LspWorkspace {
         for (route, answer) in routes.iter().zip(answers) {
             match answer {
                 Ok(Value::Array(found)) => {
-                    symbols.extend(found.iter().map(|s| texts.symbol(None, s, route.encoding)))
+                    symbols.extend(found.iter().map(|s| texts.symbol(None, s, route.encoding)));
                 }
                 Ok(_) => {}
                 Err(error) => errors.push(error.to_string()),

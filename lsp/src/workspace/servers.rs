@@ -117,6 +117,16 @@ pub struct ServerRoute {
     pub language_id: Option<String>,
 }
 
+impl ServerRoute {
+    /// Sends notification `method` with `params` to the server.
+    pub(crate) fn notify(&self, method: &str, params: &Value) -> bool {
+        let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.queue
+            .try_send(Message::from_body(body.to_string()))
+            .is_ok()
+    }
+}
+
 /// Why no route was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoRoute {
@@ -326,14 +336,6 @@ impl ServerRequests {
         }
     }
 
-    /// Sends notification `method` with `params` to `to`'s server.
-    pub(crate) fn notify(&self, to: &ServerRoute, method: &str, params: &Value) -> bool {
-        let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        to.queue
-            .try_send(Message::from_body(body.to_string()))
-            .is_ok()
-    }
-
     /// Counts one more call using `path` opened by the IDE on `stream`'s
     /// server; `true` when it must be opened now (the first).
     pub(crate) fn hold_open(&self, stream: StreamId, path: &Path) -> bool {
@@ -379,8 +381,8 @@ impl ServerRequests {
 mod tests {
     use super::*;
 
-    fn initialized(requests: &ServerRequests, stream: StreamId, caps: Value, name: &str) {
-        requests.initialized(stream, &caps, Some(name.into()), PositionEncoding::Utf8);
+    fn initialized(requests: &ServerRequests, stream: StreamId, caps: &Value, name: &str) {
+        requests.initialized(stream, caps, Some(name.into()), PositionEncoding::Utf8);
     }
 
     #[test]
@@ -403,11 +405,11 @@ mod tests {
         let (a, b) = (StreamId(1), StreamId(2));
         let _qa = requests.register(a);
         let _qb = requests.register(b);
-        initialized(&requests, a, json!({"hoverProvider": true}), "pyright");
+        initialized(&requests, a, &json!({"hoverProvider": true}), "pyright");
         initialized(
             &requests,
             b,
-            json!({"referencesProvider": {}, "definitionProvider": false}),
+            &json!({"referencesProvider": {}, "definitionProvider": false}),
             "clangd",
         );
         requests.opened_as(b, Path::new("/w/a.c"), "c");
@@ -447,7 +449,7 @@ mod tests {
     async fn answers_resolve_by_id_and_a_dropped_call_cancels() {
         let requests = std::sync::Arc::new(ServerRequests::default());
         let mut queue = requests.register(StreamId(1));
-        initialized(&requests, StreamId(1), json!({"hoverProvider": true}), "s");
+        initialized(&requests, StreamId(1), &json!({"hoverProvider": true}), "s");
         let route = requests.routes_providing(LspFeature::Hover).pop().unwrap();
         let asking = {
             let (requests, route) = (requests.clone(), route.clone());
