@@ -136,7 +136,9 @@ pub const LSP_TOOL_NAMES: &[&str] = &[
 ];
 
 /// The read tools among [`TOOL_NAMES`]: those that only read the editor's
-/// state (`readOnlyHint`); the others act on the editor.
+/// state (`readOnlyHint`), each with an empty answer when its port is
+/// missing; of the others, the [live LSP tools](LSP_TOOL_NAMES) are
+/// read-only too, and the rest act on the editor.
 pub const READ_TOOL_NAMES: &[&str] = &[
     "checkDocumentDirty",
     "getCurrentSelection",
