@@ -93,13 +93,26 @@ async fn the_tools_ask_neovim_s_own_pyright_and_clangd() {
         std::fs::write(ws.join(name), text).unwrap();
     }
     let nvim = Neovim::start(&place, &ws, "nvim", 0);
-    nvim.command(&format!("edit {}", ws.join("app.py").display()));
+    nvim.command(&format!("edit {}", ws.join("main.c").display()));
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
     let lockfiles = place.wait_lockfiles_of(&nvim.running, |found| found.len() == 1);
     let mut client = common::ide::client_of(&lockfiles[0]).await;
     client.answer_within = SERVER;
+    // C: the definition's declaration, in the header.
+    let args = json!({"filePath": ws.join("main.c"), "line": 4, "character": 10});
+    let definition = until_found(&mut client, "goToDefinition", args, |answer| {
+        answer.as_array().is_some_and(|l| !l.is_empty())
+    })
+    .await;
+    assert_eq!(
+        definition,
+        json!([{"filePath": ws.join("add.h"), "line": 1, "character": 5, "endLine": 1,
+                "endCharacter": 8, "lineText": "int add(int a, int b);"}])
+    );
+    nvim.command(&format!("edit {}", ws.join("app.py").display()));
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
     until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("app.py".to_owned(), true)]
+        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
     })
     .await;
 
@@ -161,20 +174,6 @@ async fn the_tools_ask_neovim_s_own_pyright_and_clangd() {
         "{hover}"
     );
 
-    // C: the definition's declaration, in the header.
-    nvim.command(&format!("edit {}", ws.join("main.c").display()));
-    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
-    let args = json!({"filePath": ws.join("main.c"), "line": 4, "character": 10});
-    let definition = until_found(&mut client, "goToDefinition", args, |answer| {
-        answer.as_array().is_some_and(|l| !l.is_empty())
-    })
-    .await;
-    assert_eq!(
-        definition,
-        json!([{"filePath": ws.join("add.h"), "line": 1, "character": 5, "endLine": 1,
-                "endCharacter": 8, "lineText": "int add(int a, int b);"}])
-    );
-    nvim.command("buffer app.py");
     assert!(editor_hover_answered(&nvim), "the editor's hover, after");
     nvim.quit(SERVER);
 }
