@@ -10,6 +10,10 @@
 //! lifecycle tests: it publishes a warning naming its pid for each document
 //! opened or changed, and with `--hang` it stops answering after its first
 //! publish while it runs on, as a server that hangs after start-up.
+//!
+//! `--answer METHOD=JSON` answers METHOD's requests with a fixed result
+//! (`initialize` too: the capabilities of the live LSP tools' tests), and
+//! `--silent METHOD` never answers them.
 
 use std::fs::File;
 use std::io::{self, Read as _, Write};
@@ -38,6 +42,24 @@ pub struct LspEchoArgs {
     /// and drop everything (`exit` too) until the end of input.
     #[arg(long, requires = "diagnose")]
     pub hang: bool,
+    /// Answer requests of METHOD with this JSON result instead of their
+    /// params (`initialize` included): the fake answers of the live LSP
+    /// tools' tests. Repeatable.
+    #[arg(long, value_name = "METHOD=JSON", value_parser = method_answer)]
+    pub answer: Vec<(String, String)>,
+    /// Never answer requests of METHOD (a server that takes too long).
+    /// Repeatable.
+    #[arg(long, value_name = "METHOD")]
+    pub silent: Vec<String>,
+}
+
+/// `METHOD=JSON`, the JSON checked.
+fn method_answer(arg: &str) -> Result<(String, String), String> {
+    let (method, json) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("expected METHOD=JSON, got {arg:?}"))?;
+    serde_json::from_str::<serde_json::Value>(json).map_err(|e| format!("{method}: {e}"))?;
+    Ok((method.to_owned(), json.to_owned()))
 }
 
 /// Messages larger than this are not read (see [`run`]).
@@ -83,6 +105,17 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
         };
         match (request.id, request.method) {
             (_, Some("exit")) => break,
+            (Some(_), Some(method)) if args.silent.iter().any(|m| m == method) => {}
+            (Some(id), Some(method)) if args.answer.iter().any(|(m, _)| m == method) => {
+                let result = args
+                    .answer
+                    .iter()
+                    .find_map(|(m, json)| (m == method).then_some(json.as_str()))
+                    .unwrap_or("null");
+                let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get());
+                out.write_all(Message::from_body(body).as_bytes())?;
+                out.flush()?;
+            }
             (Some(id), Some("initialize")) if args.diagnose => {
                 let result =
                     r#"{"capabilities":{"textDocumentSync":1},"serverInfo":{"name":"lsp-echo"}}"#;

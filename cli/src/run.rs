@@ -22,11 +22,19 @@ pub type BoxError = Box<dyn Error + Send + Sync>;
 /// (PROTOCOL.md, "Reviewing Claude's edits").
 pub const EDITOR_ONLY_TOOLS: &[&str] = &["openDiff"];
 
-/// What the headless host serves: every linked tool but [`EDITOR_ONLY_TOOLS`].
+/// Whether the headless host serves `tool`: not one of
+/// [`EDITOR_ONLY_TOOLS`], nor a live LSP tool
+/// ([`LSP_TOOL_NAMES`](ide_mcp_tools::LSP_TOOL_NAMES)), which asks the
+/// editor's own language servers, behind an LSP proxy.
+pub fn headless_serves(tool: &str) -> bool {
+    !EDITOR_ONLY_TOOLS.contains(&tool) && !ide_mcp_tools::LSP_TOOL_NAMES.contains(&tool)
+}
+
+/// What the headless host serves: every linked tool it [serves](headless_serves).
 pub fn headless_registry() -> Result<Registry, BoxError> {
     let tools = ide_mcp_runtime::tools()
         .iter()
-        .filter(|tool| !EDITOR_ONLY_TOOLS.contains(&tool.name));
+        .filter(|tool| headless_serves(tool.name));
     Ok(Registry::from_tools(tools)?)
 }
 

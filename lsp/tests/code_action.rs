@@ -16,7 +16,7 @@ const B: &str = "file:///ws/b.c";
 fn text(verdict: ServerVerdict) -> String {
     match verdict {
         ServerVerdict::Replace(body) => String::from_utf8(body).unwrap(),
-        ServerVerdict::Forward => panic!("expected a replaced body"),
+        ServerVerdict::Forward | ServerVerdict::Drop => panic!("expected a replaced body"),
     }
 }
 

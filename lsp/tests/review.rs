@@ -18,7 +18,7 @@ const A: &str = "file:///ws/a.c";
 fn body(verdict: ServerVerdict) -> Value {
     match verdict {
         ServerVerdict::Replace(body) => serde_json::from_slice(&body).unwrap(),
-        ServerVerdict::Forward => panic!("forwarded unchanged"),
+        ServerVerdict::Forward | ServerVerdict::Drop => panic!("forwarded unchanged, or kept"),
     }
 }
 

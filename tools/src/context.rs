@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cache::Caches;
+use crate::live_lsp::LanguageServers;
 use crate::open_file::FileOpener;
 use crate::ports::{BufferStore, DiagnosticsQuery, DiffReview, EditorAccess};
 
@@ -22,6 +23,7 @@ pub struct ReadContext {
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
     opener: Option<Arc<dyn FileOpener>>,
     review: Option<Arc<dyn DiffReview>>,
+    servers: Option<Arc<dyn LanguageServers>>,
     workspace_folders: Arc<[PathBuf]>,
     /// Each tool's cache, by the tool's own type.
     pub(crate) caches: Arc<Caches>,
@@ -63,6 +65,11 @@ impl ReadContext {
         self.review.as_deref()
     }
 
+    /// The editor's language servers (the live LSP tools), if any.
+    pub fn servers(&self) -> Option<&dyn LanguageServers> {
+        self.servers.as_deref()
+    }
+
     /// The workspace folders, first one the root.
     pub fn workspace_folders(&self) -> &[PathBuf] {
         &self.workspace_folders
@@ -81,6 +88,7 @@ impl fmt::Debug for ReadContext {
             .field("diagnostics", &self.diagnostics.is_some())
             .field("opener", &self.opener.is_some())
             .field("review", &self.review.is_some())
+            .field("servers", &self.servers.is_some())
             .field("workspace_folders", &self.workspace_folders)
             .finish_non_exhaustive()
     }
@@ -108,6 +116,7 @@ pub struct ReadContextBuilder {
     diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
     opener: Option<Arc<dyn FileOpener>>,
     review: Option<Arc<dyn DiffReview>>,
+    servers: Option<Arc<dyn LanguageServers>>,
     workspace_folders: Vec<PathBuf>,
 }
 
@@ -119,6 +128,7 @@ impl fmt::Debug for ReadContextBuilder {
             .field("diagnostics", &self.diagnostics.is_some())
             .field("opener", &self.opener.is_some())
             .field("review", &self.review.is_some())
+            .field("servers", &self.servers.is_some())
             .field("workspace_folders", &self.workspace_folders)
             .finish()
     }
@@ -158,6 +168,13 @@ impl ReadContextBuilder {
         self
     }
 
+    /// Sets the editor's language servers (the live LSP tools); without
+    /// them, those tools answer a failure result.
+    pub fn servers(mut self, servers: Arc<dyn LanguageServers>) -> Self {
+        self.servers = Some(servers);
+        self
+    }
+
     /// Adds a workspace folder (an absolute path); the first added is the root.
     pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.workspace_folders.push(folder.into());
@@ -182,6 +199,7 @@ impl ReadContextBuilder {
             diagnostics: self.diagnostics,
             opener: self.opener,
             review: self.review,
+            servers: self.servers,
             workspace_folders: self.workspace_folders.into(),
             caches: Arc::default(),
         }

@@ -90,6 +90,7 @@ pub mod diagnostics;
 pub mod diff_tabs;
 pub mod document_dirty;
 pub mod latest_selection;
+pub mod live_lsp;
 pub mod memory;
 pub mod open_diff;
 pub mod open_editors;
@@ -108,17 +109,36 @@ pub const TOOL_NAMES: &[&str] = &[
     "checkDocumentDirty",
     "closeAllDiffTabs",
     "close_tab",
+    "documentSymbols",
+    "findReferences",
     "getCurrentSelection",
     "getDiagnostics",
     "getLatestSelection",
     "getOpenEditors",
     "getWorkspaceFolders",
+    "goToDefinition",
+    "goToImplementation",
+    "hover",
     "openDiff",
     "openFile",
+    "workspaceSymbols",
+];
+
+/// The live LSP tools among [`TOOL_NAMES`] ([`live_lsp`]): served only by a
+/// host with the editor's language servers behind it.
+pub const LSP_TOOL_NAMES: &[&str] = &[
+    "documentSymbols",
+    "findReferences",
+    "goToDefinition",
+    "goToImplementation",
+    "hover",
+    "workspaceSymbols",
 ];
 
 /// The read tools among [`TOOL_NAMES`]: those that only read the editor's
-/// state (`readOnlyHint`); the others act on the editor.
+/// state (`readOnlyHint`), each with an empty answer when its port is
+/// missing; of the others, the [live LSP tools](LSP_TOOL_NAMES) are
+/// read-only too, and the rest act on the editor.
 pub const READ_TOOL_NAMES: &[&str] = &[
     "checkDocumentDirty",
     "getCurrentSelection",
@@ -138,6 +158,10 @@ pub use diagnostics::{
 pub use diff_tabs::{close_all_diff_tabs, close_tab};
 pub use document_dirty::{DirtyReply, DocumentDirty, check_document_dirty, document_dirty_result};
 pub use latest_selection::{LatestSelection, get_latest_selection};
+pub use live_lsp::{
+    CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery, document_symbols,
+    find_references, go_to_definition, go_to_implementation, hover, workspace_symbols,
+};
 pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
 pub use open_file::{FileOpener, OpenFileFuture, OpenFileRequest, open_file};

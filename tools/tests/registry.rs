@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ide_mcp_runtime::{Call, Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, READ_TOOL_NAMES, ReadContext, TOOL_NAMES};
+use ide_mcp_tools::{BufferId, LSP_TOOL_NAMES, READ_TOOL_NAMES, ReadContext, TOOL_NAMES};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use serde_json::{Value, json};
 
@@ -72,7 +72,8 @@ fn exactly_the_ide_tools_are_registered() {
     let registry = Registry::global().expect("the registry builds");
     assert_eq!(registry.names().collect::<Vec<_>>(), TOOL_NAMES);
     for tool in registry.tools() {
-        let read_only = READ_TOOL_NAMES.contains(&tool.def.name);
+        let read_only =
+            READ_TOOL_NAMES.contains(&tool.def.name) || LSP_TOOL_NAMES.contains(&tool.def.name);
         assert_eq!(
             tool.def.annotations.read_only_hint,
             read_only.then_some(true),

@@ -26,7 +26,7 @@ pub(crate) fn served_tools() -> Vec<&'static str> {
     ide_mcp_tools::TOOL_NAMES
         .iter()
         .copied()
-        .filter(|tool| !ide_mcp::run::EDITOR_ONLY_TOOLS.contains(tool))
+        .filter(|tool| ide_mcp::run::headless_serves(tool))
         .collect()
 }
 

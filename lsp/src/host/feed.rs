@@ -1,6 +1,6 @@
 //! One attached proxy, as the host sees it: its stream observed into the
-//! host's workspace; the IDE's requests for its editor and the reviews
-//! pending sent down.
+//! host's workspace; the IDE's requests for its editor and its server, and
+//! the reviews pending, sent down.
 
 use std::io;
 use std::sync::Arc;
@@ -22,7 +22,10 @@ pub(crate) async fn feed(
     stream: UnixStream,
     mut reviews: watch::Receiver<Arc<Overlay>>,
 ) -> io::Result<()> {
-    let (observer, mut outgoing) = Observer::new(ws);
+    let (mut observer, mut outgoing) = Observer::new(ws);
+    let Some(mut to_server) = observer.take_server_queue() else {
+        return Ok(());
+    };
     let (read, mut write) = stream.into_split();
     // The reviews pending now, then each change; and the IDE's requests.
     reviews.mark_changed();
@@ -31,6 +34,10 @@ pub(crate) async fn feed(
             let (tag, body) = tokio::select! {
                 message = outgoing.recv() => match message {
                     Some(message) => (Tag::ToEditor, message.body().to_vec()),
+                    None => return,
+                },
+                message = to_server.recv() => match message {
+                    Some(message) => (Tag::ToServer, message.body().to_vec()),
                     None => return,
                 },
                 changed = reviews.changed() => match changed {
@@ -65,7 +72,7 @@ async fn observe(
         match read_frame(&mut read, &mut body).await? {
             Some(Tag::FromEditor) => drop(observer.from_client(&body)),
             Some(Tag::FromServer) => drop(observer.from_server(&body)),
-            Some(Tag::ToEditor | Tag::Review) => {
+            Some(Tag::ToEditor | Tag::Review | Tag::ToServer) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     "a proxy sent a message for its own editor",

@@ -7,9 +7,10 @@
 //! the host's copy of the stream is whole whether the proxy attached first
 //! thing or after the host was restarted. Down, from the host: messages the
 //! proxy writes to its editor (the IDE's own requests, such as
-//! `window/showDocument` for `openFile`), and the reviews of Claude's
-//! edits pending, whole, each time they change; the editor's answers come
-//! back up with the rest of its traffic.
+//! `window/showDocument` for `openFile`), messages it writes to its server
+//! (the live LSP tools' requests), and the reviews of Claude's edits
+//! pending, whole, each time they change; the editor's and the server's
+//! answers come back up with the rest of their traffic.
 
 use std::io;
 
@@ -30,6 +31,11 @@ pub enum Tag {
     /// Down: the reviews pending, as JSON (an
     /// [`Overlay`](crate::observer::Overlay)) for the proxy to show.
     Review,
+    /// Down: a message for the proxy to write to its server (a live LSP
+    /// tool's request, `$/cancelRequest`, or the `didOpen` and `didClose`
+    /// of a file the editor has not opened); the server's answers come
+    /// back up with the rest of its traffic, and never reach the editor.
+    ToServer,
 }
 
 impl Tag {
@@ -39,6 +45,7 @@ impl Tag {
             Self::FromServer => 1,
             Self::ToEditor => 2,
             Self::Review => 3,
+            Self::ToServer => 4,
         }
     }
 
@@ -48,6 +55,7 @@ impl Tag {
             1 => Ok(Self::FromServer),
             2 => Ok(Self::ToEditor),
             3 => Ok(Self::Review),
+            4 => Ok(Self::ToServer),
             tag => Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("unknown link tag {tag}"),

@@ -203,6 +203,9 @@ impl Observer {
         let text = item.text.0;
         let path = uri_path(&uri);
         if let Some(path) = &path {
+            self.ws
+                .servers
+                .opened_as(self.stream, path, &item.language_id);
             self.ws.documents.open(
                 self.stream,
                 self.server.saves,

@@ -73,6 +73,9 @@ pub enum ServerVerdict {
     /// answer with our action merged in, or its `initialize` answer with our
     /// command added to `executeCommandProvider.commands`.
     Replace(Vec<u8>),
+    /// Do not forward it: it is the server's answer to a request the IDE
+    /// itself sent (a live LSP tool's).
+    Drop,
 }
 
 /// How an observer changes what it forwards.
@@ -113,6 +116,9 @@ struct ServerCaps {
     /// Whether the server gets `didSave` (advertised `save`, or registered).
     saves: bool,
     name: Option<String>,
+    /// The capabilities of the live LSP tools' features it provides
+    /// (`referencesProvider`, …), as it gave them or registered them.
+    providers: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the editor said it can do in its `initialize`.
@@ -150,6 +156,9 @@ pub struct Observer {
     /// Claude's edits under review, as this stream shows them.
     review: review::ReviewState,
     interest: Arc<Interest>,
+    /// The IDE's messages for this stream's server, until the host takes
+    /// them ([`take_server_queue`](Self::take_server_queue)).
+    to_server: Option<mpsc::Receiver<Message>>,
 }
 
 impl Observer {
@@ -167,6 +176,7 @@ impl Observer {
     ) -> (Self, mpsc::Receiver<Message>) {
         let stream = ws.new_stream();
         let outgoing = ws.requests.register(stream);
+        let to_server = Some(ws.servers.register(stream));
         let observer = Self {
             ws,
             stream,
@@ -180,8 +190,16 @@ impl Observer {
             unread: UnreadLog::default(),
             review: review::ReviewState::default(),
             interest: Arc::default(),
+            to_server,
         };
         (observer, outgoing)
+    }
+
+    /// The queue of the IDE's messages for this stream's server (the live
+    /// LSP tools' requests), for the host to send down its link to the
+    /// proxy; `None` once taken.
+    pub fn take_server_queue(&mut self) -> Option<mpsc::Receiver<Message>> {
+        self.to_server.take()
     }
 
     /// The workspace this observer writes into.
@@ -290,6 +308,7 @@ impl Drop for Observer {
         }
         self.ws.diagnostics.forget_stream(self.stream);
         self.ws.requests.unregister(self.stream);
+        self.ws.servers.unregister(self.stream);
     }
 }
 

@@ -120,8 +120,27 @@ impl Observer {
             "positionEncoding": self.server.encoding.name(),
             "textDocumentSync": {"openClose": true, "change": 2, "save": self.server.saves},
         }});
+        for (capability, provider) in &self.server.providers {
+            result["capabilities"][capability] = provider.clone();
+        }
         if let Some(name) = &self.server.name {
             result["serverInfo"] = json!({ "name": name });
+        }
+        // The server has not answered yet (the proxy attached right after
+        // the editor's `initialize`): the request with its own id, so that
+        // the copy of the server's answer, when it comes, is matched to it.
+        let pending = self
+            .tracked
+            .iter()
+            .find(|(_, tracked)| matches!(tracked, super::Tracked::Initialize))
+            .map(|(id, _)| match id {
+                super::envelope::Id::Number(n) => json!(n),
+                super::envelope::Id::String(s) => json!(s),
+            });
+        if let Some(id) = pending {
+            return vec![Replayed::FromClient(body(&json!({
+                "jsonrpc": "2.0", "id": id, "method": "initialize", "params": params,
+            })))];
         }
         vec![
             Replayed::FromClient(body(&json!({

@@ -142,7 +142,16 @@ pub const UNPARSED_FROM: usize = 64 * 1024;
 #[derive(Debug, Default)]
 pub struct Interest {
     reviewing: AtomicBool,
+    /// When the IDE last sent the server a message of its own (a live LSP
+    /// tool's request), in milliseconds since [`Interest::clock`]'s start
+    /// (0: never).
+    asked_at: std::sync::atomic::AtomicU64,
 }
+
+/// How long after the IDE's last message to the server its answers are
+/// looked for among the server's messages (well past
+/// [`SERVER_REQUEST_TIMEOUT`](crate::workspace::SERVER_REQUEST_TIMEOUT)).
+pub const ANSWERS_AWAITED: std::time::Duration = std::time::Duration::from_mins(1);
 
 impl Interest {
     /// Whether the verdict on an editor message with `method` (`None`: a
@@ -184,6 +193,33 @@ impl Interest {
     /// review is pending (the hunks are merged in).
     pub fn server_verdict(&self, method: &str) -> bool {
         method == "textDocument/publishDiagnostics" && self.reviewing()
+    }
+
+    fn clock() -> u64 {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        let start = START.get_or_init(std::time::Instant::now);
+        u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX) + 1
+    }
+
+    /// The IDE sent the server a request of its own: for a while, the
+    /// server's answers need a verdict (the IDE's are not forwarded).
+    pub fn asked_server(&self) {
+        self.asked_at.store(Self::clock(), Ordering::Release);
+    }
+
+    /// Whether the server may be answering a request of the IDE's (one was
+    /// sent within [`ANSWERS_AWAITED`]).
+    pub fn awaiting_answers(&self) -> bool {
+        let at = self.asked_at.load(Ordering::Acquire);
+        let awaited = u64::try_from(ANSWERS_AWAITED.as_millis()).unwrap_or(u64::MAX);
+        at != 0 && Self::clock().saturating_sub(at) < awaited
+    }
+
+    /// Whether a server's response with `id` (its JSON text) answers a
+    /// request of the IDE's: such answers are never forwarded.
+    pub fn answers_ours(id: &str) -> bool {
+        serde_json::from_str::<std::borrow::Cow<'_, str>>(id)
+            .is_ok_and(|id| crate::workspace::servers::our_request(&id).is_some())
     }
 
     /// Whether a review is pending: diagnostics and code action requests

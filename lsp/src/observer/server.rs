@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use ide_mcp_tools::LspFeature;
 use lsp_types::Diagnostic;
 use serde::Deserialize;
 use serde_json::Value;
@@ -57,6 +58,20 @@ impl Observer {
     }
 
     fn server_response(&mut self, envelope: &Envelope<'_>) -> ServerVerdict {
+        if let Some(super::envelope::Id::String(id)) = envelope.request_id() {
+            let answer = match envelope.error {
+                Some(error) => Err(error.get().to_owned()),
+                None => Ok(envelope
+                    .result
+                    .and_then(|r| serde_json::from_str(r.get()).ok())
+                    .unwrap_or(Value::Null)),
+            };
+            // The answer to a request of the IDE's (a live LSP tool's):
+            // the host's copy resolves it, the editor never sees it.
+            if self.ws.servers.resolve(&id, answer) {
+                return ServerVerdict::Drop;
+            }
+        }
         let Some(tracked) = envelope.request_id().and_then(|id| self.untrack(&id)) else {
             return ServerVerdict::Forward;
         };
@@ -96,6 +111,16 @@ impl Observer {
             _ => false,
         };
         self.server.name = result["serverInfo"]["name"].as_str().map(str::to_owned);
+        self.server.providers = LspFeature::ALL
+            .iter()
+            .filter_map(|f| Some((f.capability().to_owned(), caps.get(f.capability())?.clone())))
+            .collect();
+        self.ws.servers.initialized(
+            self.stream,
+            &Value::Object(self.server.providers.clone()),
+            self.server.name.clone(),
+            self.server.encoding,
+        );
         if !self.options.advertise_command || !self.options.code_action {
             return ServerVerdict::Forward;
         }
@@ -121,6 +146,19 @@ impl Observer {
         let Some(params) = envelope.params::<Registrations>() else {
             return;
         };
+        for registration in &params.registrations {
+            if let Some(feature) = LspFeature::ALL
+                .iter()
+                .find(|f| f.method() == registration.method)
+            {
+                self.server
+                    .providers
+                    .insert(feature.capability().to_owned(), Value::Bool(true));
+                self.ws
+                    .servers
+                    .registered(self.stream, &registration.method);
+            }
+        }
         if params
             .registrations
             .iter()

@@ -63,3 +63,47 @@ fn tracked_requests_are_bounded() {
             .contains_key(&envelope::Id::Number(max + 9))
     );
 }
+
+/// A host attached between the editor's `initialize` and the server's
+/// answer learns the server's providers from the copy of that answer; one
+/// attached later, from the replay.
+#[test]
+fn the_server_s_providers_reach_a_host_attached_early_or_late() {
+    use ide_mcp_tools::LspFeature;
+    let ws = Arc::new(LspWorkspace::new());
+    let (mut proxy, _outgoing) = Observer::new(Arc::clone(&ws));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": 1, "capabilities": {}}});
+    proxy.from_client(&body(&initialize));
+    let host_ws = Arc::new(LspWorkspace::new());
+    let (mut early, _outgoing) = Observer::new(Arc::clone(&host_ws));
+    early.apply_replay(&proxy.replay());
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {
+        "capabilities": {"referencesProvider": true}, "serverInfo": {"name": "clangd"}}});
+    proxy.from_server(&body(&answer));
+    early.from_server(&body(&answer));
+    let path = std::path::Path::new("/w/a.c");
+    let stream = early.stream();
+    host_ws.servers.opened_as(stream, path, "c");
+    let route = host_ws
+        .servers
+        .route_for(path, &[], LspFeature::References)
+        .unwrap();
+    assert_eq!(route.name.as_deref(), Some("clangd"));
+
+    let late_ws = Arc::new(LspWorkspace::new());
+    let (mut late, _outgoing) = Observer::new(Arc::clone(&late_ws));
+    late.apply_replay(&proxy.replay());
+    late_ws.servers.opened_as(late.stream(), path, "c");
+    let route = late_ws
+        .servers
+        .route_for(path, &[], LspFeature::References)
+        .unwrap();
+    assert_eq!(route.name.as_deref(), Some("clangd"));
+    assert!(
+        late_ws
+            .servers
+            .route_for(path, &[], LspFeature::Hover)
+            .is_err()
+    );
+}

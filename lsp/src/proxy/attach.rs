@@ -37,6 +37,8 @@ pub(crate) struct Attacher {
     pub(crate) watch: Arc<dyn Watch>,
     /// Where the IDE's messages for the editor go.
     pub(crate) editor: Sink,
+    /// Where the IDE's messages for the server go (the server's stdin).
+    pub(crate) server: Sink,
     /// Becomes `true` when the proxy ends.
     pub(crate) stop: watch::Receiver<bool>,
 }
@@ -66,6 +68,10 @@ pub(crate) async fn attach(this: Attacher) {
             return;
         }
     };
+    let to_server = relay::ToServer {
+        sink: this.server.clone(),
+        interest: this.tap.interest(),
+    };
     let mut last_launch = None;
     loop {
         let stream = tokio::select! {
@@ -77,7 +83,7 @@ pub(crate) async fn attach(this: Attacher) {
         let (tap, watch) = (Arc::clone(&this.tap), Arc::clone(&this.watch));
         let reviews = move |overlay| tap.review(overlay, &*watch);
         tokio::select! {
-            result = relay::run(stream, copies, this.editor.clone(), reviews) => match result {
+            result = relay::run(stream, copies, this.editor.clone(), to_server.clone(), reviews) => match result {
                 Ok(()) => tracing::info!("the IDE host went away"),
                 Err(error) => tracing::info!(%error, "the link to the IDE host failed"),
             },

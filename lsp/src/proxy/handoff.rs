@@ -8,7 +8,9 @@
 //! drained: our code action's `workspace/executeCommand`, the editor's
 //! responses, and the server's answers to the requests the observer
 //! rewrites or records the answers of (code actions, pull diagnostics,
-//! `initialize`), whose ids the hand-off notes as they pass.
+//! `initialize`), whose ids the hand-off notes as they pass, and, while the
+//! IDE awaits answers of its own, the server's answers to them (never
+//! forwarded).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -220,11 +222,13 @@ impl Watch for HandOff {
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
         // Read a server message's head only when some verdict may hang on
         // it: an answer awaited, or a review pending.
-        let special = (self.interest.reviewing() || !lock(&self.special).is_empty())
+        let awaiting = self.interest.awaiting_answers();
+        let special = (awaiting || self.interest.reviewing() || !lock(&self.special).is_empty())
             && Head::of(body).is_some_and(|head| match head.method.as_deref() {
-                None => head
-                    .id
-                    .is_some_and(|id| lock(&self.special).remove(id.get())),
+                None => head.id.is_some_and(|id| {
+                    (awaiting && Interest::answers_ours(id.get()))
+                        || lock(&self.special).remove(id.get())
+                }),
                 Some(method) => self.interest.server_verdict(method),
             });
         if special {
@@ -355,5 +359,27 @@ mod tests {
         // A response whose result says "method" is still a response.
         handoff.server_message(br#"{"id":7,"result":[{"title":"\"method\""}]}"#);
         assert!(lock(&handoff.special).is_empty(), "answered inline");
+    }
+
+    /// The server's answers to the IDE's own requests get the observer's
+    /// verdict (not forwarded) while the IDE awaits any; other messages
+    /// are queued as ever.
+    #[test]
+    fn answers_to_the_ides_requests_are_observed_inline() {
+        let ws = Arc::new(crate::LspWorkspace::new());
+        let (observer, _outgoing) = crate::Observer::new(ws);
+        let tap = Arc::new(super::super::tap::Tap::new(observer));
+        let handoff = HandOff::new(tap.clone()).unwrap();
+        let ours = br#"{"jsonrpc":"2.0","id":"ide-mcp\/s\/3","result":[]}"#;
+        let theirs = br#"{"jsonrpc":"2.0","id":3,"result":[]}"#;
+        tap.interest().asked_server();
+        assert_eq!(handoff.server_message(ours), ServerVerdict::Drop);
+        assert_eq!(handoff.server_message(theirs), ServerVerdict::Forward);
+        let ours_plain =
+            br#"{"jsonrpc":"2.0","id":"ide-mcp/s/4","error":{"code":-32800,"message":"x"}}"#;
+        assert_eq!(handoff.server_message(ours_plain), ServerVerdict::Drop);
+        assert!(Interest::answers_ours(r#""ide-mcp/s/9""#));
+        assert!(!Interest::answers_ours(r#""ide-mcp/9""#));
+        assert!(!Interest::answers_ours("9"));
     }
 }

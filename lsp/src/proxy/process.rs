@@ -80,6 +80,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
         tap,
         watch: Arc::clone(&watch),
         editor: editor.clone(),
+        server: to_server.clone(),
         stop: stopped,
     };
     let attaching = tokio::spawn(async move {

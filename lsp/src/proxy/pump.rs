@@ -339,6 +339,7 @@ pub(crate) fn server_to_editor(
                     ServerVerdict::Replace(body) => {
                         editor.send(Message::from_body(body).as_bytes())
                     }
+                    ServerVerdict::Drop => true,
                 };
                 reader.recycle(message);
             }

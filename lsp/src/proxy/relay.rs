@@ -1,6 +1,6 @@
 //! The proxy's side of the link to its host ([`crate::host::link`]): the
-//! copies of what it observes go up, the IDE's messages for the editor
-//! come down.
+//! copies of what it observes go up, the IDE's messages for the editor and
+//! the server come down.
 
 use std::io;
 use std::sync::{Mutex, PoisonError};
@@ -66,6 +66,14 @@ impl Upstream {
     }
 }
 
+/// Where the IDE's messages for the server go: the server's sink, and the
+/// interest that then looks for the server's answers to them.
+#[derive(Clone, Debug)]
+pub(crate) struct ToServer {
+    pub(crate) sink: Sink,
+    pub(crate) interest: std::sync::Arc<crate::observer::Interest>,
+}
+
 /// Sends `copies` up `stream` and writes what comes down to `editor`,
 /// until the host goes away (its end closes), sends what is not a frame of
 /// the link, or the copies stop (the link was dropped for a full backlog).
@@ -74,6 +82,7 @@ pub(crate) async fn run(
     stream: UnixStream,
     mut copies: mpsc::Receiver<Copy>,
     editor: Sink,
+    server: ToServer,
     reviews: impl Fn(Overlay) + Send + 'static,
 ) -> io::Result<()> {
     let (read, write) = stream.into_split();
@@ -85,6 +94,14 @@ pub(crate) async fn run(
             match read_frame(&mut read, &mut body).await? {
                 Some(Tag::ToEditor) => {
                     editor.send(Message::from_body(&body).as_bytes());
+                }
+                Some(Tag::ToServer) => {
+                    // Before it is written: its answer may come at once.
+                    server.interest.asked_server();
+                    // Whole, on the sink the editor's messages take: never
+                    // inside one of them.
+                    let message = Message::from_body(&body);
+                    tokio::task::block_in_place(|| server.sink.send(message.as_bytes()));
                 }
                 Some(Tag::Review) => match serde_json::from_slice(&body) {
                     // Settling the hand-off may wait for the observer.
@@ -142,7 +159,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn copies_go_up_after_the_replay_and_requests_come_down() {
         let (proxy, host) = UnixStream::pair().unwrap();
         let upstream = Upstream::default();
@@ -152,15 +169,25 @@ mod tests {
         upstream.observe(Tag::FromServer, b"one", || ());
         upstream.observe(Tag::FromEditor, b"two", || ());
         let editor = Collect::default();
+        let server = Collect::default();
+        let interest = Arc::new(crate::observer::Interest::default());
+        let to_server = ToServer {
+            sink: Sink::new("server", server.clone()),
+            interest: Arc::clone(&interest),
+        };
         let linked = tokio::spawn(run(
             proxy,
             copies,
             Sink::new("editor", editor.clone()),
+            to_server,
             drop,
         ));
 
         let (mut read, mut write) = host.into_split();
         write_frame(&mut write, Tag::ToEditor, b"{}").await.unwrap();
+        write_frame(&mut write, Tag::ToServer, b"[1]")
+            .await
+            .unwrap();
         let mut body = Vec::new();
         let mut seen = Vec::new();
         for _ in 0..3 {
@@ -179,6 +206,15 @@ mod tests {
         drop(read);
         linked.await.unwrap().unwrap();
         assert_eq!(*editor.0.lock().unwrap(), b"Content-Length: 2\r\n\r\n{}");
+        assert_eq!(*server.0.lock().unwrap(), b"Content-Length: 3\r\n\r\n[1]");
+        assert!(interest.awaiting_answers(), "the answer is looked for");
+    }
+
+    fn nowhere() -> ToServer {
+        ToServer {
+            sink: Sink::new("server", io::sink()),
+            interest: Arc::default(),
+        }
     }
 
     #[tokio::test]
@@ -187,9 +223,15 @@ mod tests {
         let upstream = Upstream::default();
         let copies = upstream.connect(Vec::new);
         drop(host);
-        run(proxy, copies, Sink::new("editor", io::sink()), drop)
-            .await
-            .unwrap();
+        run(
+            proxy,
+            copies,
+            Sink::new("editor", io::sink()),
+            nowhere(),
+            drop,
+        )
+        .await
+        .unwrap();
     }
 
     #[tokio::test]
@@ -201,9 +243,15 @@ mod tests {
         write_frame(&mut write, Tag::FromServer, b"x")
             .await
             .unwrap();
-        let error = run(proxy, copies, Sink::new("editor", io::sink()), drop)
-            .await
-            .unwrap_err();
+        let error = run(
+            proxy,
+            copies,
+            Sink::new("editor", io::sink()),
+            nowhere(),
+            drop,
+        )
+        .await
+        .unwrap_err();
         assert!(error.to_string().contains("FromServer"), "{error}");
     }
 }

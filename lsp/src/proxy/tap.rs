@@ -34,6 +34,11 @@ impl Tap {
         self.lock().set_review(overlay);
     }
 
+    /// Which messages need the observer's verdict.
+    pub(crate) fn interest(&self) -> Arc<Interest> {
+        Arc::clone(&self.interest)
+    }
+
     /// The link to the host.
     pub(crate) fn upstream(&self) -> &Upstream {
         &self.upstream

@@ -3,8 +3,10 @@
 
 mod diagnostics;
 mod documents;
+mod live;
 mod open_file;
 mod requests;
+pub(crate) mod servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +28,11 @@ pub(crate) use requests::EditorRequests;
 pub use requests::{
     EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorCan, EditorRequest, EditorRequestError,
     OUTGOING_CAPACITY,
+};
+pub(crate) use servers::ServerRequests;
+pub use servers::{
+    NoRoute, SERVER_QUEUE_CAPACITY, SERVER_REQUEST_PREFIX, SERVER_REQUEST_TIMEOUT,
+    ServerRequestError, ServerRoute,
 };
 
 /// How many events a subscriber may fall behind before it lags
@@ -86,6 +93,7 @@ pub struct LspWorkspace {
     pub(crate) documents: Documents,
     pub(crate) diagnostics: Arc<Diagnostics>,
     pub(crate) requests: Arc<EditorRequests>,
+    pub(crate) servers: Arc<ServerRequests>,
     editor: watch::Sender<Option<EditorInfo>>,
     folders_override: Mutex<Option<Vec<PathBuf>>>,
     events: broadcast::Sender<WorkspaceEvent>,
@@ -112,6 +120,7 @@ impl LspWorkspace {
             documents: Documents::default(),
             diagnostics: Arc::new(Diagnostics::new(bound)),
             requests: Arc::default(),
+            servers: Arc::default(),
             editor: watch::Sender::new(None),
             folders_override: Mutex::new(None),
             events: broadcast::Sender::new(EVENT_CAPACITY),
@@ -196,15 +205,17 @@ impl LspWorkspace {
         let _ = self.events.send(event);
     }
 
-    /// A [`ReadContext`] builder with the three ports and the file opener
-    /// (`openFile` through `window/showDocument`) set to this workspace
-    /// and the [workspace folders](Self::workspace_folders) added.
+    /// A [`ReadContext`] builder with the three ports, the file opener
+    /// (`openFile` through `window/showDocument`) and the language servers
+    /// (the live LSP tools, through the proxies) set to this workspace and
+    /// the [workspace folders](Self::workspace_folders) added.
     pub fn read_context(self: &Arc<Self>) -> ReadContextBuilder {
         ReadContext::builder()
             .editor(self.clone())
             .buffers(self.clone())
             .diagnostics(self.clone())
             .opener(self.clone())
+            .servers(Arc::new(live::Live(self.clone())))
             .workspace_folders(self.workspace_folders())
     }
 
