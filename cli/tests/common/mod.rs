@@ -15,6 +15,7 @@ pub(crate) mod emacs;
 pub(crate) mod ide;
 pub(crate) mod lsp;
 pub(crate) mod neovim;
+pub(crate) mod replay;
 pub(crate) mod stdio;
 pub(crate) mod ws;
 
