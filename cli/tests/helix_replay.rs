@@ -264,6 +264,7 @@ async fn check_step(step: &str, client: &mut WsClient, place: &Place, files: &Fi
         "save-c" => {
             editors(client, files, (true, false), (false, false)).await;
             expect(client, "getDiagnostics", json!({}), &both).await;
+            open_file_is_refused(client, app_py).await;
         }
         "code-action" => code_action(client, main_c).await,
         // "Send selection to Claude Code" picked: `at_mentioned` of line 2.
@@ -303,6 +304,19 @@ async fn expect_dirty(client: &mut WsClient, path: &Path, is_dirty: bool) {
         &expected,
     )
     .await;
+}
+
+/// Helix handles `window/showDocument` but does not say so in its
+/// `initialize`: `openFile` is refused, and nothing is sent to Helix.
+async fn open_file_is_refused(client: &mut WsClient, path: &Path) {
+    let call = json!({"name": "openFile", "arguments": {"filePath": path}});
+    let result = client.request("tools/call", call).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let refusal = format!(
+        "could not open {}: the editor does not support window/showDocument",
+        path.display()
+    );
+    assert_eq!(result["content"][0]["text"], refusal, "{result}");
 }
 
 /// `int` selected on line 2 and `space a`: Helix's code action request
