@@ -236,23 +236,21 @@ async fn check_step(step: &str, client: &mut WsClient, place: &Place, files: &Fi
         }
         // `:open main.c`, `return missing_name;` typed: dirty, clangd's
         // error on the unsaved text; main.c active again (Helix tells the
-        // server nothing of `:open`, but the `didChange` says it).
+        // server nothing of `:open`, but the `didChange` says it); the
+        // completion Helix asked for once the typing stopped put the
+        // cursor after the `;`.
         "edit-c" => {
             let one = json!({"uri": uri(main_c)});
             expect(client, "getDiagnostics", one, &json!([clang_error(main_c)])).await;
             editors(client, files, (true, true), (false, false)).await;
+            expect_cursor(client, main_c, 2, 22).await;
         }
-        // `:open app.py`, `"one"` typed: both errors; Helix's completion
-        // request after the `"` put the cursor after `"one"`.
+        // `:open app.py`, `"one"` typed: both errors; the cursor after
+        // `"one"` (Helix's completion again, triggered by the `"`).
         "edit-py" => {
             expect(client, "getDiagnostics", json!({}), &both).await;
             editors(client, files, (false, true), (true, true)).await;
-            let cursor = json!({"line": 0, "character": 18});
-            let selection = json!({
-                "success": true, "text": "", "filePath": app_py, "fileUrl": uri(app_py),
-                "selection": {"start": cursor, "end": cursor, "isEmpty": true},
-            });
-            expect(client, "getCurrentSelection", json!({}), &selection).await;
+            expect_cursor(client, app_py, 0, 18).await;
         }
         // `:w`: app.py clean; main.c still dirty.
         "save-py" => {
@@ -292,6 +290,16 @@ async fn editors(client: &mut WsClient, files: &Files, main_c: (bool, bool), app
     expect(client, "getOpenEditors", json!({}), &tabs).await;
     expect_dirty(client, &files.main_c, main_c.1).await;
     expect_dirty(client, &files.app_py, app_py.1).await;
+}
+
+/// Expects the selection to be a cursor in `path`.
+async fn expect_cursor(client: &mut WsClient, path: &Path, line: u32, character: u32) {
+    let cursor = json!({"line": line, "character": character});
+    let selection = json!({
+        "success": true, "text": "", "filePath": path, "fileUrl": uri(path),
+        "selection": {"start": cursor, "end": cursor, "isEmpty": true},
+    });
+    expect(client, "getCurrentSelection", json!({}), &selection).await;
 }
 
 async fn expect_dirty(client: &mut WsClient, path: &Path, is_dirty: bool) {

@@ -98,6 +98,9 @@ wait_log() {
 # publishes) before the step is marked.
 settle() { sleep "${1:-3}"; }
 count() { grep -cE -- "$1" "$log" || true; }
+# A typist's pause before leaving insert mode: Helix's completion, which
+# waits for the typing to stop, asks the server then, every time.
+pause() { sleep 1; }
 
 tmux_ new-session -d -s rec -x 200 -y 50 -c "$ws" \
     env PATH="$scratch/bin:$PATH" XDG_CONFIG_HOME="$scratch/config" \
@@ -123,6 +126,7 @@ keys ':open main.c' Enter
 text '/value\;'
 keys Enter c
 text 'missing_name\;'
+pause
 keys Escape
 wait_log '"from":"proxy".*publishDiagnostics.*missing_name'
 settle
@@ -132,6 +136,7 @@ step edit-c
 keys ':open app.py' Enter
 keys '/1' Enter c
 text '"one"'
+pause
 keys Escape
 wait_log '"from":"proxy".*publishDiagnostics.*declared type'
 settle
