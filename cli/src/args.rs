@@ -55,6 +55,12 @@ pub enum Command {
     /// `serve --lsp`'s).
     #[command(hide = true)]
     LspEcho(crate::lsp_echo::LspEchoArgs),
+    /// Runs a command (`lsp-proxy`, or a server) and passes its LSP
+    /// traffic unchanged while it logs each message: the recorder of the
+    /// replay fixtures (Unix).
+    #[cfg(unix)]
+    #[command(hide = true)]
+    LspRecord(crate::lsp_record::LspRecordArgs),
 }
 
 /// `ide-mcp serve`.

@@ -28,5 +28,7 @@ pub mod headless;
 pub mod logging;
 pub mod lsp_echo;
 #[cfg(unix)]
+pub mod lsp_record;
+#[cfg(unix)]
 pub mod proxy;
 pub mod run;

@@ -6,6 +6,10 @@
 //! 1 MiB are not read, only recorded, their bodies passed through in chunks
 //! of a reused buffer: taken for notifications.
 //!
+//! With `--replay` it is a recorded server instead (the replay tests of
+//! `tests/fixtures/helix/`): it writes what the server wrote and reads what
+//! it read, in the recorded order, then ends.
+//!
 //! With `--diagnose` it is also the fake server of `serve --lsp`'s
 //! lifecycle tests: it publishes a warning naming its pid for each document
 //! opened or changed, and with `--hang` it stops answering after its first
@@ -51,6 +55,13 @@ pub struct LspEchoArgs {
     /// Repeatable.
     #[arg(long, value_name = "METHOD")]
     pub silent: Vec<String>,
+    /// Play a recorded server: a file of `ide-mcp lsp-record` lines of one
+    /// stream's server wire, in order. Each line `from` the server is
+    /// written (its `body` framed anew), each other line waits for the next
+    /// message received; a message other than the recorded one is said on
+    /// stderr. At the end of the file, the server ends.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["play", "diagnose"])]
+    pub replay: Option<PathBuf>,
 }
 
 /// `METHOD=JSON`, the JSON checked.
@@ -85,6 +96,10 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
         out.flush()?;
     }
     let mut record = args.record.as_ref().map(File::create).transpose()?;
+    if let Some(script) = &args.replay {
+        let reader = SyncMessageReader::new(io::stdin().lock());
+        return replay(&std::fs::read_to_string(script)?, reader, &mut out, record);
+    }
     // A large message (a `didOpen` of the pass-through benchmark) is not
     // gathered: its body comes as unframed chunks of one reused buffer, so
     // that the echo, not the proxy, is never the bottleneck, cold or warm.
@@ -140,6 +155,59 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
                 out.flush()?;
             }
             _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// One line of a `--replay` script (other fields, and lines without
+/// `from`, such as step markers, are ignored).
+#[derive(serde::Deserialize)]
+struct Scripted {
+    from: Option<String>,
+    body: Option<Box<RawValue>>,
+    text: Option<String>,
+}
+
+/// Plays `script` (see [`LspEchoArgs::replay`]).
+fn replay(
+    script: &str,
+    mut reader: SyncMessageReader<impl io::Read>,
+    out: &mut impl Write,
+    mut record: Option<File>,
+) -> io::Result<()> {
+    let mut received = 0;
+    for (number, line) in script.lines().enumerate().map(|(n, l)| (n + 1, l)) {
+        let scripted: Scripted = serde_json::from_str(line)
+            .map_err(|e| io::Error::other(format!("line {number}: {e}")))?;
+        let Some(from) = scripted.from else { continue };
+        let body = match (&scripted.body, scripted.text) {
+            (Some(body), _) => body.get().to_owned(),
+            (None, Some(text)) => text,
+            (None, None) => continue,
+        };
+        if from == "server" {
+            out.write_all(Message::from_body(body).as_bytes())?;
+            out.flush()?;
+            continue;
+        }
+        let Some(frame) = reader.next_frame()? else {
+            eprintln!("lsp-echo: input ended before line {number}");
+            return Ok(());
+        };
+        received += 1;
+        if let Some(record) = &mut record {
+            record.write_all(frame.as_bytes())?;
+        }
+        let got = match &frame {
+            Frame::Message(message) => message.body(),
+            Frame::Unframed(bytes) => bytes,
+        };
+        if got != body.as_bytes() {
+            eprintln!(
+                "lsp-echo: message {received} is not line {number}'s: {}",
+                String::from_utf8_lossy(got)
+            );
         }
     }
     Ok(())

@@ -24,6 +24,13 @@ fn main() -> ExitCode {
         Command::LspProxy(args) => return lsp_proxy(args),
         #[cfg(unix)]
         Command::Host(args) => return host(args),
+        #[cfg(unix)]
+        Command::LspRecord(args) => {
+            return ide_mcp::lsp_record::run(args).unwrap_or_else(|error| {
+                eprintln!("error: {error}");
+                ExitCode::FAILURE
+            });
+        }
         Command::LspEcho(args) => {
             return match ide_mcp::lsp_echo::run(args) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -58,7 +65,9 @@ fn main() -> ExitCode {
             Command::Tools(args) => run::tools(args, &mut std::io::stdout().lock()),
             Command::Call(args) => run::call(args, &mut std::io::stdout().lock()).await,
             #[cfg(unix)]
-            Command::LspProxy(_) | Command::Host(_) => unreachable!("handled above"),
+            Command::LspProxy(_) | Command::Host(_) | Command::LspRecord(_) => {
+                unreachable!("handled above")
+            }
             Command::LspEcho(_) => unreachable!("handled above"),
         }
     });

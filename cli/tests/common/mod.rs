@@ -16,6 +16,7 @@ pub(crate) mod ide;
 pub(crate) mod lsp;
 pub(crate) mod model;
 pub(crate) mod neovim;
+pub(crate) mod replay;
 pub(crate) mod stdio;
 pub(crate) mod tmux;
 pub(crate) mod ws;
