@@ -140,10 +140,16 @@ mod tests {
             first_time_names(false),
             [
                 "checkDocumentDirty",
+                "documentSymbols",
+                "findReferences",
                 "getCurrentSelection",
                 "getLatestSelection",
                 "getOpenEditors",
-                "getWorkspaceFolders"
+                "getWorkspaceFolders",
+                "goToDefinition",
+                "goToImplementation",
+                "hover",
+                "workspaceSymbols"
             ]
         );
         assert_eq!(first_time_names(true), ide_mcp_tools::TOOL_NAMES);
