@@ -31,6 +31,9 @@ use crate::observer::review::{HunkView, Overlay, ReviewView};
 use crate::uri::encoded_file_uri;
 use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
 
+/// How long the typing pauses before a document's review is computed again.
+pub const EDIT_QUIET: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The message of a call whose editors went away before the user decided.
 pub const EDITOR_GONE: &str = "the editor showing the proposed edit went away before it was reviewed; review it in the terminal";
 
@@ -135,14 +138,38 @@ impl Reviews {
         let this = self.clone();
         let mut events = self.inner.ws.subscribe();
         tokio::spawn(async move {
+            // Edits are taken once the typing pauses (EDIT_QUIET): a burst
+            // of keystrokes costs one computation and one publication, not
+            // one per keystroke on the keystroke's way.
+            let mut edited: Vec<Arc<Path>> = Vec::new();
+            let quiet = tokio::time::sleep(EDIT_QUIET);
+            tokio::pin!(quiet);
             loop {
-                match events.recv().await {
-                    Ok(WorkspaceEvent::Review(decision)) => this.decide(decision),
-                    Ok(WorkspaceEvent::Edited { path }) => this.edited(&path),
-                    Ok(_) => {}
-                    // Missed edits: every review is computed again.
-                    Err(broadcast::error::RecvError::Lagged(_)) => this.edited_all(),
-                    Err(broadcast::error::RecvError::Closed) => return,
+                tokio::select! {
+                    event = events.recv() => match event {
+                        Ok(WorkspaceEvent::Review(decision)) => {
+                            // Decided on the text as it is now.
+                            for path in edited.drain(..) {
+                                this.edited(&path);
+                            }
+                            this.decide(decision);
+                        }
+                        Ok(WorkspaceEvent::Edited { path }) => {
+                            if !edited.contains(&path) {
+                                edited.push(path);
+                            }
+                            quiet.as_mut().reset(tokio::time::Instant::now() + EDIT_QUIET);
+                        }
+                        Ok(_) => {}
+                        // Missed edits: every review is computed again.
+                        Err(broadcast::error::RecvError::Lagged(_)) => this.edited_all(),
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                    () = &mut quiet, if !edited.is_empty() => {
+                        for path in edited.drain(..) {
+                            this.edited(&path);
+                        }
+                    }
                 }
             }
         })
