@@ -368,6 +368,48 @@ fn another_workspace_has_an_ide_of_its_own(place: &Place) {
     }
 }
 
+/// A Neovim (its hosts lingering for no time) editing `main.c` (current)
+/// and `app.py` of a fresh workspace, clangd attached; the one lockfile.
+struct Editing {
+    place: Place,
+    nvim: Neovim,
+    main_c: std::path::PathBuf,
+    app_py: std::path::PathBuf,
+    lockfile: (std::path::PathBuf, Value),
+}
+
+impl Editing {
+    /// With `main_c_text` in `main.c`; `None` (skipped) without the editor
+    /// and servers.
+    fn start(main_c_text: &str) -> Option<Self> {
+        if !["nvim", "clangd", "pyright-langserver"]
+            .into_iter()
+            .all(common::installed)
+        {
+            return None;
+        }
+        let place = Place::new();
+        let ws = place.workspace.clone();
+        let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
+        std::fs::write(&main_c, main_c_text).unwrap();
+        std::fs::write(&app_py, APP_PY).unwrap();
+        let nvim = Neovim::start(&place, &ws, "nvim", 0);
+        nvim.command(&format!("edit {}", app_py.display()));
+        nvim.command(&format!("edit {}", main_c.display()));
+        nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
+        let lockfile = place
+            .wait_lockfiles_of(&nvim.running, |found| found.len() == 1)
+            .remove(0);
+        Some(Self {
+            place,
+            nvim,
+            main_c,
+            app_py,
+            lockfile,
+        })
+    }
+}
+
 /// Waits until Neovim shows `expected`: how many of its diagnostics of
 /// `path` are Claude's hunks, and whether the server's own `missing_name`
 /// error is there too.
@@ -383,24 +425,16 @@ fn wait_shown(nvim: &Neovim, path: &Path, expected: (usize, bool)) {
 /// `close_tab`, is answered and its hunks go.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
-    if !["nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(common::installed)
-    {
+    let Some(Editing {
+        place,
+        nvim,
+        main_c,
+        app_py,
+        lockfile,
+    }) = Editing::start(REVIEWED_C)
+    else {
         return;
-    }
-    let place = Place::new();
-    let ws = place.workspace.clone();
-    let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-    std::fs::write(&main_c, REVIEWED_C).unwrap();
-    std::fs::write(&app_py, APP_PY).unwrap();
-    let nvim = Neovim::start(&place, &ws, "nvim", 0);
-    nvim.command(&format!("edit {}", app_py.display()));
-    nvim.command(&format!("edit {}", main_c.display()));
-    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
-    let lockfile = place
-        .wait_lockfiles_of(&nvim.running, |found| found.len() == 1)
-        .remove(0);
+    };
     wait_shown(&nvim, &main_c, (0, true));
     let mut client = client_of(&lockfile).await;
     let mut reviewer = client_of(&lockfile).await;
@@ -499,24 +533,16 @@ fn buffer_text(nvim: &Neovim, path: &Path) -> String {
 /// left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
-    if !["nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(common::installed)
-    {
+    let Some(Editing {
+        place,
+        nvim,
+        main_c,
+        app_py,
+        lockfile,
+    }) = Editing::start(MAIN_C)
+    else {
         return;
-    }
-    let place = Place::new();
-    let ws = place.workspace.clone();
-    let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-    std::fs::write(&main_c, MAIN_C).unwrap();
-    std::fs::write(&app_py, APP_PY).unwrap();
-    let nvim = Neovim::start(&place, &ws, "nvim", 0);
-    nvim.command(&format!("edit {}", app_py.display()));
-    nvim.command(&format!("edit {}", main_c.display()));
-    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
-    let lockfile = place
-        .wait_lockfiles_of(&nvim.running, |found| found.len() == 1)
-        .remove(0);
+    };
     let mut client = client_of(&lockfile).await;
     wait_labels(&mut client, vec!["main.c", "app.py"]).await;
     // The user has unsaved work in app.py.
