@@ -171,33 +171,39 @@ async fn at_position(
     }
 }
 
+/// The arguments of the tools that ask about one position of a file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PositionArgs {
+    /// The file's absolute path or `file://` URI
+    pub file_path: String,
+    /// The line, 1-based
+    pub line: u32,
+    /// The character in the line, 1-based (Unicode scalar values)
+    pub character: u32,
+}
+
+impl PositionArgs {
+    async fn ask(self, cx: &ReadContext, feature: LspFeature) -> CallToolResult {
+        at_position(cx, feature, &self.file_path, self.line, self.character).await
+    }
+}
+
 /// Finds every reference to the symbol at a position, from the editor's
 /// own language server on the editor's current text (unsaved edits
 /// included). Answers `[{filePath, line, character, endLine, endCharacter,
 /// lineText}]`, 1-based, characters as Unicode scalar values.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn find_references(
-    cx: &ReadContext,
-    #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
-    #[arg(description = "The line, 1-based")] line: u32,
-    #[arg(description = "The character in the line, 1-based (Unicode scalar values)")]
-    character: u32,
-) -> CallToolResult {
-    at_position(cx, LspFeature::References, &file_path, line, character).await
+pub async fn find_references(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+    at.ask(cx, LspFeature::References).await
 }
 
 /// Finds where the symbol at a position is defined, from the editor's own
 /// language server on the editor's current text. Answers `[{filePath,
 /// line, character, endLine, endCharacter, lineText}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn go_to_definition(
-    cx: &ReadContext,
-    #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
-    #[arg(description = "The line, 1-based")] line: u32,
-    #[arg(description = "The character in the line, 1-based (Unicode scalar values)")]
-    character: u32,
-) -> CallToolResult {
-    at_position(cx, LspFeature::Definition, &file_path, line, character).await
+pub async fn go_to_definition(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+    at.ask(cx, LspFeature::Definition).await
 }
 
 /// Finds the implementations of the symbol at a position (of an interface,
@@ -205,28 +211,16 @@ pub async fn go_to_definition(
 /// Answers `[{filePath, line, character, endLine, endCharacter,
 /// lineText}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn go_to_implementation(
-    cx: &ReadContext,
-    #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
-    #[arg(description = "The line, 1-based")] line: u32,
-    #[arg(description = "The character in the line, 1-based (Unicode scalar values)")]
-    character: u32,
-) -> CallToolResult {
-    at_position(cx, LspFeature::Implementation, &file_path, line, character).await
+pub async fn go_to_implementation(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+    at.ask(cx, LspFeature::Implementation).await
 }
 
 /// The type and documentation of the symbol at a position, from the
 /// editor's own language server. Answers `{contents, range?}` (`contents`
 /// as text or Markdown; `null` when the server has nothing to say).
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn hover(
-    cx: &ReadContext,
-    #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
-    #[arg(description = "The line, 1-based")] line: u32,
-    #[arg(description = "The character in the line, 1-based (Unicode scalar values)")]
-    character: u32,
-) -> CallToolResult {
-    at_position(cx, LspFeature::Hover, &file_path, line, character).await
+pub async fn hover(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+    at.ask(cx, LspFeature::Hover).await
 }
 
 /// The symbols (functions, classes, variables, …) of a file, as the
@@ -292,7 +286,12 @@ mod tests {
 
     #[tokio::test]
     async fn without_servers_the_tools_say_so() {
-        let result = find_references(&ReadContext::empty(), "/a.py".into(), 1, 1).await;
+        let at = PositionArgs {
+            file_path: "/a.py".into(),
+            line: 1,
+            character: 1,
+        };
+        let result = find_references(&ReadContext::empty(), at).await;
         assert_eq!(result, CallToolResult::error(NO_SERVERS));
     }
 }
