@@ -43,8 +43,7 @@ fn main() {
             }
             "dirty-match" => ide_mcp_benches::baseline::dispatch(&cx, black_box(dirty), &mut out),
             "selection-direct" => {
-                ide_mcp_tools::get_current_selection(&cx)
-                    .write_tool_result(&mut ResultOut::new(&mut out));
+                ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_current_selection(&cx));
             }
             "folders-direct" => {
                 ide_mcp_tools::get_workspace_folders(&cx)

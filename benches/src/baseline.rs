@@ -50,7 +50,7 @@ pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(br#","result":"#);
     match &*call.name {
         "getCurrentSelection" => {
-            ide_mcp_tools::get_current_selection(cx).write_tool_result(&mut ResultOut::new(out));
+            ResultOut::new(out).json_text(&ide_mcp_tools::get_current_selection(cx));
         }
         "getOpenEditors" => {
             ide_mcp_tools::get_open_editors(cx).write_tool_result(&mut ResultOut::new(out));
@@ -67,8 +67,7 @@ pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
         }
         "checkDocumentDirty" => {
             let args: PathArgs = serde_json::from_str(args).expect("args");
-            ide_mcp_tools::check_document_dirty(cx, args.file_path)
-                .write_tool_result(&mut ResultOut::new(out));
+            ResultOut::new(out).json_text(&ide_mcp_tools::check_document_dirty(cx, args.file_path));
         }
         other => panic!("unknown tool {other}"),
     }

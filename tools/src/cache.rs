@@ -6,8 +6,7 @@ use std::any::{Any, TypeId};
 use std::sync::Arc;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
-use ide_mcp_runtime::{IntoToolResult as _, PreparedResult, ResultOut};
-use serde::Serialize;
+use ide_mcp_runtime::PreparedResult;
 
 /// The result last built, and the key (the data's generations) it was built for.
 pub(crate) struct ResultCache<K> {
@@ -49,25 +48,6 @@ impl<K> ResultCache<K> {
     ) -> PreparedResult {
         self.cached(matches)
             .unwrap_or_else(|| self.store(key(), build()))
-    }
-
-    /// Writes `value` as a JSON text result: from the bytes kept when the
-    /// value they were serialized from is `same` as it, else serialized
-    /// and kept, `value` being its own key.
-    pub(crate) fn write_value(
-        &self,
-        value: &K,
-        same: impl FnOnce(&K, &K) -> bool,
-        out: &mut ResultOut<'_>,
-    ) where
-        K: Clone + Serialize,
-    {
-        self.get_or_build_by(
-            |cached| same(cached, value),
-            || value.clone(),
-            || PreparedResult::json_text(value),
-        )
-        .write_tool_result(out);
     }
 
     /// The cached result, if its key `matches`.

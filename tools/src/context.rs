@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use crate::cache::Caches;
 use crate::live_lsp::LanguageServers;
-use crate::open_file::FileOpener;
-use crate::ports::{BufferStore, DiagnosticsQuery, DiffReview, EditorAccess};
+use crate::ports::{BufferStore, DiagnosticsQuery, DiffReview, EditorAccess, FileOpener};
 
 /// What the read tools read: the editor's ports and the workspace folders.
 ///

@@ -1,17 +1,13 @@
 //! `getCurrentSelection`, and the `selection_changed` params built the same way.
 
-use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-
-use ide_mcp_runtime::{IntoToolResult, ResultOut};
 
 use lsp_types::Position;
 use ropey::RopeSlice;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{Document, EditorAccess, Selection};
 use crate::position::{RopeText, slice};
@@ -175,65 +171,8 @@ impl Serialize for SelectionState {
 /// UTF-16 characters; `text` is empty for a bare cursor). Without an active
 /// editor: `{"success": false, "message": "No active editor found"}`.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_current_selection(cx: &ReadContext) -> SelectionReply {
-    SelectionReply {
-        state: SelectionState::read(cx),
-        cache: cx.caches.get::<SelectionCache>(),
-    }
-}
-
-/// What [`get_current_selection`] returns: the [`SelectionState`] read, which
-/// serializes as the result; written to a client, from the bytes serialized
-/// last while the selection and its document's snapshot are unchanged (a
-/// client polling the selection costs a copy).
-#[derive(Clone)]
-pub struct SelectionReply {
-    state: SelectionState,
-    cache: Arc<SelectionCache>,
-}
-
-impl SelectionReply {
-    /// The selection and document read.
-    pub fn state(&self) -> &SelectionState {
-        &self.state
-    }
-}
-
-impl fmt::Debug for SelectionReply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.state.fmt(f)
-    }
-}
-
-impl Serialize for SelectionReply {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.state.serialize(serializer)
-    }
-}
-
-impl IntoToolResult for SelectionReply {
-    fn write_tool_result(self, out: &mut ResultOut<'_>) {
-        self.cache
-            .0
-            .write_value(&self.state, SelectionState::is_same, out);
-    }
-}
-
-/// The `getCurrentSelection` result last serialized, and the state it was
-/// made of (its snapshot held, so that its address is not reused).
-#[derive(Default)]
-pub(crate) struct SelectionCache(ResultCache<SelectionState>);
-
-impl SelectionState {
-    /// The same selection in the same snapshot of its document.
-    fn is_same(&self, other: &Self) -> bool {
-        self.selection == other.selection
-            && match (&self.document, &other.document) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                (None, None) => true,
-                _ => false,
-            }
-    }
+pub fn get_current_selection(cx: &ReadContext) -> SelectionState {
+    SelectionState::read(cx)
 }
 
 #[cfg(test)]
@@ -241,7 +180,7 @@ mod tests {
     use super::*;
     use crate::memory::MemoryWorkspace;
     use crate::ports::BufferId;
-    use crate::test_util::{text_of, text_of_value};
+    use crate::test_util::text_of_value;
 
     fn selection(path: Option<&str>, start: (u32, u32), end: (u32, u32)) -> Selection {
         Selection {
@@ -325,24 +264,20 @@ mod tests {
     }
 
     #[test]
-    fn a_client_gets_the_bytes_of_the_selection_it_is_on() {
+    fn a_client_gets_the_selection_as_it_is_now() {
         let ws = hello_world();
         let cx = ws.read_context().build();
         ws.select(BufferId(7), Position::new(0, 6), Position::new(0, 11));
-        let world = text_of(get_current_selection(&cx));
+        let world = text_of_value(get_current_selection(&cx));
         assert!(world.contains(r#""text":"world""#), "{world}");
-        // Unchanged: the same bytes again, and what serializing makes.
-        assert_eq!(text_of(get_current_selection(&cx)), world);
-        assert_eq!(text_of_value(get_current_selection(&cx)), world);
         // Another selection in the same snapshot.
         ws.select(BufferId(7), Position::new(0, 0), Position::new(0, 5));
-        let hello = text_of(get_current_selection(&cx));
+        let hello = text_of_value(get_current_selection(&cx));
         assert!(hello.contains(r#""text":"hello""#), "{hello}");
         // The same selection in a new snapshot of the document.
         ws.buffers.set_text(BufferId(7), "HELLO world");
-        let edited = text_of(get_current_selection(&cx));
+        let edited = text_of_value(get_current_selection(&cx));
         assert!(edited.contains(r#""text":"HELLO""#), "{edited}");
-        assert_eq!(text_of_value(get_current_selection(&cx)), edited);
     }
 
     #[test]

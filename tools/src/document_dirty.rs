@@ -1,12 +1,8 @@
 //! `checkDocumentDirty`: whether an open document has unsaved changes.
 
-use std::sync::Arc;
-
-use ide_mcp_runtime::{IntoToolResult, ResultOut};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::Document;
 use crate::uri::PathInput;
@@ -53,58 +49,15 @@ pub fn document_dirty_result<S>(file_path: S, document: Option<&Document>) -> Do
 pub fn check_document_dirty(
     cx: &ReadContext,
     #[arg(description = "The document's absolute path or `file://` URI")] file_path: String,
-) -> DirtyReply {
+) -> DocumentDirty<String> {
     let document = cx.buffers().and_then(|store| {
         PathInput::parse(&file_path)?
             .candidates()
             .find_map(|path| store.handle_for_path(path))
             .map(|handle| handle.snapshot())
     });
-    DirtyReply {
-        result: document_dirty_result(file_path, document.as_deref()),
-        cache: cx.caches.get::<DirtyCache>(),
-    }
+    document_dirty_result(file_path, document.as_deref())
 }
-
-/// What [`check_document_dirty`] returns: the [`DocumentDirty`] result,
-/// which it serializes as; written to a client from the bytes serialized
-/// last when the result is the same (a client polling a file's state costs
-/// a compare and a copy).
-#[derive(Clone)]
-pub struct DirtyReply {
-    result: DocumentDirty<String>,
-    cache: Arc<DirtyCache>,
-}
-
-impl DirtyReply {
-    /// The result.
-    pub fn result(&self) -> &DocumentDirty<String> {
-        &self.result
-    }
-}
-
-impl std::fmt::Debug for DirtyReply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.result.fmt(f)
-    }
-}
-
-impl Serialize for DirtyReply {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.result.serialize(serializer)
-    }
-}
-
-impl IntoToolResult for DirtyReply {
-    fn write_tool_result(self, out: &mut ResultOut<'_>) {
-        self.cache.0.write_value(&self.result, PartialEq::eq, out);
-    }
-}
-
-/// The `checkDocumentDirty` result last serialized: the result is its own
-/// key (the path echoed and two flags).
-#[derive(Default)]
-pub(crate) struct DirtyCache(ResultCache<DocumentDirty<String>>);
 
 #[cfg(test)]
 mod tests {
@@ -114,7 +67,7 @@ mod tests {
     use super::*;
     use crate::memory::MemoryWorkspace;
     use crate::ports::BufferId;
-    use crate::test_util::{text_of, text_of_value};
+    use crate::test_util::text_of_value;
 
     fn json(file_path: &str, document: Option<&Document>) -> String {
         serde_json::to_string(&document_dirty_result(file_path, document)).unwrap()
@@ -151,40 +104,21 @@ mod tests {
         );
     }
 
-    /// Written to a client, a result is the bytes serialized last while it
-    /// is the same: a change of state or of path is serialized anew.
     #[test]
-    fn the_same_result_is_written_from_the_bytes_kept() {
+    fn the_tool_reads_the_document_as_it_is_now() {
         let ws = MemoryWorkspace::new();
         ws.open(BufferId(1), Some(Path::new("/ws/a.rs")), "rust", "a");
         let cx = ws.read_context().build();
-        let written = |path: &str| {
-            let mut out = Vec::new();
-            check_document_dirty(&cx, path.into()).write_tool_result(&mut ResultOut::new(&mut out));
-            out
-        };
-        let clean = written("/ws/a.rs");
-        let kept = || {
-            cx.caches.get::<DirtyCache>().0.get_or_build_by(
-                |_| true,
-                || unreachable!(),
-                || unreachable!(),
-            )
-        };
-        let first = kept();
-        assert_eq!(written("/ws/a.rs"), clean);
-        assert!(
-            std::ptr::eq(first.as_bytes(), kept().as_bytes()),
-            "not serialized again"
+        let clean = text_of_value(check_document_dirty(&cx, "/ws/a.rs".into()));
+        assert_eq!(
+            clean,
+            r#"{"success":true,"filePath":"/ws/a.rs","isDirty":false,"isUntitled":false}"#
         );
         ws.buffers.set_text(BufferId(1), "b");
-        let dirty = written("/ws/a.rs");
-        assert_ne!(dirty, clean);
         assert_eq!(
-            text_of(check_document_dirty(&cx, "/ws/a.rs".into())),
-            text_of_value(check_document_dirty(&cx, "/ws/a.rs".into()))
+            text_of_value(check_document_dirty(&cx, "file:///ws/a.rs".into())),
+            r#"{"success":true,"filePath":"file:///ws/a.rs","isDirty":true,"isUntitled":false}"#
         );
-        assert!(written("file:///ws/a.rs") != dirty, "the path is echoed");
     }
 
     #[test]

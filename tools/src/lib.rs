@@ -56,7 +56,7 @@
 //! let selection = serde_json::to_value(ide_mcp_tools::get_current_selection(&cx))?;
 //! assert_eq!(selection["text"], "foo");
 //! let dirty = ide_mcp_tools::check_document_dirty(&cx, "/ws/src/main.rs".into());
-//! assert!(dirty.result().is_dirty);
+//! assert!(dirty.is_dirty);
 //! // Hand `server` to a transport (WebSocket with lockfile, or stdio) to serve it.
 //! # let _ = server;
 //! # Ok(())
@@ -149,14 +149,12 @@ pub const READ_TOOL_NAMES: &[&str] = &[
 ];
 
 pub use context::{ReadContext, ReadContextBuilder};
-pub use current_selection::{
-    SelectionReply, SelectionState, current_selection_result, get_current_selection,
-};
+pub use current_selection::{SelectionState, current_selection_result, get_current_selection};
 pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,
 };
 pub use diff_tabs::{close_all_diff_tabs, close_tab};
-pub use document_dirty::{DirtyReply, DocumentDirty, check_document_dirty, document_dirty_result};
+pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
 pub use latest_selection::{LatestSelection, get_latest_selection};
 pub use live_lsp::{
     CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery, document_symbols,
@@ -164,11 +162,11 @@ pub use live_lsp::{
 };
 pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
-pub use open_file::{FileOpener, OpenFileFuture, OpenFileRequest, open_file};
+pub use open_file::open_file;
 pub use ports::{
     BufferId, BufferStore, DiagnosticsQuery, DiffFuture, DiffOutcome, DiffReview, Document,
-    DocumentHandle, EditorAccess, FileDiagnostics, OpenBuffer, OpenDiffRequest, Selection,
-    SettleFuture,
+    DocumentHandle, EditorAccess, FileDiagnostics, FileOpener, OpenBuffer, OpenDiffRequest,
+    OpenFileFuture, OpenFileRequest, Selection, SettleFuture,
 };
 pub use selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 pub use workspace_folders::{

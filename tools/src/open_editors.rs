@@ -11,29 +11,38 @@ use ide_mcp_runtime::PreparedResult;
 use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{BufferId, EditorAccess, OpenBuffer};
+use crate::uri::FileUri;
 
-/// One tab: `{"uri", "isActive", "label", "languageId", "isDirty"}`.
-///
-/// The strings are the buffer's own, derived when it was made
-/// ([`OpenBuffer::new`]): writing a tab derives nothing.
-#[derive(Clone, Copy, Debug, Serialize)]
+/// One tab: `{"uri", "isActive", "label", "languageId", "isDirty"}`, its
+/// strings derived from the buffer's path as it is written.
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tab<'a> {
-    /// `file://` + the raw path ([`OpenBuffer::uri`]).
-    pub uri: &'a str,
+    /// `file://` + the raw path.
+    pub uri: FileUri<'a>,
     /// Whether this is the active buffer.
     pub is_active: bool,
-    /// The file name ([`OpenBuffer::label`]).
-    pub label: &'a str,
+    /// The file name ([`label`]).
+    pub label: Cow<'a, str>,
     /// The LSP language identifier.
     pub language_id: &'a str,
     /// Whether the buffer has unsaved changes.
     pub is_dirty: bool,
 }
 
-/// The label of a tab: the file name (the whole path for `/`). Derived once
-/// per buffer, by [`OpenBuffer::new`].
+/// The label of a tab: the file name (the whole path for `/` and paths
+/// ending in `..`), lossily when it is not UTF-8.
 pub fn label(path: &Path) -> Cow<'_, str> {
+    // `Path::file_name` parses the path's components, most of what writing
+    // a tab costs (BENCHMARKS.md § 3); a UTF-8 Unix path's last segment,
+    // when it is a plain name, is the same string without the parse.
+    if cfg!(unix)
+        && let Some(text) = path.to_str()
+        && let Some(slash) = text.bytes().rposition(|byte| byte == b'/')
+        && !matches!(&text[slash + 1..], "" | "." | "..")
+    {
+        return Cow::Borrowed(&text[slash + 1..]);
+    }
     path.file_name()
         .map_or_else(|| path.to_string_lossy(), |name| name.to_string_lossy())
 }
@@ -54,10 +63,11 @@ impl<'a> OpenEditors<'a> {
             .iter()
             .enumerate()
             .filter_map(move |(i, buffer)| {
+                let path = buffer.path.as_deref()?;
                 Some(Tab {
-                    uri: buffer.uri()?,
+                    uri: FileUri(path),
                     is_active: buffer.is_active,
-                    label: buffer.label()?,
+                    label: label(path),
                     language_id: &buffer.language_id,
                     is_dirty: dirty.get(i).copied().unwrap_or(false),
                 })
@@ -207,6 +217,37 @@ mod tests {
                 r#"{"uri":"file:///abs/ü #1.ts","isActive":false,"label":"ü #1.ts","languageId":"typescript","isDirty":false},"#,
                 r#"{"uri":"file:///","isActive":false,"label":"/","languageId":"plaintext","isDirty":false}]}"#
             )
+        );
+    }
+
+    #[test]
+    fn a_tab_is_named_after_its_path() {
+        for (path, uri, label) in [
+            ("/abs/a b#1%.rs", "file:///abs/a b#1%.rs", "a b#1%.rs"),
+            ("/abs/dir/", "file:///abs/dir/", "dir"),
+            ("/abs/dir/.", "file:///abs/dir/.", "dir"),
+            ("/abs/..", "file:///abs/..", "/abs/.."),
+            ("/abs//a.rs", "file:///abs//a.rs", "a.rs"),
+            ("/abs/a.rs/", "file:///abs/a.rs/", "a.rs"),
+            ("/abs/.hidden", "file:///abs/.hidden", ".hidden"),
+            ("/", "file:///", "/"),
+        ] {
+            let buffers = [OpenBuffer::new(BufferId(1), Path::new(path), "rust")];
+            let tab = open_editors_result(&buffers, &[]).tabs().next().unwrap();
+            assert_eq!((tab.uri.to_string(), &*tab.label), (uri.to_owned(), label));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_is_named_lossily() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/abs/\xffa.rs"));
+        let buffers = [OpenBuffer::new(BufferId(1), path, "rust")];
+        assert_eq!(
+            serde_json::to_string(&open_editors_result(&buffers, &[])).unwrap(),
+            r#"{"tabs":[{"uri":"file:///abs/?a.rs","isActive":false,"label":"?a.rs","languageId":"rust","isDirty":false}]}"#
+                .replace('?', "\u{fffd}")
         );
     }
 

@@ -1,5 +1,5 @@
 //! `openFile`: asks the editor to show a file, optionally selecting a range
-//! found by text, through the [`FileOpener`] port.
+//! found by text, through the [`FileOpener`](crate::ports::FileOpener) port.
 //!
 //! The arguments are those of the official IDE extensions: `filePath`,
 //! `preview`, `startText`/`endText` (the selection runs from the first
@@ -8,44 +8,18 @@
 //! `makeFrontmost` (default `true`). The text searched is the open
 //! document's (unsaved changes included), else the file on disk.
 
-use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
+use std::path::Path;
 
 use ide_mcp_runtime::CallToolResult;
 use lsp_types::Position;
 use ropey::Rope;
 
 use crate::context::ReadContext;
+use crate::ports::OpenFileRequest;
 use crate::position::{char_to_position, line_content_end};
 use crate::uri::PathInput;
 
-/// What `openFile` asks the editor to do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OpenFileRequest {
-    /// The file's absolute path.
-    pub path: PathBuf,
-    /// The range to select, in UTF-16 LSP positions, if any.
-    pub selection: Option<(Position, Position)>,
-    /// Whether the editor should focus the file (`makeFrontmost`).
-    pub take_focus: bool,
-    /// Whether a preview tab will do (`preview`); editors without preview
-    /// tabs ignore it.
-    pub preview: bool,
-}
-
-/// The future [`FileOpener::open_file`] returns: `Err` carries a message
-/// for the model.
-pub type OpenFileFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
-
-/// An editor that can show a file on request (the LSP proxy, through
-/// `window/showDocument`).
-pub trait FileOpener: Send + Sync {
-    /// Shows the file `request` names.
-    fn open_file(&self, request: OpenFileRequest) -> OpenFileFuture;
-}
-
-/// The message of the result when the host has no [`FileOpener`].
+/// The message of the result when the host has no [`FileOpener`](crate::ports::FileOpener).
 pub const NO_OPENER: &str = "openFile is not available: this host cannot show files in an editor";
 
 /// The range `startText`..`endText` in `text`, in UTF-16 positions; `None`

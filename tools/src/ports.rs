@@ -1,6 +1,6 @@
 //! The editor ports: what the tools read, implemented by the editor (or by
-//! [`memory`](crate::memory)), and [`DiffReview`], through which `openDiff`
-//! asks a person.
+//! [`memory`](crate::memory)); [`FileOpener`], through which `openFile`
+//! shows a file; and [`DiffReview`], through which `openDiff` asks a person.
 //!
 //! All the traits are object-safe and `Send + Sync`; the tools hold them as
 //! `Arc<dyn …>` in a [`ReadContext`](crate::ReadContext). They hand out owned,
@@ -20,21 +20,19 @@ use ropey::Rope;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BufferId(pub u64);
 
-/// One open buffer, as [`EditorAccess::open_buffers`] lists it.
+/// One open buffer, as [`EditorAccess::open_buffers`] lists it: plain data.
+/// What `getOpenEditors` writes for it (the `file://` URI, the tab label) the
+/// tool derives from [`path`](Self::path) as it writes.
 ///
-/// Made by [`new`](Self::new) or [`without_path`](Self::without_path), which
-/// also derive, once, what `getOpenEditors` writes for the file: its
-/// `file://` URI and its tab label. Listing thousands of tabs then derives
-/// nothing; the file is private so that path, URI and label always agree
-/// (change it with [`set_path`](Self::set_path)).
-///
-/// Paths, URIs and language ids are shared (`Arc`), so copying the buffer
-/// list out of an editor's cache costs reference counts, not allocations.
+/// Paths and language ids are shared (`Arc`), so copying the buffer list out
+/// of an editor's cache costs reference counts, not allocations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenBuffer {
     /// The buffer's id.
     pub id: BufferId,
-    file: Option<BufferFile>,
+    /// The absolute path of the file behind the buffer; `None` for synthetic
+    /// and never-saved buffers (which `getOpenEditors` skips).
+    pub path: Option<Arc<Path>>,
     /// Whether this is the active (focused) buffer.
     pub is_active: bool,
     /// The LSP language identifier (`"rust"`, `"typescript"`, `"plaintext"`, …).
@@ -46,7 +44,7 @@ impl OpenBuffer {
     pub fn new(id: BufferId, path: impl Into<Arc<Path>>, language_id: impl Into<Arc<str>>) -> Self {
         Self {
             id,
-            file: Some(BufferFile::new(path.into())),
+            path: Some(path.into()),
             is_active: false,
             language_id: language_id.into(),
         }
@@ -56,7 +54,7 @@ impl OpenBuffer {
     pub fn without_path(id: BufferId, language_id: impl Into<Arc<str>>) -> Self {
         Self {
             id,
-            file: None,
+            path: None,
             is_active: false,
             language_id: language_id.into(),
         }
@@ -66,67 +64,6 @@ impl OpenBuffer {
     pub fn active(mut self) -> Self {
         self.is_active = true;
         self
-    }
-
-    /// The absolute path of the file behind the buffer; `None` for synthetic
-    /// and never-saved buffers (which `getOpenEditors` skips).
-    pub fn path(&self) -> Option<&Arc<Path>> {
-        self.file.as_ref().map(|file| &file.path)
-    }
-
-    /// The file's URI as the CLI writes it, `file://` + the raw path (see
-    /// [`FileUri`](crate::uri::FileUri)).
-    pub fn uri(&self) -> Option<&str> {
-        self.file.as_ref().map(BufferFile::uri)
-    }
-
-    /// The tab's label: the file name (the whole path for `/`; see
-    /// [`label`](crate::open_editors::label)).
-    pub fn label(&self) -> Option<&str> {
-        self.file.as_ref().map(BufferFile::label)
-    }
-
-    /// Puts the buffer on another file (after "save as"), or on none.
-    pub fn set_path(&mut self, path: Option<Arc<Path>>) {
-        self.file = path.map(BufferFile::new);
-    }
-}
-
-/// A buffer's file and what `getOpenEditors` writes for it, derived once.
-///
-/// One allocation holds both strings: `names` is the URI, then the label
-/// unless the URI already ends with it (it does, but for `/abs/dir/` and the
-/// like), so the label is always its tail.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct BufferFile {
-    path: Arc<Path>,
-    names: Arc<str>,
-    uri_len: usize,
-    label_start: usize,
-}
-
-impl BufferFile {
-    fn new(path: Arc<Path>) -> Self {
-        let mut names = crate::uri::file_uri(&path);
-        let uri_len = names.len();
-        let label = crate::open_editors::label(&path);
-        if !names.ends_with(&*label) {
-            names.push_str(&label);
-        }
-        Self {
-            label_start: names.len() - label.len(),
-            path,
-            names: names.into(),
-            uri_len,
-        }
-    }
-
-    fn uri(&self) -> &str {
-        &self.names[..self.uri_len]
-    }
-
-    fn label(&self) -> &str {
-        &self.names[self.label_start..]
     }
 }
 
@@ -397,40 +334,27 @@ pub trait DiffReview: Send + Sync {
     fn close_all(&self) -> usize;
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What `openFile` asks the editor to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenFileRequest {
+    /// The file's absolute path.
+    pub path: PathBuf,
+    /// The range to select, in UTF-16 LSP positions, if any.
+    pub selection: Option<(Position, Position)>,
+    /// Whether the editor should focus the file (`makeFrontmost`).
+    pub take_focus: bool,
+    /// Whether a preview tab will do (`preview`); editors without preview
+    /// tabs ignore it.
+    pub preview: bool,
+}
 
-    #[test]
-    fn a_buffer_derives_uri_and_label_from_its_path() {
-        let mut buffer = OpenBuffer::new(BufferId(1), Path::new("/abs/a b#1%.rs"), "rust");
-        assert_eq!(buffer.uri(), Some("file:///abs/a b#1%.rs"));
-        assert_eq!(buffer.label(), Some("a b#1%.rs"));
-        for (path, uri, label) in [
-            ("/abs/dir/", "file:///abs/dir/", "dir"),
-            ("/abs/dir/.", "file:///abs/dir/.", "dir"),
-            ("/abs/..", "file:///abs/..", "/abs/.."),
-            ("/", "file:///", "/"),
-        ] {
-            buffer.set_path(Some(Path::new(path).into()));
-            assert_eq!(buffer.path().map(|p| p.to_str()), Some(Some(path)));
-            assert_eq!((buffer.uri(), buffer.label()), (Some(uri), Some(label)));
-        }
-        buffer.set_path(None);
-        assert_eq!(buffer, OpenBuffer::without_path(BufferId(1), "rust"));
-        assert_eq!(
-            (buffer.path(), buffer.uri(), buffer.label()),
-            (None, None, None)
-        );
-    }
+/// The future [`FileOpener::open_file`] returns: `Err` carries a message
+/// for the model.
+pub type OpenFileFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
-    #[cfg(unix)]
-    #[test]
-    fn a_path_that_is_not_utf8_is_named_lossily() {
-        use std::os::unix::ffi::OsStrExt as _;
-        let path = Path::new(std::ffi::OsStr::from_bytes(b"/abs/\xffa.rs"));
-        let buffer = OpenBuffer::new(BufferId(1), path, "rust");
-        assert_eq!(buffer.uri(), Some("file:///abs/\u{fffd}a.rs"));
-        assert_eq!(buffer.label(), Some("\u{fffd}a.rs"));
-    }
+/// An editor that can show a file on request (the LSP proxy, through
+/// `window/showDocument`).
+pub trait FileOpener: Send + Sync {
+    /// Shows the file `request` names.
+    fn open_file(&self, request: OpenFileRequest) -> OpenFileFuture;
 }

@@ -45,7 +45,7 @@ pub fn spawn(ws: Arc<LspWorkspace>) -> JoinHandle<()> {
             let open: Vec<Arc<Path>> = ws
                 .open_buffers()
                 .into_iter()
-                .filter_map(|buffer| buffer.path().cloned())
+                .filter_map(|buffer| buffer.path)
                 .collect();
             seen.retain(|path, _| open.iter().any(|p| **p == **path));
             for path in open {

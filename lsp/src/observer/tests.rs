@@ -28,7 +28,7 @@ fn a_panic_costs_the_document_not_the_stream() {
     let open: Vec<_> = ws
         .open_buffers()
         .into_iter()
-        .map(|b| b.path().unwrap().to_path_buf())
+        .map(|b| b.path.unwrap().to_path_buf())
         .collect();
     assert_eq!(
         open,

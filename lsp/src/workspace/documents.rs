@@ -199,7 +199,7 @@ impl Documents {
         let index = self.index();
         ide_mcp_tools::EditorAccess::open_buffers(&self.editor)
             .into_iter()
-            .filter_map(|b| b.path().cloned())
+            .filter_map(|b| b.path)
             .filter(|p| index.get(p).is_some_and(|e| e.openers.contains(&stream)))
             .collect()
     }

@@ -152,7 +152,7 @@ impl MemoryEditor {
         let mut state = self.changing();
         match state.get_mut(id) {
             Some(buffer) => {
-                buffer.set_path(path.map(Arc::from));
+                buffer.path = path.map(Arc::from);
                 true
             }
             None => false,
@@ -185,7 +185,7 @@ impl EditorAccess for MemoryEditor {
         let (start, end) = state.selections.get(&id).copied().unwrap_or_default();
         Some(Selection {
             buffer: id,
-            path: buffer.path().cloned(),
+            path: buffer.path.clone(),
             start,
             end,
         })
@@ -237,7 +237,7 @@ mod tests {
         let paths: Vec<_> = editor
             .open_buffers()
             .into_iter()
-            .map(|b| b.path().cloned().unwrap())
+            .map(|b| b.path.clone().unwrap())
             .collect();
         assert_eq!(
             paths,
