@@ -92,12 +92,12 @@ impl Bench {
         std::fs::write(&path, case.good).unwrap();
         let mut options = HeadlessOptions {
             workspaces: vec![ws.clone()],
-            diagnostics_wait: Duration::from_secs(30),
             ..HeadlessOptions::default()
         };
+        options.sources.wait = Duration::from_secs(30);
         if let Some(command) = case.server {
-            options.diagnostics = CargoMode::Off;
-            options.lsp = vec![command.split(' ').map(str::to_owned).collect()];
+            options.sources.cargo = CargoMode::Off;
+            options.sources.lsp = vec![command.split(' ').map(str::to_owned).collect()];
             options.lsp_open = vec![case.file.to_owned()];
         } else {
             std::fs::write(
@@ -105,8 +105,8 @@ impl Bench {
                 "[package]\nname = \"bench\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
             )
             .unwrap();
-            options.diagnostics = CargoMode::Always;
-            options.cargo_target_dir = Some(dir.path().join("target"));
+            options.sources.cargo = CargoMode::Always;
+            options.sources.cargo_target_dir = Some(dir.path().join("target"));
         }
         let headless = Headless::new(&options).unwrap();
         // The first analysis (a first cargo build) is not measured.

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use ide_mcp_lsp::client::{PROBE_INTERVAL, PROBE_TIMEOUT, Probe};
 
 use crate::diagnostics::DIAGNOSTICS_WAIT;
-use crate::diagnostics::sources::CargoMode;
+use crate::diagnostics::sources::{CargoMode, SourceOptions};
 use crate::headless::{HeadlessOptions, SelectionSpec};
 
 /// Claude Code's IDE integration for any editor, and MCP tools for any
@@ -200,20 +200,22 @@ impl StateArgs {
             workspaces: self.workspaces.clone(),
             open: self.open.clone(),
             select: self.select.clone(),
-            diagnostics: match self.diagnostics {
-                None => CargoMode::Auto,
-                Some(DiagnosticsArg::Cargo) => CargoMode::Always,
-                Some(DiagnosticsArg::None) => CargoMode::Off,
-            },
-            cargo_target_dir: self.cargo_target_dir.clone(),
-            lsp: self.lsp.clone(),
             lsp_open: self.lsp_open.clone(),
-            diagnostics_wait: Duration::from_millis(self.diagnostics_wait),
-            lsp_probe: (self.lsp_probe_interval > 0).then(|| Probe {
-                interval: Duration::from_millis(self.lsp_probe_interval),
-                timeout: Duration::from_millis(self.lsp_probe_timeout),
-            }),
-            ..HeadlessOptions::default()
+            sources: SourceOptions {
+                cargo: match self.diagnostics {
+                    None => CargoMode::Auto,
+                    Some(DiagnosticsArg::Cargo) => CargoMode::Always,
+                    Some(DiagnosticsArg::None) => CargoMode::Off,
+                },
+                cargo_target_dir: self.cargo_target_dir.clone(),
+                lsp: self.lsp.clone(),
+                wait: Duration::from_millis(self.diagnostics_wait),
+                lsp_probe: (self.lsp_probe_interval > 0).then(|| Probe {
+                    interval: Duration::from_millis(self.lsp_probe_interval),
+                    timeout: Duration::from_millis(self.lsp_probe_timeout),
+                }),
+                ..SourceOptions::default()
+            },
         }
     }
 }
@@ -264,15 +266,15 @@ mod tests {
         assert_eq!(serve.port, Some(0));
         let options = serve.state.options();
         assert_eq!(options.workspaces.len(), 2);
-        assert_eq!(options.diagnostics, CargoMode::Off);
-        assert_eq!(options.diagnostics_wait, Duration::from_millis(300));
+        assert_eq!(options.sources.cargo, CargoMode::Off);
+        assert_eq!(options.sources.wait, Duration::from_millis(300));
         assert_eq!(options.select.unwrap().end, (4, 5));
         assert_eq!(
-            options.lsp,
+            options.sources.lsp,
             [vec!["pyright-langserver", "--stdio"], vec!["clangd"]]
         );
         assert_eq!(options.lsp_open, ["src/**/*.c"]);
-        assert_eq!(options.lsp_probe, Some(Probe::default()));
+        assert_eq!(options.sources.lsp_probe, Some(Probe::default()));
         assert!(Cli::try_parse_from(["ide-mcp", "serve", "--stdio", "--port", "1"]).is_err());
     }
 
@@ -282,7 +284,7 @@ mod tests {
             |args: &[&str]| match Cli::try_parse_from([&["ide-mcp", "serve"], args].concat()) {
                 Ok(Cli {
                     command: Command::Serve(serve),
-                }) => Ok(serve.state.options().lsp_probe),
+                }) => Ok(serve.state.options().sources.lsp_probe),
                 Ok(_) => panic!("not serve"),
                 Err(err) => Err(err.kind()),
             };

@@ -6,21 +6,21 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use ide_mcp_lsp::client::{Probe, language_id};
+use ide_mcp_lsp::client::language_id;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
 use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
 
+use crate::diagnostics::ProgressBoard;
 use crate::diagnostics::lsp::{LspSources, glob_files};
-use crate::diagnostics::sources::{CargoMode, SourceOptions, combine, start_sources};
-use crate::diagnostics::{DIAGNOSTICS_WAIT, ProgressBoard};
+use crate::diagnostics::sources::{SourceOptions, combine, start_sources};
 
 /// How long a one-shot query waits for the diagnostics: as long as the
 /// first check takes, within reason.
 pub const ONE_SHOT_WAIT: Duration = Duration::from_hours(1);
 
 /// What the headless host serves.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct HeadlessOptions {
     /// Workspace folders; the current directory when empty.
     pub workspaces: Vec<PathBuf>,
@@ -28,52 +28,23 @@ pub struct HeadlessOptions {
     pub open: Vec<PathBuf>,
     /// The active editor's selection (its file is opened too).
     pub select: Option<SelectionSpec>,
-    /// Which folders get cargo diagnostics.
-    pub diagnostics: CargoMode,
-    /// `CARGO_TARGET_DIR` for the checks (relative: to each folder).
-    pub cargo_target_dir: Option<PathBuf>,
-    /// How long `getDiagnostics {}` waits for a running check.
-    pub diagnostics_wait: Duration,
-    /// Whether to re-check when files change (off for a one-shot `call`).
-    pub watch: bool,
-    /// Whether diagnostics work starts only when first asked for.
-    pub lazy: bool,
-    /// Language servers (`--lsp`): each a program and its arguments.
-    pub lsp: Vec<Vec<String>>,
     /// Globs of files to open in the language servers at start, relative to
     /// each folder (`--lsp-open`).
     pub lsp_open: Vec<String>,
-    /// How the language servers are probed for answers
-    /// (`--lsp-probe-interval`, `--lsp-probe-timeout`); `None`: never.
-    pub lsp_probe: Option<Probe>,
+    /// The diagnostics sources; the language servers open, beside
+    /// `sources.lsp_open`, the files opened here and the matches of
+    /// [`lsp_open`](Self::lsp_open).
+    pub sources: SourceOptions,
 }
 
 impl HeadlessOptions {
     /// For one query and exit (`ide-mcp call`): no watching; diagnostics
     /// computed only when a tool asks for them, and then waited for in full.
     pub fn one_shot(mut self) -> Self {
-        self.watch = false;
-        self.lazy = true;
-        self.diagnostics_wait = ONE_SHOT_WAIT;
+        self.sources.watch = false;
+        self.sources.lazy = true;
+        self.sources.wait = ONE_SHOT_WAIT;
         self
-    }
-}
-
-impl Default for HeadlessOptions {
-    fn default() -> Self {
-        Self {
-            workspaces: Vec::new(),
-            open: Vec::new(),
-            select: None,
-            diagnostics: CargoMode::Auto,
-            cargo_target_dir: None,
-            diagnostics_wait: DIAGNOSTICS_WAIT,
-            watch: true,
-            lazy: false,
-            lsp: Vec::new(),
-            lsp_open: Vec::new(),
-            lsp_probe: Some(Probe::default()),
-        }
     }
 }
 
@@ -160,96 +131,21 @@ impl Headless {
     /// Reads the open files and starts the diagnostics engines; must be
     /// called within a tokio runtime when diagnostics are on.
     pub fn new(options: &HeadlessOptions) -> Result<Self, SetupError> {
-        let mut folders = Vec::new();
-        let requested = if options.workspaces.is_empty() {
-            vec![PathBuf::from(".")]
-        } else {
-            options.workspaces.clone()
-        };
-        for folder in &requested {
-            let absolute = std::fs::canonicalize(folder).map_err(|error| {
-                SetupError(format!("workspace `{}`: {error}", folder.display()))
-            })?;
-            if !absolute.is_dir() {
-                return Err(SetupError(format!(
-                    "workspace `{}` is not a directory",
-                    folder.display()
-                )));
-            }
-            if !folders.contains(&absolute) {
-                folders.push(absolute);
-            }
-        }
-
+        let folders = canonical_folders(&options.workspaces)?;
         let workspace = MemoryWorkspace::new();
-        let mut opened: Vec<PathBuf> = Vec::new();
-        let mut open = |path: &Path| -> Result<BufferId, SetupError> {
-            let absolute = std::fs::canonicalize(path).map_err(|error| {
-                SetupError(format!("cannot open `{}`: {error}", path.display()))
-            })?;
-            if let Some(index) = opened.iter().position(|p| *p == absolute) {
-                return Ok(BufferId(index as u64 + 1));
-            }
-            let text = std::fs::read_to_string(&absolute).map_err(|error| {
-                SetupError(format!("cannot open `{}`: {error}", path.display()))
-            })?;
-            let id = BufferId(opened.len() as u64 + 1);
-            workspace.open(id, Some(&absolute), language_id(&absolute), &text);
-            opened.push(absolute);
-            Ok(id)
-        };
-        let mut last = None;
-        for path in &options.open {
-            last = Some(open(path)?);
-        }
-        if let Some(select) = &options.select {
-            let id = open(&select.path)?;
-            let handle = workspace
-                .buffers
-                .handle_for(id)
-                .expect("the buffer was just opened");
-            let text = handle.snapshot().text.clone();
-            let position = |(line, column): (usize, usize)| {
-                let line0 = line - 1;
-                if line0 >= text.len_lines() {
-                    return Err(SetupError(format!(
-                        "--select: line {line} is past the end of `{}` ({} lines)",
-                        select.path.display(),
-                        text.len_lines()
-                    )));
-                }
-                let line_chars = text.line(line0).len_chars();
-                let char_idx = text.line_to_char(line0) + (column - 1).min(line_chars);
-                Ok(char_to_position(&text, char_idx))
-            };
-            workspace.select(id, position(select.start)?, position(select.end)?);
-        } else if let Some(id) = last {
-            // The last file opened has focus, its cursor at the start.
-            workspace.editor.set_active(Some(id));
-        }
-
+        let opened = open_files(&workspace, options)?;
         let progress = ProgressBoard::new();
-        let sources = SourceOptions {
-            cargo: options.diagnostics,
-            cargo_target_dir: options.cargo_target_dir.clone(),
-            wait: options.diagnostics_wait,
-            watch: options.watch,
-            lazy: options.lazy,
-            lsp: options.lsp.clone(),
-            lsp_open: [
-                opened,
-                glob_files(&folders, &options.lsp_open).map_err(SetupError)?,
-            ]
-            .concat(),
-            lsp_probe: options.lsp_probe,
-        };
+        let mut sources = options.sources.clone();
+        sources.lsp_open.extend(opened);
+        sources
+            .lsp_open
+            .extend(glob_files(&folders, &options.lsp_open).map_err(SetupError)?);
         let (sources, lsp) = start_sources(&folders, &sources, &progress);
-        let port = combine(sources);
         let mut builder = ReadContext::builder()
             .editor(workspace.editor.clone())
             .buffers(workspace.buffers.clone())
             .workspace_folders(folders.iter().cloned());
-        if let Some(port) = port {
+        if let Some(port) = combine(sources) {
             builder = builder.diagnostics(port);
         }
         Ok(Self {
@@ -266,6 +162,95 @@ impl Headless {
     pub async fn shutdown(&self) {
         self.lsp.shutdown().await;
     }
+}
+
+/// The workspace folders, absolute and each once; `.` when none are given.
+fn canonical_folders(requested: &[PathBuf]) -> Result<Vec<PathBuf>, SetupError> {
+    let here = [PathBuf::from(".")];
+    let requested = if requested.is_empty() {
+        &here[..]
+    } else {
+        requested
+    };
+    let mut folders = Vec::new();
+    for folder in requested {
+        let absolute = std::fs::canonicalize(folder)
+            .map_err(|error| SetupError(format!("workspace `{}`: {error}", folder.display())))?;
+        if !absolute.is_dir() {
+            return Err(SetupError(format!(
+                "workspace `{}` is not a directory",
+                folder.display()
+            )));
+        }
+        if !folders.contains(&absolute) {
+            folders.push(absolute);
+        }
+    }
+    Ok(folders)
+}
+
+/// Opens `--open`'s files and `--select`'s in `workspace`, from disk, and
+/// focuses the selection's (else the last opened); the files opened,
+/// absolute, in tab order.
+fn open_files(
+    workspace: &MemoryWorkspace,
+    options: &HeadlessOptions,
+) -> Result<Vec<PathBuf>, SetupError> {
+    let mut opened: Vec<PathBuf> = Vec::new();
+    let mut open = |path: &Path| -> Result<BufferId, SetupError> {
+        let absolute = std::fs::canonicalize(path)
+            .map_err(|error| SetupError(format!("cannot open `{}`: {error}", path.display())))?;
+        if let Some(index) = opened.iter().position(|p| *p == absolute) {
+            return Ok(BufferId(index as u64 + 1));
+        }
+        let text = std::fs::read_to_string(&absolute)
+            .map_err(|error| SetupError(format!("cannot open `{}`: {error}", path.display())))?;
+        let id = BufferId(opened.len() as u64 + 1);
+        workspace.open(id, Some(&absolute), language_id(&absolute), &text);
+        opened.push(absolute);
+        Ok(id)
+    };
+    let mut last = None;
+    for path in &options.open {
+        last = Some(open(path)?);
+    }
+    if let Some(select) = &options.select {
+        let id = open(&select.path)?;
+        select_in(workspace, id, select)?;
+    } else if let Some(id) = last {
+        // The last file opened has focus, its cursor at the start.
+        workspace.editor.set_active(Some(id));
+    }
+    Ok(opened)
+}
+
+/// Selects `select`'s range (1-based lines, columns in characters) in the
+/// open buffer `id`.
+fn select_in(
+    workspace: &MemoryWorkspace,
+    id: BufferId,
+    select: &SelectionSpec,
+) -> Result<(), SetupError> {
+    let handle = workspace
+        .buffers
+        .handle_for(id)
+        .expect("the buffer was just opened");
+    let text = handle.snapshot().text.clone();
+    let position = |(line, column): (usize, usize)| {
+        let line0 = line - 1;
+        if line0 >= text.len_lines() {
+            return Err(SetupError(format!(
+                "--select: line {line} is past the end of `{}` ({} lines)",
+                select.path.display(),
+                text.len_lines()
+            )));
+        }
+        let line_chars = text.line(line0).len_chars();
+        let char_idx = text.line_to_char(line0) + (column - 1).min(line_chars);
+        Ok(char_to_position(&text, char_idx))
+    };
+    workspace.select(id, position(select.start)?, position(select.end)?);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub enum CargoMode {
 }
 
 /// How the sources run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SourceOptions {
     /// Which folders get a cargo engine.
     pub cargo: CargoMode,
@@ -48,6 +48,22 @@ pub struct SourceOptions {
     pub lsp_open: Vec<PathBuf>,
     /// How the language servers are probed for answers; `None`: never.
     pub lsp_probe: Option<Probe>,
+}
+
+impl Default for SourceOptions {
+    /// Cargo where there is a `Cargo.toml`, watching, no language servers.
+    fn default() -> Self {
+        Self {
+            cargo: CargoMode::Auto,
+            cargo_target_dir: None,
+            wait: super::DIAGNOSTICS_WAIT,
+            watch: true,
+            lazy: false,
+            lsp: Vec::new(),
+            lsp_open: Vec::new(),
+            lsp_probe: Some(Probe::default()),
+        }
+    }
 }
 
 /// Starts the sources for `folders` (absolute), reporting long work to

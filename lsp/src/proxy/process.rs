@@ -49,37 +49,21 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
             editor_out.send(message.as_bytes());
         }
     });
-    let (events_tx, mut events) = mpsc::unbounded_channel();
-    let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-    // The editor's pipes too, when they are pipes.
-    enlarge_pipe(&input);
-    enlarge_pipe(io::stdout());
     let watch: Arc<dyn Watch> = match options.observation {
         Observation::Inline => tap.clone(),
         Observation::HandOff => Arc::new(HandOff::new(tap.clone())?),
         Observation::Off => Arc::new(Blind),
     };
-    spawn_pump("lsp-proxy-in", {
-        let (watch, to_server, editor, events) = (
-            watch.clone(),
-            to_server.clone(),
-            editor.clone(),
-            events_tx.clone(),
-        );
-        move || pump::editor_to_server(input, &to_server, &editor, &*watch, &events)
-    })?;
-    spawn_pump("lsp-proxy-out", {
-        let (watch, editor) = (watch.clone(), editor.clone());
-        move || pump::server_to_editor(stdout, &editor, &*watch, &events_tx)
-    })?;
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    start_pumps(stdout, &watch, &to_server, &editor, events_tx)?;
     let (stop, stopped) = watch::channel(false);
     let forward_only = options.observation == Observation::Off;
     let attacher = Attacher {
         options,
         ws,
         tap,
-        watch: Arc::clone(&watch),
-        editor: editor.clone(),
+        watch,
+        editor,
         server: to_server.clone(),
         stop: stopped,
     };
@@ -88,25 +72,7 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
             attach(attacher).await;
         }
     });
-    let mut output_ended = false;
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status?,
-            event = events.recv() => match event {
-                Some(PumpEvent::ExitSent | PumpEvent::EditorEnded) => {
-                    break wait_or_kill(&mut child, EXIT_GRACE).await?;
-                }
-                // The exit status follows.
-                Some(PumpEvent::ServerEnded) => output_ended = true,
-                None => {}
-            },
-            () = terminated() => {
-                tracing::info!("signal received; ending the server");
-                to_server.close();
-                break wait_or_kill(&mut child, Duration::from_secs(1)).await?;
-            }
-        }
-    };
+    let (status, output_ended) = server_end(&mut child, &mut events, &to_server).await?;
     tracing::info!(%status, "the language server ended");
     // Its last bytes reach the editor before the proxy ends (unless a
     // descendant of the server keeps its output open).
@@ -125,6 +91,64 @@ pub async fn run(options: ProxyOptions) -> io::Result<u8> {
     let _ = attaching.await;
     sending.abort();
     Ok(exit_code(status))
+}
+
+/// Starts the two pumps, on threads of their own: the editor's stdin to the
+/// server, and the server's `stdout` to the editor, both seen by `watch`.
+fn start_pumps(
+    stdout: io::PipeReader,
+    watch: &Arc<dyn Watch>,
+    to_server: &Sink,
+    editor: &Sink,
+    events: mpsc::UnboundedSender<PumpEvent>,
+) -> io::Result<()> {
+    let input = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+    // The editor's pipes too, when they are pipes.
+    enlarge_pipe(&input);
+    enlarge_pipe(io::stdout());
+    spawn_pump("lsp-proxy-in", {
+        let (watch, to_server, editor, events) = (
+            watch.clone(),
+            to_server.clone(),
+            editor.clone(),
+            events.clone(),
+        );
+        move || pump::editor_to_server(input, &to_server, &editor, &*watch, &events)
+    })?;
+    spawn_pump("lsp-proxy-out", {
+        let (watch, editor) = (watch.clone(), editor.clone());
+        move || pump::server_to_editor(stdout, &editor, &*watch, &events)
+    })
+}
+
+/// Waits for the server to end: by itself, after the editor's `exit` (or
+/// its end) within [`EXIT_GRACE`], or at a signal; its status, and whether
+/// its output has ended already.
+async fn server_end(
+    child: &mut tokio::process::Child,
+    events: &mut mpsc::UnboundedReceiver<PumpEvent>,
+    to_server: &Sink,
+) -> io::Result<(std::process::ExitStatus, bool)> {
+    let mut output_ended = false;
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status?,
+            event = events.recv() => match event {
+                Some(PumpEvent::ExitSent | PumpEvent::EditorEnded) => {
+                    break wait_or_kill(child, EXIT_GRACE).await?;
+                }
+                // The exit status follows.
+                Some(PumpEvent::ServerEnded) => output_ended = true,
+                None => {}
+            },
+            () = terminated() => {
+                tracing::info!("signal received; ending the server");
+                to_server.close();
+                break wait_or_kill(child, Duration::from_secs(1)).await?;
+            }
+        }
+    };
+    Ok((status, output_ended))
 }
 
 fn spawn_pump(name: &str, pump: impl FnOnce() + Send + 'static) -> io::Result<()> {
