@@ -500,8 +500,9 @@ pub struct QuickFixesArgs {
 /// nothing is applied. Answers `{diagnostics: [{message, severity, source?,
 /// code?, line, character, endLine, endCharacter}], fixes: [{title, kind?,
 /// isPreferred?, changes: [{filePath, diff} | {operation, …}], command?,
-/// note?}]}`: a fix that runs a command of the server has `command` and a
-/// `note` saying that part cannot be previewed.
+/// note?, error?}]}`: a fix that runs a command of the server has
+/// `command` and a `note` saying that part cannot be previewed; `error`
+/// says why its edit could not be shown.
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn quick_fixes(cx: &ReadContext, #[args] args: QuickFixesArgs) -> CallToolResult {
     run(cx, args.query()).await

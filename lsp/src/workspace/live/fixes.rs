@@ -19,7 +19,7 @@
 //! not previewable. Our own actions (the review's, "Send selection to
 //! Claude Code", all under [`OWN_COMMAND_PREFIX`]) are never listed.
 
-use futures_util::future::join_all;
+use futures_util::{StreamExt as _, stream};
 use ide_mcp_tools::LspFeature;
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use serde_json::{Map, Value, json};
@@ -31,6 +31,9 @@ use crate::mirror::{PositionEncoding, char_to_position_in, from_utf16};
 /// The prefix of the commands of the code actions the IDE adds to the
 /// server's (the review's, "Send selection to Claude Code").
 pub(crate) const OWN_COMMAND_PREFIX: &str = "ide-mcp.";
+
+/// How many `codeAction/resolve` requests are out at once.
+const RESOLVING_AT_ONCE: usize = 4;
 
 /// The kind asked for.
 const QUICKFIX: &str = "quickfix";
@@ -215,16 +218,21 @@ impl Asking<'_> {
         let server_resolves = self
             .route
             .provider_option(LspFeature::CodeActions, "resolveProvider");
-        let resolved = join_all(actions.iter().map(|&action| async move {
-            if !(server_resolves && needs_resolve(action)) {
-                return action.clone();
-            }
-            // Unresolved, the action is still listed, without its edit.
-            self.send("codeAction/resolve", action)
-                .await
-                .unwrap_or_else(|_| action.clone())
-        }))
-        .await;
+        // A few at a time: the stream's queue toward the server is short.
+        let resolved: Vec<Value> = stream::iter(actions.into_iter().cloned())
+            .map(|action| async move {
+                if !(server_resolves && needs_resolve(&action)) {
+                    return action;
+                }
+                // Unresolved, the action is still listed, without its edit.
+                match self.send("codeAction/resolve", &action).await {
+                    Ok(resolved) => resolved,
+                    Err(_) => action,
+                }
+            })
+            .buffered(RESOLVING_AT_ONCE)
+            .collect()
+            .await;
         let mut texts = self.texts();
         let diagnostics: Vec<Value> = diagnostics
             .iter()

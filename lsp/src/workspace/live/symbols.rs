@@ -241,16 +241,16 @@ impl Asking<'_> {
                 listed(all.iter(), &self.text, self.encoding())
             ));
         }
-        let ambiguous = || {
+        let ambiguous = |which: &str| {
             format!(
-                "`{symbol}` names {} symbols in {path} with different references: {}; \
+                "`{symbol}` names {} symbols in {path}{which}: {}; \
                  pass a qualified name (`Container.name`) or `line` and `character`",
                 found.len(),
                 listed(found.iter().copied(), &self.text, self.encoding())
             )
         };
         if found.len() > MAX_ASKED {
-            return Err(ambiguous());
+            return Err(ambiguous(""));
         }
         let asked = found.iter().map(|candidate| async move {
             let params = json!({
@@ -266,7 +266,7 @@ impl Asking<'_> {
             lists.push(texts.locations(&answer?, self.encoding()));
         }
         if !same_locations(&lists) {
-            return Err(ambiguous());
+            return Err(ambiguous(" with different references"));
         }
         Ok(lists.swap_remove(0))
     }
