@@ -10,7 +10,14 @@
 //! and back for every location, which comes with its line's text. A file
 //! the server does not have open is opened on it for the question (text
 //! from disk) and closed after, through the proxy only: neither the editor
-//! nor the host's observer sees it.
+//! nor the host's observer sees it; a question of several requests
+//! (references by name, call hierarchy, rename, quick fixes) keeps it open
+//! until its last answer.
+//!
+//! Here: the position questions and document symbols. [`symbols`]:
+//! references by name; [`calls`]: the call hierarchy; [`rename`] and
+//! [`fixes`]: edits, shown as diffs by [`edit`]; [`texts`]: positions and
+//! answers as the model reads them.
 
 mod calls;
 mod edit;
