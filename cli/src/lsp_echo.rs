@@ -16,8 +16,12 @@
 //! publish while it runs on, as a server that hangs after start-up.
 //!
 //! `--answer METHOD=JSON` answers METHOD's requests with a fixed result
-//! (`initialize` too: the capabilities of the live LSP tools' tests), and
-//! `--silent METHOD` never answers them.
+//! (`initialize` too: the capabilities of the live LSP tools' tests),
+//! `--error METHOD=JSON` with a fixed error, and `--silent METHOD` never
+//! answers them; `METHOD|NEEDLE=JSON` answers only the requests whose
+//! params hold NEEDLE (`textDocument/references|"line":3}=[…]`), before
+//! the answers without one. `--publish JSON` publishes these diagnostics
+//! for each document opened or changed.
 
 use std::fs::File;
 use std::io::{self, Read as _, Write};
@@ -49,8 +53,18 @@ pub struct LspEchoArgs {
     /// Answer requests of METHOD with this JSON result instead of their
     /// params (`initialize` included): the fake answers of the live LSP
     /// tools' tests. Repeatable.
-    #[arg(long, value_name = "METHOD=JSON", value_parser = method_answer)]
+    /// `METHOD|NEEDLE=JSON` answers only the requests whose params (as
+    /// sent) contain NEEDLE.
+    #[arg(long, value_name = "METHOD[|NEEDLE]=JSON", value_parser = method_answer)]
     pub answer: Vec<(String, String)>,
+    /// Answer requests of METHOD with this JSON-RPC error object (`{"code",
+    /// "message"}`), as `--answer` does (NEEDLE included). Repeatable.
+    #[arg(long, value_name = "METHOD[|NEEDLE]=JSON", value_parser = method_answer)]
+    pub error: Vec<(String, String)>,
+    /// For each document opened or changed, publish these diagnostics (a
+    /// JSON array) for it, at its version.
+    #[arg(long, value_name = "JSON", conflicts_with = "diagnose")]
+    pub publish: Option<String>,
     /// Never answer requests of METHOD (a server that takes too long).
     /// Repeatable.
     #[arg(long, value_name = "METHOD")]
@@ -71,6 +85,30 @@ fn method_answer(arg: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("expected METHOD=JSON, got {arg:?}"))?;
     serde_json::from_str::<serde_json::Value>(json).map_err(|e| format!("{method}: {e}"))?;
     Ok((method.to_owned(), json.to_owned()))
+}
+
+/// The fixed reply of `--answer` or `--error` for a request of `method`
+/// with `params`: those with a NEEDLE the params hold first, then those
+/// without; `"result":…` or `"error":…`.
+fn scripted(args: &LspEchoArgs, method: &str, params: &str) -> Option<String> {
+    let rules = args
+        .answer
+        .iter()
+        .map(|(key, json)| (key, format!(r#""result":{json}"#)))
+        .chain(
+            args.error
+                .iter()
+                .map(|(key, json)| (key, format!(r#""error":{json}"#))),
+        );
+    let mut plain = None;
+    for (key, reply) in rules {
+        match key.split_once('|') {
+            Some((m, needle)) if m == method && params.contains(needle) => return Some(reply),
+            None if key == method && plain.is_none() => plain = Some(reply),
+            _ => {}
+        }
+    }
+    plain
 }
 
 /// Messages larger than this are not read (see [`run`]).
@@ -121,13 +159,11 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
         match (request.id, request.method) {
             (_, Some("exit")) => break,
             (Some(_), Some(method)) if args.silent.iter().any(|m| m == method) => {}
-            (Some(id), Some(method)) if args.answer.iter().any(|(m, _)| m == method) => {
-                let result = args
-                    .answer
-                    .iter()
-                    .find_map(|(m, json)| (m == method).then_some(json.as_str()))
-                    .unwrap_or("null");
-                let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get());
+            (Some(id), Some(method))
+                if let Some(reply) =
+                    scripted(args, method, request.params.map_or("", RawValue::get)) =>
+            {
+                let body = format!(r#"{{"jsonrpc":"2.0","id":{},{reply}}}"#, id.get());
                 out.write_all(Message::from_body(body).as_bytes())?;
                 out.flush()?;
             }
@@ -137,6 +173,15 @@ pub fn run(args: &LspEchoArgs) -> io::Result<()> {
                 let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get());
                 out.write_all(Message::from_body(body).as_bytes())?;
                 out.flush()?;
+            }
+            (None, Some("textDocument/didOpen" | "textDocument/didChange"))
+                if let Some(diagnostics) = &args.publish =>
+            {
+                let published = request.params.and_then(|p| publish_these(p, diagnostics));
+                if let Some(body) = published {
+                    out.write_all(Message::from_body(body).as_bytes())?;
+                    out.flush()?;
+                }
             }
             (None, Some("textDocument/didOpen" | "textDocument/didChange")) if args.diagnose => {
                 if let Some(body) = request.params.and_then(|p| publish(p, args.hang)) {
@@ -211,6 +256,19 @@ fn replay(
         }
     }
     Ok(())
+}
+
+/// The `publishDiagnostics` of `--publish` for a `didOpen` or `didChange`.
+fn publish_these(params: &RawValue, diagnostics: &str) -> Option<String> {
+    let params: serde_json::Value = serde_json::from_str(params.get()).ok()?;
+    let document = params.get("textDocument")?;
+    let diagnostics: serde_json::Value = serde_json::from_str(diagnostics).ok()?;
+    let publish = serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "textDocument/publishDiagnostics",
+        "params": {"uri": document.get("uri")?, "version": document.get("version"), "diagnostics": diagnostics},
+    });
+    Some(publish.to_string())
 }
 
 /// The `publishDiagnostics` of `--diagnose` for a `didOpen` or `didChange`.

@@ -34,7 +34,8 @@ const LEFT_OUT: [&str; 6] = [
 /// The tools listed before any IDE was seen, as the README documents them:
 /// an ide-mcp IDE's (lsp-proxy's host, with the live LSP tools) less the
 /// CLI's.
-const FIRST_TIME: [&str; 11] = [
+const FIRST_TIME: [&str; 14] = [
+    "callHierarchy",
     "checkDocumentDirty",
     "documentSymbols",
     "findReferences",
@@ -45,6 +46,8 @@ const FIRST_TIME: [&str; 11] = [
     "goToDefinition",
     "goToImplementation",
     "hover",
+    "quickFixes",
+    "renamePreview",
     "workspaceSymbols",
 ];
 

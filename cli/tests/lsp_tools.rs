@@ -155,6 +155,33 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
 /// A feature the server does not provide, a file no server handles:
 /// refused at once.
 async fn refusals(client: &mut common::ws::WsClient, a: &Path) {
+    for (tool, arguments, what) in [
+        (
+            "callHierarchy",
+            json!({"filePath": a, "line": 1, "character": 5, "direction": "incoming"}),
+            "a call hierarchy",
+        ),
+        (
+            "renamePreview",
+            json!({"filePath": a, "line": 1, "character": 5, "newName": "g"}),
+            "renaming",
+        ),
+        (
+            "quickFixes",
+            json!({"filePath": a, "line": 1}),
+            "code actions",
+        ),
+    ] {
+        let refused = call(client, tool, arguments).await;
+        assert_eq!(
+            refused,
+            json!({"content": [{"type": "text", "text": format!(
+                "the language server for {} (echo) does not provide {what}",
+                a.display()
+            )}], "isError": true}),
+            "{tool}"
+        );
+    }
     // Not provided: refused at once.
     let refused = call(
         client,
@@ -243,4 +270,363 @@ async fn time_out(client: &mut common::ws::WsClient, a: &Path, record: &Path) {
         )),
         "{recorded}"
     );
+}
+
+/// The editor's text of the second test (line 7 not saved).
+const EDITED_MORE: &str =
+    "def f():\n    pass\nclass C:\n    def f(self):\n        f()\ng = 1\né = f() + g\n";
+
+/// A multi-line range.
+fn span(l1: u32, c1: u32, l2: u32, c2: u32) -> Value {
+    json!({"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}})
+}
+
+/// The echo server of the second test, in UTF-8: symbols (two of them
+/// named `f` with different references, two named `g` with the same),
+/// a call hierarchy, renaming with `prepareRename` (refused on the class),
+/// quick fixes with resolve, and a diagnostic published on line 7.
+fn more_server_args(place: &Place, record: &Path) -> Vec<String> {
+    let (a, b, c) = (
+        uri(&place.workspace.join("a.py")),
+        uri(&place.workspace.join("b.py")),
+        uri(&place.workspace.join("c.py")),
+    );
+    let initialize = json!({"capabilities": {
+        "positionEncoding": "utf-8", "referencesProvider": true, "documentSymbolProvider": true,
+        "callHierarchyProvider": true, "renameProvider": {"prepareProvider": true},
+        "codeActionProvider": {"codeActionKinds": ["quickfix", "refactor"], "resolveProvider": true},
+    }, "serverInfo": {"name": "echo"}});
+    let symbols = json!([
+        {"name": "f", "kind": 12, "range": span(0, 0, 1, 8), "selectionRange": range(0, 4, 5)},
+        {"name": "C", "kind": 5, "range": span(2, 0, 4, 11), "selectionRange": range(2, 6, 7),
+         "children": [{"name": "f", "kind": 6, "range": span(3, 4, 4, 11), "selectionRange": range(3, 8, 9)}]},
+        {"name": "g", "kind": 13, "range": range(5, 0, 5), "selectionRange": range(5, 0, 1)},
+        {"name": "g", "kind": 13, "range": range(6, 11, 12), "selectionRange": range(6, 11, 12)},
+    ]);
+    let item = json!({"name": "f", "kind": 12, "uri": a, "range": span(0, 0, 1, 8), "selectionRange": range(0, 4, 5)});
+    let caller = json!({"name": "f", "kind": 6, "detail": "C", "uri": a, "range": span(3, 4, 4, 11), "selectionRange": range(3, 8, 9)});
+    let rename = json!({"documentChanges": [
+        {"textDocument": {"uri": a, "version": 1}, "edits": [
+            {"range": range(0, 4, 5), "newText": "h"}, {"range": range(6, 5, 6), "newText": "h"},
+            {"range": range(4, 8, 9), "newText": "h"}]},
+        {"textDocument": {"uri": b, "version": null}, "edits": [
+            {"range": range(0, 14, 15), "newText": "h"}, {"range": range(1, 0, 1), "newText": "h"}]},
+        {"kind": "rename", "oldUri": b, "newUri": c},
+    ]});
+    let actions = json!([
+        {"title": "Define f", "kind": "quickfix", "isPreferred": true,
+         "edit": {"changes": {a.clone(): [{"range": range(5, 0, 0), "newText": "f = None\n"}]}}},
+        {"title": "Run the fixer", "command": "echo.fix", "arguments": ["a"]},
+        {"title": "Lazy fix", "kind": "quickfix", "data": {"id": 7}},
+        {"title": "Extract", "kind": "refactor.extract", "edit": {"changes": {}}},
+        {"title": "Send selection to Claude Code", "command": {
+            "title": "Send selection to Claude Code", "command": "ide-mcp.sendSelection", "arguments": []}},
+    ]);
+    let resolved = json!({"title": "Lazy fix", "kind": "quickfix",
+        "edit": {"changes": {a.clone(): [{"range": range(6, 5, 6), "newText": "F"}]}},
+        "command": {"title": "after", "command": "echo.after"}});
+    let published = json!([{"range": range(6, 5, 6), "severity": 1, "source": "echo-lint",
+        "code": "E1", "message": "f is a function"}]);
+    let mut args = vec![
+        "--record".to_owned(),
+        record.to_string_lossy().into_owned(),
+        "--publish".to_owned(),
+        published.to_string(),
+    ];
+    for (flag, method, answer) in [
+        ("--answer", "initialize", initialize),
+        ("--answer", "textDocument/documentSymbol", symbols),
+        (
+            "--answer",
+            r#"textDocument/references|"line":0}"#,
+            json!([{"uri": a, "range": range(0, 4, 5)}, {"uri": a, "range": range(4, 8, 9)},
+                   {"uri": a, "range": range(6, 5, 6)}, {"uri": b, "range": range(1, 0, 1)}]),
+        ),
+        (
+            "--answer",
+            r#"textDocument/references|"line":3}"#,
+            json!([{"uri": a, "range": range(3, 8, 9)}]),
+        ),
+        (
+            "--answer",
+            "textDocument/references",
+            json!([{"uri": a, "range": range(6, 11, 12)}, {"uri": a, "range": range(5, 0, 1)}]),
+        ),
+        (
+            "--answer",
+            "textDocument/prepareCallHierarchy",
+            json!([item]),
+        ),
+        (
+            "--answer",
+            "callHierarchy/incomingCalls",
+            json!([{"from": caller, "fromRanges": [range(4, 8, 9)]}]),
+        ),
+        ("--answer", "callHierarchy/outgoingCalls", json!([])),
+        (
+            "--error",
+            r#"textDocument/prepareRename|"line":2}"#,
+            json!({"code": -32803, "message": "cannot rename a class here"}),
+        ),
+        (
+            "--answer",
+            "textDocument/prepareRename",
+            json!({"range": range(0, 4, 5), "placeholder": "f"}),
+        ),
+        ("--answer", "textDocument/rename", rename),
+        ("--answer", "textDocument/codeAction", actions),
+        ("--answer", "codeAction/resolve", resolved),
+    ] {
+        args.push(flag.to_owned());
+        args.push(format!("{method}={answer}"));
+    }
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_calls_renames_and_fixes_from_the_editor_s_server() {
+    let place = Place::new();
+    let (a, b) = (place.workspace.join("a.py"), place.workspace.join("b.py"));
+    let saved = EDITED_MORE.rsplit_once("é").unwrap().0;
+    std::fs::write(&a, saved).unwrap();
+    std::fs::write(&b, "from a import f\nf()\n").unwrap();
+    let record = place.dir.path().join("server.record");
+    let args = more_server_args(&place, &record);
+    let mut server = Place::echo(&[]);
+    server.extend(args.iter().map(String::as_str));
+    let mut proxy = place.proxy(&[], &server);
+    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
+    proxy.send(&message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri(&a), "languageId": "python", "version": 1, "text": EDITED_MORE}}}),
+    ));
+    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    let mut client = common::ide::client_of(&lockfiles[0]).await;
+    client.answer_within = Duration::from_secs(30);
+    // The published diagnostic has reached the IDE.
+    common::ide::until(&mut client, "getDiagnostics", json!({"uri": a}), |found| {
+        found[0]["diagnostics"]
+            .as_array()
+            .is_some_and(|d| d.len() == 1)
+    })
+    .await;
+
+    references_by_name(&mut client, &a, &b).await;
+    call_hierarchy(&mut client, &a, &record).await;
+    rename_preview(&mut client, &a, &b).await;
+    quick_fixes(&mut client, &a, &record).await;
+    bad_arguments(&mut client, &a).await;
+
+    proxy.send(&exit());
+    assert_eq!(proxy.wait_exit(), Some(0));
+    let output = String::from_utf8_lossy(&proxy.output()).into_owned();
+    assert!(!output.contains("ide-mcp/s/"), "{output}");
+    assert!(!output.contains("Lazy fix"), "{output}");
+    place.wait_all_gone(Duration::from_secs(20));
+}
+
+/// The error result with `text`.
+fn error(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+async fn references_by_name(client: &mut common::ws::WsClient, a: &Path, b: &Path) {
+    let of = |symbol: &str| json!({"filePath": a, "symbol": symbol});
+    let method = call(client, "findReferences", of("C.f")).await;
+    assert_eq!(
+        text(&method),
+        json!([{"filePath": a, "line": 4, "character": 9, "endLine": 4, "endCharacter": 10,
+                "lineText": "    def f(self):"}])
+    );
+    let function = call(client, "findReferences", of("f")).await;
+    assert_eq!(
+        function,
+        error(&format!(
+            "`f` names 2 symbols in {} with different references: `f` (Function, line 1), \
+             `C.f` (Method, line 4); pass a qualified name (`Container.name`) or `line` and `character`",
+            a.display()
+        ))
+    );
+    // Two symbols with the same references: one list, in the server's order.
+    let same = call(client, "findReferences", of("g")).await;
+    assert_eq!(
+        text(&same),
+        json!([
+            {"filePath": a, "line": 7, "character": 11, "endLine": 7, "endCharacter": 12, "lineText": "é = f() + g"},
+            {"filePath": a, "line": 6, "character": 1, "endLine": 6, "endCharacter": 2, "lineText": "g = 1"},
+        ])
+    );
+    let missing = call(client, "findReferences", of("nothing")).await;
+    assert_eq!(
+        missing,
+        error(&format!(
+            "no symbol named `nothing` in {}; its symbols: `f` (Function, line 1), `C` (Class, line 3), \
+             `C.f` (Method, line 4), `g` (Variable, line 6), `g` (Variable, line 7)",
+            a.display()
+        ))
+    );
+    // A position still works, and reaches the other file.
+    let at = call(
+        client,
+        "findReferences",
+        json!({"filePath": a, "line": 1, "character": 5}),
+    )
+    .await;
+    assert_eq!(text(&at).as_array().unwrap().len(), 4);
+    assert_eq!(text(&at)[3]["filePath"], json!(b));
+}
+
+async fn call_hierarchy(client: &mut common::ws::WsClient, a: &Path, record: &Path) {
+    let at =
+        |direction: &str| json!({"filePath": a, "line": 1, "character": 5, "direction": direction});
+    let function = json!({"name": "f", "kind": "Function", "filePath": a, "line": 1,
+        "character": 5, "endLine": 2, "endCharacter": 9, "lineText": "def f():"});
+    let mut incoming = function.clone();
+    incoming["incoming"] = json!([{
+        "name": "f", "kind": "Method", "detail": "C", "filePath": a, "line": 4, "character": 9,
+        "endLine": 5, "endCharacter": 12, "lineText": "    def f(self):",
+        "callSites": [{"filePath": a, "line": 5, "character": 9, "endLine": 5,
+                       "endCharacter": 10, "lineText": "        f()"}],
+    }]);
+    let callers = call(client, "callHierarchy", at("incoming")).await;
+    assert_eq!(text(&callers), json!([incoming]));
+    let recorded = wait_recorded(record, "callHierarchy/incomingCalls");
+    assert!(
+        recorded.contains(
+            r#""method":"callHierarchy/incomingCalls","params":{"item":{"kind":12,"name":"f""#
+        ),
+        "{recorded}"
+    );
+    let mut outgoing = function;
+    outgoing["outgoing"] = json!([]);
+    let called = call(client, "callHierarchy", at("outgoing")).await;
+    assert_eq!(text(&called), json!([outgoing]));
+}
+
+async fn rename_preview(client: &mut common::ws::WsClient, a: &Path, b: &Path) {
+    let renamed = call(
+        client,
+        "renamePreview",
+        json!({"filePath": a, "line": 1, "character": 5, "newName": "h"}),
+    )
+    .await;
+    let c = b.with_file_name("c.py");
+    assert_eq!(
+        text(&renamed),
+        json!({"changes": [
+            {"filePath": a, "diff": "--- a/a.py\n+++ b/a.py\n@@ -1,7 +1,7 @@\n-def f():\n+def h():\n     pass\n class C:\n     def f(self):\n-        f()\n+        h()\n g = 1\n-é = f() + g\n+é = h() + g\n"},
+            {"filePath": b, "diff": "--- a/b.py\n+++ b/b.py\n@@ -1,2 +1,2 @@\n-from a import f\n-f()\n+from a import h\n+h()\n"},
+            {"operation": "rename", "filePath": b, "newFilePath": c},
+        ]})
+    );
+    // Nothing was applied.
+    assert_eq!(
+        std::fs::read_to_string(b).unwrap(),
+        "from a import f\nf()\n"
+    );
+    assert!(!c.exists());
+    let refused = call(
+        client,
+        "renamePreview",
+        json!({"filePath": a, "line": 3, "character": 7, "newName": "D"}),
+    )
+    .await;
+    assert_eq!(
+        refused,
+        error(&format!(
+            "the language server will not rename the symbol at {}:3:7: cannot rename a class here",
+            a.display()
+        ))
+    );
+}
+
+async fn quick_fixes(client: &mut common::ws::WsClient, a: &Path, record: &Path) {
+    let fixes = call(client, "quickFixes", json!({"filePath": a, "line": 7})).await;
+    assert_eq!(
+        text(&fixes),
+        json!({
+            "diagnostics": [{"message": "f is a function", "severity": "Error", "source": "echo-lint",
+                "code": "E1", "line": 7, "character": 5, "endLine": 7, "endCharacter": 6,
+                "lineText": "é = f() + g"}],
+            "fixes": [
+                {"title": "Define f", "kind": "quickfix", "isPreferred": true, "changes": [
+                    {"filePath": a, "diff": "--- a/a.py\n+++ b/a.py\n@@ -3,5 +3,6 @@\n class C:\n     def f(self):\n         f()\n+f = None\n g = 1\n é = f() + g\n"}]},
+                {"title": "Run the fixer", "changes": [],
+                 "command": {"command": "echo.fix", "arguments": ["a"]},
+                 "note": "it runs the language server's command `echo.fix`: it cannot be previewed"},
+                {"title": "Lazy fix", "kind": "quickfix", "changes": [
+                    {"filePath": a, "diff": "--- a/a.py\n+++ b/a.py\n@@ -4,4 +4,4 @@\n     def f(self):\n         f()\n g = 1\n-é = f() + g\n+é = F() + g\n"}],
+                 "command": {"command": "echo.after"},
+                 "note": "after its edit, it runs the language server's command `echo.after`, which cannot be previewed"},
+            ],
+        })
+    );
+    // The server got its own diagnostic back, in its own count (UTF-8),
+    // and was asked for quick fixes only; the lazy action was resolved.
+    let recorded = wait_recorded(record, "codeAction/resolve");
+    assert!(
+        recorded.contains(
+            r#""context":{"diagnostics":[{"code":"E1","message":"f is a function","range":{"end":{"character":6,"line":6},"start":{"character":5,"line":6}},"severity":1,"source":"echo-lint"}],"only":["quickfix"],"triggerKind":1}"#
+        ),
+        "{recorded}"
+    );
+    assert!(
+        recorded.contains(r#""method":"codeAction/resolve","params":{"data":{"id":7},"kind":"quickfix","title":"Lazy fix"}"#),
+        "{recorded}"
+    );
+    // A line without diagnostics is still asked about.
+    let none = call(client, "quickFixes", json!({"filePath": a, "line": 2})).await;
+    assert_eq!(text(&none)["diagnostics"], json!([]));
+}
+
+async fn bad_arguments(client: &mut common::ws::WsClient, a: &Path) {
+    for (tool, arguments, message) in [
+        (
+            "findReferences",
+            json!({"filePath": a}),
+            "give `line` and `character`, or `symbol` (neither was given)".to_owned(),
+        ),
+        (
+            "findReferences",
+            json!({"filePath": a, "line": 1}),
+            "`character` is missing (with `line`)".to_owned(),
+        ),
+        (
+            "findReferences",
+            json!({"filePath": a, "line": 1, "character": 5, "symbol": "f"}),
+            "give either `symbol` or `line` and `character`, not both: `symbol` names the symbol without a position".to_owned(),
+        ),
+        (
+            "callHierarchy",
+            json!({"filePath": a, "line": 1, "character": 5, "direction": "up"}),
+            "invalid arguments for tool `callHierarchy`: `direction`: unknown variant `up`, expected `incoming` or `outgoing`".to_owned(),
+        ),
+        (
+            "callHierarchy",
+            json!({"filePath": a, "line": 0, "character": 5, "direction": "incoming"}),
+            "`line` is 1-based: the first line is 1".to_owned(),
+        ),
+        (
+            "renamePreview",
+            json!({"filePath": a, "line": 1, "character": 5}),
+            "invalid arguments for tool `renamePreview`: missing field `newName`".to_owned(),
+        ),
+        (
+            "renamePreview",
+            json!({"filePath": a, "line": 1, "character": 5, "newName": " "}),
+            "`newName` is empty: give the new name".to_owned(),
+        ),
+        (
+            "quickFixes",
+            json!({"filePath": a, "line": 99}),
+            format!("line 99 is past the end of {}", a.display()),
+        ),
+        (
+            "quickFixes",
+            json!({"filePath": "a.py", "line": 1}),
+            "`filePath` is not an absolute path or file URI: \"a.py\"".to_owned(),
+        ),
+    ] {
+        assert_eq!(call(client, tool, arguments).await, error(&message), "{tool}");
+    }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
-# Neovim, Emacs with eglot, clangd and tmux (Debian), pyright and Claude
+# Neovim, Emacs with eglot, clangd, tmux and patch (Debian), pyright and Claude
 # Code's `claude` CLI (npm; cli/tests/claude_review.rs runs it in tmux).
 #
 #   bash tests/lsp/install.sh
@@ -18,6 +18,8 @@ command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
 command -v clangd >/dev/null 2>&1 || need_apt+=(clangd)
 command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+# The live LSP tools' diffs are checked by applying them with `patch`.
+command -v patch >/dev/null 2>&1 || need_apt+=(patch)
 # eglot is built into Emacs 29; Debian 12's Emacs 28 takes it from ELPA.
 dpkg-query -W -f='${Status}' elpa-eglot 2>/dev/null | grep -q 'ok installed' || need_apt+=(elpa-eglot)
 if ! command -v npm >/dev/null 2>&1; then
@@ -67,4 +69,4 @@ if ! command -v claude >/dev/null 2>&1; then
     fi
 fi
 
-echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | $(tmux -V)"
+echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | $(tmux -V) | $(patch --version | head -n 1)"

@@ -106,6 +106,7 @@ pub mod workspace_folders;
 /// `tools/list` lists them. The one list of them: tests, benchmarks and hosts
 /// compare against it, and `tests/registry.rs` checks it against the registry.
 pub const TOOL_NAMES: &[&str] = &[
+    "callHierarchy",
     "checkDocumentDirty",
     "closeAllDiffTabs",
     "close_tab",
@@ -121,17 +122,22 @@ pub const TOOL_NAMES: &[&str] = &[
     "hover",
     "openDiff",
     "openFile",
+    "quickFixes",
+    "renamePreview",
     "workspaceSymbols",
 ];
 
 /// The live LSP tools among [`TOOL_NAMES`] ([`live_lsp`]): served only by a
 /// host with the editor's language servers behind it.
 pub const LSP_TOOL_NAMES: &[&str] = &[
+    "callHierarchy",
     "documentSymbols",
     "findReferences",
     "goToDefinition",
     "goToImplementation",
     "hover",
+    "quickFixes",
+    "renamePreview",
     "workspaceSymbols",
 ];
 
@@ -157,8 +163,9 @@ pub use diff_tabs::{close_all_diff_tabs, close_tab};
 pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
 pub use latest_selection::{LatestSelection, get_latest_selection};
 pub use live_lsp::{
-    CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery, document_symbols,
-    find_references, go_to_definition, go_to_implementation, hover, workspace_symbols,
+    CallDirection, CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery, call_hierarchy,
+    document_symbols, find_references, go_to_definition, go_to_implementation, hover, quick_fixes,
+    rename_preview, workspace_symbols,
 };
 pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};

@@ -1,8 +1,10 @@
 //! The live LSP tools: `findReferences`, `goToDefinition`,
 //! `goToImplementation`, `hover`, `documentSymbols`, `workspaceSymbols`,
-//! asked of the editor's own language server for the file's language, on the
-//! editor's current text (unsaved edits included), through the
-//! [`LanguageServers`] port.
+//! `callHierarchy`, `renamePreview` and `quickFixes`, asked of the
+//! editor's own language server for the file's language, on the editor's
+//! current text (unsaved edits included), through the [`LanguageServers`]
+//! port. `renamePreview` and `quickFixes` show edits as diffs and apply
+//! nothing.
 //!
 //! Arguments are those of the CLI's own `LSP` tool: `filePath`, and `line`
 //! and `character` 1-based, characters counted as Unicode scalar values.
@@ -33,20 +35,32 @@ pub enum LspFeature {
     DocumentSymbols,
     /// `workspace/symbol`.
     WorkspaceSymbols,
+    /// `textDocument/prepareCallHierarchy`, then `callHierarchy/incomingCalls`
+    /// or `callHierarchy/outgoingCalls`.
+    CallHierarchy,
+    /// `textDocument/rename` (after `textDocument/prepareRename` where the
+    /// server has it).
+    Rename,
+    /// `textDocument/codeAction` (and `codeAction/resolve`).
+    CodeActions,
 }
 
 impl LspFeature {
     /// Every feature.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 9] = [
         Self::References,
         Self::Definition,
         Self::Implementation,
         Self::Hover,
         Self::DocumentSymbols,
         Self::WorkspaceSymbols,
+        Self::CallHierarchy,
+        Self::Rename,
+        Self::CodeActions,
     ];
 
-    /// The LSP method.
+    /// The LSP method (the first one asked; the one a server registers
+    /// dynamically).
     pub fn method(self) -> &'static str {
         match self {
             Self::References => "textDocument/references",
@@ -55,6 +69,9 @@ impl LspFeature {
             Self::Hover => "textDocument/hover",
             Self::DocumentSymbols => "textDocument/documentSymbol",
             Self::WorkspaceSymbols => "workspace/symbol",
+            Self::CallHierarchy => "textDocument/prepareCallHierarchy",
+            Self::Rename => "textDocument/rename",
+            Self::CodeActions => "textDocument/codeAction",
         }
     }
 
@@ -67,6 +84,9 @@ impl LspFeature {
             Self::Hover => "hoverProvider",
             Self::DocumentSymbols => "documentSymbolProvider",
             Self::WorkspaceSymbols => "workspaceSymbolProvider",
+            Self::CallHierarchy => "callHierarchyProvider",
+            Self::Rename => "renameProvider",
+            Self::CodeActions => "codeActionProvider",
         }
     }
 
@@ -79,6 +99,9 @@ impl LspFeature {
             Self::Hover => "hover",
             Self::DocumentSymbols => "document symbols",
             Self::WorkspaceSymbols => "workspace symbols",
+            Self::CallHierarchy => "a call hierarchy",
+            Self::Rename => "renaming",
+            Self::CodeActions => "code actions",
         }
     }
 }
@@ -93,17 +116,112 @@ pub struct CharPosition {
     pub character: u32,
 }
 
+/// Which calls `callHierarchy` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CallDirection {
+    /// The functions that call it (`callHierarchy/incomingCalls`).
+    Incoming,
+    /// The functions it calls (`callHierarchy/outgoingCalls`).
+    Outgoing,
+}
+
+impl CallDirection {
+    /// `"incoming"` or `"outgoing"`, as the answer names its list.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Incoming => "incoming",
+            Self::Outgoing => "outgoing",
+        }
+    }
+}
+
 /// One question for a language server.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LspQuery {
-    /// What is asked.
-    pub feature: LspFeature,
-    /// The file asked about (none for `workspaceSymbols`).
-    pub path: Option<PathBuf>,
-    /// Where in it (for the position requests).
-    pub position: Option<CharPosition>,
-    /// The query of `workspaceSymbols`.
-    pub query: Option<String>,
+pub enum LspQuery {
+    /// A question about one position of a file: references, definition,
+    /// implementation or hover.
+    At {
+        /// What is asked.
+        feature: LspFeature,
+        /// The file.
+        path: PathBuf,
+        /// Where in it.
+        at: CharPosition,
+    },
+    /// The references of the symbol of a file named `symbol` (resolved
+    /// through `textDocument/documentSymbol`).
+    ReferencesOf {
+        /// The file.
+        path: PathBuf,
+        /// The name, plain (`greet`) or qualified (`Greeter.greet`,
+        /// `ns::add`).
+        symbol: String,
+    },
+    /// The symbols of a file.
+    DocumentSymbols {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The workspace's symbols matching `query`.
+    WorkspaceSymbols {
+        /// The name, or part of it.
+        query: String,
+    },
+    /// The calls into or out of the function at a position.
+    Calls {
+        /// The file.
+        path: PathBuf,
+        /// Where in it.
+        at: CharPosition,
+        /// Which calls.
+        direction: CallDirection,
+    },
+    /// What renaming the symbol at a position would change (never applied).
+    Rename {
+        /// The file.
+        path: PathBuf,
+        /// Where in it.
+        at: CharPosition,
+        /// The new name.
+        new_name: String,
+    },
+    /// The quick fixes of the diagnostics of a line.
+    QuickFixes {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: u32,
+    },
+}
+
+impl LspQuery {
+    /// The feature the server must provide for it (references by name
+    /// need document symbols too).
+    pub fn feature(&self) -> LspFeature {
+        match self {
+            Self::At { feature, .. } => *feature,
+            Self::ReferencesOf { .. } => LspFeature::References,
+            Self::DocumentSymbols { .. } => LspFeature::DocumentSymbols,
+            Self::WorkspaceSymbols { .. } => LspFeature::WorkspaceSymbols,
+            Self::Calls { .. } => LspFeature::CallHierarchy,
+            Self::Rename { .. } => LspFeature::Rename,
+            Self::QuickFixes { .. } => LspFeature::CodeActions,
+        }
+    }
+
+    /// The file asked about (none for workspace symbols).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::At { path, .. }
+            | Self::ReferencesOf { path, .. }
+            | Self::DocumentSymbols { path }
+            | Self::Calls { path, .. }
+            | Self::Rename { path, .. }
+            | Self::QuickFixes { path, .. } => Some(path),
+            Self::WorkspaceSymbols { .. } => None,
+        }
+    }
 }
 
 /// The future [`LanguageServers::ask`] returns: the tool's JSON answer, or
@@ -123,7 +241,11 @@ pub const NO_SERVERS: &str =
     "the live LSP tools are not available: this host has no editor's language server";
 
 /// Runs `query` through the context's servers, as a tool result.
-async fn run(cx: &ReadContext, query: LspQuery) -> CallToolResult {
+async fn run(cx: &ReadContext, query: Result<LspQuery, String>) -> CallToolResult {
+    let query = match query {
+        Ok(query) => query,
+        Err(message) => return CallToolResult::error(message),
+    };
     let Some(servers) = cx.servers() else {
         return CallToolResult::error(NO_SERVERS);
     };
@@ -133,41 +255,18 @@ async fn run(cx: &ReadContext, query: LspQuery) -> CallToolResult {
     }
 }
 
-/// A position query from the tool's arguments; `Err` for the model.
-fn position_query(
-    feature: LspFeature,
-    file_path: &str,
-    line: u32,
-    character: u32,
-) -> Result<LspQuery, String> {
-    let path = file(file_path)?;
-    if line == 0 || character == 0 {
-        return Err("`line` and `character` are 1-based".to_owned());
-    }
-    Ok(LspQuery {
-        feature,
-        path: Some(path),
-        position: Some(CharPosition { line, character }),
-        query: None,
-    })
-}
-
 fn file(file_path: &str) -> Result<PathBuf, String> {
     PathInput::parse(file_path)
         .map(|p| p.path().to_path_buf())
         .ok_or_else(|| format!("`filePath` is not an absolute path or file URI: {file_path:?}"))
 }
 
-async fn at_position(
-    cx: &ReadContext,
-    feature: LspFeature,
-    file_path: &str,
-    line: u32,
-    character: u32,
-) -> CallToolResult {
-    match position_query(feature, file_path, line, character) {
-        Ok(query) => run(cx, query).await,
-        Err(message) => CallToolResult::error(message),
+/// The model's position from 1-based `line` and `character`.
+fn position(line: u32, character: u32) -> Result<CharPosition, String> {
+    match (line, character) {
+        (0, _) => Err("`line` is 1-based: the first line is 1".to_owned()),
+        (_, 0) => Err("`character` is 1-based: the first character is 1".to_owned()),
+        _ => Ok(CharPosition { line, character }),
     }
 }
 
@@ -184,18 +283,73 @@ pub struct PositionArgs {
 }
 
 impl PositionArgs {
+    fn query(&self, feature: LspFeature) -> Result<LspQuery, String> {
+        Ok(LspQuery::At {
+            feature,
+            path: file(&self.file_path)?,
+            at: position(self.line, self.character)?,
+        })
+    }
+
     async fn ask(self, cx: &ReadContext, feature: LspFeature) -> CallToolResult {
-        at_position(cx, feature, &self.file_path, self.line, self.character).await
+        run(cx, self.query(feature)).await
     }
 }
 
-/// Finds every reference to the symbol at a position, from the editor's
-/// own language server on the editor's current text (unsaved edits
-/// included). Answers `[{filePath, line, character, endLine, endCharacter,
-/// lineText}]`, 1-based, characters as Unicode scalar values.
+/// The arguments of `findReferences`: a position, or a symbol's name.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReferencesArgs {
+    /// The file's absolute path or `file://` URI
+    pub file_path: String,
+    /// The line, 1-based (with `character`; or give `symbol` instead)
+    pub line: Option<u32>,
+    /// The character in the line, 1-based, Unicode scalar values (with `line`)
+    pub character: Option<u32>,
+    /// The symbol's name in the file instead of a position: `greet`, or qualified as `Greeter.greet` or `ns::add`
+    pub symbol: Option<String>,
+}
+
+impl ReferencesArgs {
+    /// Exactly one of a position and a name; `Err` names the field.
+    fn query(&self) -> Result<LspQuery, String> {
+        let path = file(&self.file_path)?;
+        match (self.line, self.character, &self.symbol) {
+            (None, None, Some(symbol)) if symbol.trim().is_empty() => {
+                Err("`symbol` is empty: give the symbol's name".to_owned())
+            }
+            (None, None, Some(symbol)) => Ok(LspQuery::ReferencesOf {
+                path,
+                symbol: symbol.trim().to_owned(),
+            }),
+            (Some(line), Some(character), None) => Ok(LspQuery::At {
+                feature: LspFeature::References,
+                path,
+                at: position(line, character)?,
+            }),
+            (None, None, None) => {
+                Err("give `line` and `character`, or `symbol` (neither was given)".to_owned())
+            }
+            (_, _, Some(_)) => Err(
+                "give either `symbol` or `line` and `character`, not both: `symbol` names the symbol without a position"
+                    .to_owned(),
+            ),
+            (Some(_), None, None) => Err("`character` is missing (with `line`)".to_owned()),
+            (None, Some(_), None) => Err("`line` is missing (with `character`)".to_owned()),
+        }
+    }
+}
+
+/// Finds every reference to a symbol, from the editor's own language
+/// server on the editor's current text (unsaved edits included): the
+/// symbol at `line` and `character`, or the one of the file named `symbol`
+/// (`greet`, `Greeter.greet`; a name several symbols share is an error
+/// listing them, unless they have the same references). Answers
+/// `[{filePath, line, character, endLine, endCharacter, lineText}]`,
+/// 1-based, characters as Unicode scalar values.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn find_references(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
-    at.ask(cx, LspFeature::References).await
+pub async fn find_references(cx: &ReadContext, #[args] args: ReferencesArgs) -> CallToolResult {
+    run(cx, args.query()).await
 }
 
 /// Finds where the symbol at a position is defined, from the editor's own
@@ -232,18 +386,8 @@ pub async fn document_symbols(
     cx: &ReadContext,
     #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
 ) -> CallToolResult {
-    match file(&file_path) {
-        Ok(path) => {
-            let query = LspQuery {
-                feature: LspFeature::DocumentSymbols,
-                path: Some(path),
-                position: None,
-                query: None,
-            };
-            run(cx, query).await
-        }
-        Err(message) => CallToolResult::error(message),
-    }
+    let query = file(&file_path).map(|path| LspQuery::DocumentSymbols { path });
+    run(cx, query).await
 }
 
 /// Searches the workspace's symbols by name through the editor's own
@@ -254,34 +398,212 @@ pub async fn workspace_symbols(
     cx: &ReadContext,
     #[arg(description = "The name, or part of it, to search for")] query: String,
 ) -> CallToolResult {
-    let query = LspQuery {
-        feature: LspFeature::WorkspaceSymbols,
-        path: None,
-        position: None,
-        query: Some(query),
-    };
-    run(cx, query).await
+    run(cx, Ok(LspQuery::WorkspaceSymbols { query })).await
+}
+
+/// The arguments of `callHierarchy`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallHierarchyArgs {
+    /// The file's absolute path or `file://` URI
+    pub file_path: String,
+    /// The line of the function (its name, or a call of it), 1-based
+    pub line: u32,
+    /// The character in the line, 1-based (Unicode scalar values)
+    pub character: u32,
+    /// `incoming`: the functions that call it; `outgoing`: the functions it calls
+    #[schemars(schema_with = "direction_schema")]
+    pub direction: CallDirection,
+}
+
+/// `direction`'s schema: a plain `enum` of strings, which every client
+/// takes (the derived one is a `oneOf` of documented constants).
+fn direction_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["incoming", "outgoing"]})
+}
+
+/// The calls into (`incoming`) or out of (`outgoing`) the function at a
+/// position, from the editor's own language server on the editor's
+/// current text. Answers `[{name, kind, detail?, filePath, line,
+/// character, endLine, endCharacter, lineText, incoming|outgoing: [{name,
+/// kind, detail?, filePath, line, …, lineText, callSites: [{filePath,
+/// line, character, endLine, endCharacter, lineText}]}]}]`, 1-based: the
+/// function, then each caller (or callee) with where the calls are
+/// (`[]` when there is no function at the position).
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub async fn call_hierarchy(cx: &ReadContext, #[args] args: CallHierarchyArgs) -> CallToolResult {
+    run(cx, args.query()).await
+}
+
+impl CallHierarchyArgs {
+    fn query(&self) -> Result<LspQuery, String> {
+        Ok(LspQuery::Calls {
+            path: file(&self.file_path)?,
+            at: position(self.line, self.character)?,
+            direction: self.direction,
+        })
+    }
+}
+
+/// The arguments of `renamePreview`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RenameArgs {
+    /// The file's absolute path or `file://` URI
+    pub file_path: String,
+    /// The line of the symbol to rename, 1-based
+    pub line: u32,
+    /// The character in the line, 1-based (Unicode scalar values)
+    pub character: u32,
+    /// The symbol's new name
+    pub new_name: String,
+}
+
+/// What renaming the symbol at a position would change, as the editor's
+/// own language server computes it on the editor's current text; nothing
+/// is applied. Answers `{changes: [...]}` in order: `{filePath, diff}`,
+/// one unified diff per file against its current text (the editor's,
+/// else the disk's; `git apply` or `patch -p1` applies it in the
+/// workspace folder), and file operations `{operation: "create" |
+/// "rename" | "delete", filePath, newFilePath?}`. A symbol the server
+/// will not rename is an error saying why.
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub async fn rename_preview(cx: &ReadContext, #[args] args: RenameArgs) -> CallToolResult {
+    run(cx, args.query()).await
+}
+
+impl RenameArgs {
+    fn query(&self) -> Result<LspQuery, String> {
+        if self.new_name.trim().is_empty() {
+            return Err("`newName` is empty: give the new name".to_owned());
+        }
+        Ok(LspQuery::Rename {
+            path: file(&self.file_path)?,
+            at: position(self.line, self.character)?,
+            new_name: self.new_name.clone(),
+        })
+    }
+}
+
+/// The arguments of `quickFixes`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuickFixesArgs {
+    /// The file's absolute path or `file://` URI
+    pub file_path: String,
+    /// The line whose diagnostics to fix, 1-based
+    pub line: u32,
+}
+
+/// The language server's quick fixes for the diagnostics on a line (as the
+/// server published them to the editor), each with its edit as diffs;
+/// nothing is applied. Answers `{diagnostics: [{message, severity, source?,
+/// code?, line, character, endLine, endCharacter}], fixes: [{title, kind?,
+/// isPreferred?, changes: [{filePath, diff} | {operation, …}], command?,
+/// note?, error?}]}`: a fix that runs a command of the server has
+/// `command` and a `note` saying that part cannot be previewed; `error`
+/// says why its edit could not be shown.
+#[ide_mcp_runtime::mcp_tool(read_only)]
+pub async fn quick_fixes(cx: &ReadContext, #[args] args: QuickFixesArgs) -> CallToolResult {
+    run(cx, args.query()).await
+}
+
+impl QuickFixesArgs {
+    fn query(&self) -> Result<LspQuery, String> {
+        let path = file(&self.file_path)?;
+        position(self.line, 1)?;
+        Ok(LspQuery::QuickFixes {
+            path,
+            line: self.line,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn references(
+        line: Option<u32>,
+        character: Option<u32>,
+        symbol: Option<&str>,
+    ) -> Result<LspQuery, String> {
+        ReferencesArgs {
+            file_path: "/a/b.py".into(),
+            line,
+            character,
+            symbol: symbol.map(str::to_owned),
+        }
+        .query()
+    }
+
     #[test]
     fn positions_are_one_based() {
-        let query = position_query(LspFeature::Hover, "/a/b.py", 3, 1).unwrap();
-        assert_eq!(query.path.as_deref(), Some(std::path::Path::new("/a/b.py")));
+        let at = PositionArgs {
+            file_path: "/a/b.py".into(),
+            line: 3,
+            character: 1,
+        };
         assert_eq!(
-            query.position,
-            Some(CharPosition {
-                line: 3,
-                character: 1
+            at.query(LspFeature::Hover),
+            Ok(LspQuery::At {
+                feature: LspFeature::Hover,
+                path: PathBuf::from("/a/b.py"),
+                at: CharPosition {
+                    line: 3,
+                    character: 1
+                },
             })
         );
-        let error = position_query(LspFeature::Hover, "/a/b.py", 0, 1).unwrap_err();
-        assert_eq!(error, "`line` and `character` are 1-based");
-        let error = position_query(LspFeature::Hover, "b.py", 1, 1).unwrap_err();
+        assert_eq!(
+            position(0, 1).unwrap_err(),
+            "`line` is 1-based: the first line is 1"
+        );
+        assert_eq!(
+            position(1, 0).unwrap_err(),
+            "`character` is 1-based: the first character is 1"
+        );
+        let error = file("b.py").unwrap_err();
         assert!(error.contains("not an absolute path"), "{error}");
+    }
+
+    #[test]
+    fn references_take_a_position_or_a_name_and_say_which_field_is_wrong() {
+        assert_eq!(
+            references(None, None, Some(" Greeter.greet ")),
+            Ok(LspQuery::ReferencesOf {
+                path: PathBuf::from("/a/b.py"),
+                symbol: "Greeter.greet".into()
+            })
+        );
+        assert!(matches!(
+            references(Some(2), Some(3), None),
+            Ok(LspQuery::At {
+                feature: LspFeature::References,
+                ..
+            })
+        ));
+        for (line, character, symbol, message) in [
+            (
+                None,
+                None,
+                None,
+                "give `line` and `character`, or `symbol` (neither was given)",
+            ),
+            (Some(1), None, None, "`character` is missing (with `line`)"),
+            (None, Some(1), None, "`line` is missing (with `character`)"),
+            (
+                None,
+                None,
+                Some(""),
+                "`symbol` is empty: give the symbol's name",
+            ),
+        ] {
+            assert_eq!(references(line, character, symbol).unwrap_err(), message);
+        }
+        let both = references(Some(1), Some(1), Some("f")).unwrap_err();
+        assert!(both.starts_with("give either `symbol` or `line` and `character`, not both"));
+        assert!(references(Some(1), None, Some("f")).is_err());
     }
 
     #[tokio::test]
@@ -291,7 +613,7 @@ mod tests {
             line: 1,
             character: 1,
         };
-        let result = find_references(&ReadContext::empty(), at).await;
+        let result = hover(&ReadContext::empty(), at).await;
         assert_eq!(result, CallToolResult::error(NO_SERVERS));
     }
 }

@@ -139,6 +139,7 @@ mod tests {
         assert_eq!(
             first_time_names(false),
             [
+                "callHierarchy",
                 "checkDocumentDirty",
                 "documentSymbols",
                 "findReferences",
@@ -149,6 +150,8 @@ mod tests {
                 "goToDefinition",
                 "goToImplementation",
                 "hover",
+                "quickFixes",
+                "renamePreview",
                 "workspaceSymbols"
             ]
         );

@@ -34,8 +34,11 @@ struct Registrations {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Registration {
     method: String,
+    #[serde(default)]
+    register_options: Option<Value>,
 }
 
 impl Observer {
@@ -151,12 +154,18 @@ impl Observer {
                 .iter()
                 .find(|f| f.method() == registration.method)
             {
-                self.server
-                    .providers
-                    .insert(feature.capability().to_owned(), Value::Bool(true));
+                // The options say what the server does (`prepareProvider`,
+                // `resolveProvider`); a replay carries them too.
+                let options = match &registration.register_options {
+                    Some(options @ Value::Object(_)) => options.clone(),
+                    _ => Value::Bool(true),
+                };
                 self.ws
                     .servers
-                    .registered(self.stream, &registration.method);
+                    .registered(self.stream, &registration.method, &options);
+                self.server
+                    .providers
+                    .insert(feature.capability().to_owned(), options);
             }
         }
         if params

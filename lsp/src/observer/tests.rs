@@ -107,3 +107,15 @@ fn the_server_s_providers_reach_a_host_attached_early_or_late() {
             .is_err()
     );
 }
+
+/// The live LSP tools' `quickFixes` leaves out every action whose command
+/// is under the IDE's own prefix: ours all are.
+#[test]
+fn our_code_actions_are_under_the_prefix_quick_fixes_leave_out() {
+    use crate::workspace::OWN_COMMAND_PREFIX;
+    for command in
+        std::iter::once(super::SEND_SELECTION_COMMAND).chain(super::review::REVIEW_COMMANDS)
+    {
+        assert!(command.starts_with(OWN_COMMAND_PREFIX), "{command}");
+    }
+}

@@ -24,6 +24,8 @@ use tokio::sync::{broadcast, watch};
 pub(crate) use diagnostics::Diagnostics;
 pub use diagnostics::SETTLE_QUIET;
 pub(crate) use documents::Documents;
+#[cfg(test)]
+pub(crate) use live::OWN_COMMAND_PREFIX;
 pub(crate) use requests::EditorRequests;
 pub use requests::{
     EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorCan, EditorRequest, EditorRequestError,

@@ -13,7 +13,7 @@
 //! times out or is dropped (the MCP call cancelled) sends the server
 //! `$/cancelRequest`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,8 +74,9 @@ struct Route {
     queue: mpsc::Sender<Message>,
     /// The `capabilities` of its `initialize` answer (`Null` until then).
     capabilities: Value,
-    /// The methods it registered dynamically (`client/registerCapability`).
-    registered: HashSet<String>,
+    /// The methods it registered dynamically (`client/registerCapability`),
+    /// with their `registerOptions` (`true` without).
+    registered: HashMap<String, Value>,
     name: Option<String>,
     encoding: PositionEncoding,
     /// A file extension → the `languageId` the editor opened such files as.
@@ -84,10 +85,34 @@ struct Route {
 
 impl Route {
     fn provides(&self, feature: LspFeature) -> bool {
-        let provider = &self.capabilities[feature.capability()];
-        !matches!(provider, Value::Null | Value::Bool(false))
-            || self.registered.contains(feature.method())
+        provider(&self.capabilities, feature).is_some()
+            || self.registered.contains_key(feature.method())
     }
+
+    /// The capabilities as the server has them now: those it answered
+    /// `initialize` with, and those it registered since (their options).
+    fn current_capabilities(&self) -> Value {
+        let mut capabilities = match &self.capabilities {
+            Value::Object(map) => map.clone(),
+            _ => serde_json::Map::new(),
+        };
+        for feature in LspFeature::ALL {
+            if provider(&self.capabilities, feature).is_none()
+                && let Some(options) = self.registered.get(feature.method())
+            {
+                capabilities.insert(feature.capability().to_owned(), options.clone());
+            }
+        }
+        Value::Object(capabilities)
+    }
+}
+
+/// The provider of `feature` in `capabilities` (`true` or its options);
+/// `None` when absent or `false`.
+fn provider(capabilities: &Value, feature: LspFeature) -> Option<&Value> {
+    capabilities
+        .get(feature.capability())
+        .filter(|p| !matches!(p, Value::Null | Value::Bool(false)))
 }
 
 type Answer = Result<Value, String>;
@@ -115,9 +140,25 @@ pub struct ServerRoute {
     pub encoding: PositionEncoding,
     /// The `languageId` its editor opens files of this extension as.
     pub language_id: Option<String>,
+    /// Its capabilities for the live LSP tools (`initialize`'s, and those
+    /// registered since, with their options).
+    pub capabilities: Value,
 }
 
 impl ServerRoute {
+    /// The server's provider of `feature` (`true` or its options, such as
+    /// `{"prepareProvider": true}`); `None` when it does not provide it.
+    pub fn provider(&self, feature: LspFeature) -> Option<&Value> {
+        provider(&self.capabilities, feature)
+    }
+
+    /// Whether the provider of `feature` has option `option` set
+    /// (`renameProvider.prepareProvider`, `codeActionProvider.resolveProvider`).
+    pub fn provider_option(&self, feature: LspFeature, option: &str) -> bool {
+        self.provider(feature)
+            .is_some_and(|p| p[option] == Value::Bool(true))
+    }
+
     /// Sends notification `method` with `params` to the server.
     pub(crate) fn notify(&self, method: &str, params: &Value) -> bool {
         let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
@@ -196,7 +237,7 @@ impl ServerRequests {
             stream,
             queue,
             capabilities: Value::Null,
-            registered: HashSet::new(),
+            registered: HashMap::new(),
             name: None,
             encoding: PositionEncoding::default(),
             languages: HashMap::new(),
@@ -230,10 +271,11 @@ impl ServerRequests {
         });
     }
 
-    /// The server of `stream` registered `method` dynamically.
-    pub(crate) fn registered(&self, stream: StreamId, method: &str) {
+    /// The server of `stream` registered `method` dynamically, with
+    /// `options` (its `registerOptions`, `true` without).
+    pub(crate) fn registered(&self, stream: StreamId, method: &str, options: &Value) {
         self.with_route(stream, |route| {
-            route.registered.insert(method.to_owned());
+            route.registered.insert(method.to_owned(), options.clone());
         });
     }
 
@@ -299,6 +341,7 @@ impl ServerRequests {
             name: route.name.clone(),
             encoding: route.encoding,
             language_id: extension.and_then(|e| route.languages.get(e).cloned()),
+            capabilities: route.current_capabilities(),
         }
     }
 
@@ -434,7 +477,19 @@ mod tests {
             .route_for(Path::new("/w/x.py"), &[a], LspFeature::Hover)
             .unwrap();
         assert_eq!(route.stream, a);
-        requests.registered(a, "textDocument/references");
+        requests.registered(
+            a,
+            "textDocument/references",
+            &json!({"documentSelector": null}),
+        );
+        let route = requests
+            .route_for(Path::new("/w/x.py"), &[a], LspFeature::References)
+            .unwrap();
+        assert_eq!(
+            route.provider(LspFeature::References),
+            Some(&json!({"documentSelector": null}))
+        );
+        assert_eq!(route.provider(LspFeature::Definition), None);
         assert_eq!(
             requests
                 .routes_providing(LspFeature::References)

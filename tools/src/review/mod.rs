@@ -6,6 +6,8 @@
 //! reject each, and answers with [`compose`]: the old text with the accepted
 //! hunks applied. The CLI writes that text itself.
 //!
+//! The live LSP tools show a server's edits as a [`unified_diff`].
+//!
 //! Pure functions of their arguments: no I/O, no state.
 //!
 //! ```
@@ -27,9 +29,11 @@
 mod compose;
 mod hunks;
 mod lines;
+mod unified;
 
 pub use compose::compose;
 pub use hunks::{Hunk, hunks};
+pub use unified::{CONTEXT_LINES, unified_diff};
 
 #[cfg(test)]
 mod tests;

@@ -1,40 +1,18 @@
-//! The live LSP tools over the editor's own servers: the workspace as the
-//! tools' [`LanguageServers`].
-//!
-//! A question goes to the server of a stream that has the file open, else
-//! of one whose editor opened files of its language
-//! ([`ServerRequests::route_for`](super::servers::ServerRequests)); the
-//! server must provide the feature. Positions go from the model's count
-//! (1-based, Unicode scalar values) to the server's encoding through the
-//! document's text (the editor's, unsaved edits included, else the file's),
-//! and back for every location, which comes with its line's text. A file
-//! the server does not have open is opened on it for the question (text
-//! from disk) and closed after, through the proxy only: neither the editor
-//! nor the host's observer sees it.
+//! Positions between the model's count and the server's, and the server's
+//! answers (locations, symbols, hovers) as the model reads them, each with
+//! its line's text.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use ide_mcp_tools::{BufferStore, CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery};
+use ide_mcp_tools::CharPosition;
 use lsp_types::Position;
 use ropey::Rope;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::LspWorkspace;
-use super::servers::{NoRoute, ServerRequests, ServerRoute};
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
-use crate::uri::{encoded_file_uri, uri_path};
-
-/// The workspace's servers, for the tools' [`ReadContext`](ide_mcp_tools::ReadContext).
-pub(crate) struct Live(pub(crate) Arc<LspWorkspace>);
-
-impl LanguageServers for Live {
-    fn ask(&self, query: LspQuery) -> LspFuture {
-        let ws = Arc::clone(&self.0);
-        Box::pin(async move { ws.ask(query).await })
-    }
-}
+use crate::uri::uri_path;
+use crate::workspace::LspWorkspace;
 
 /// The position of `at` (the model's) in `text`, counted in `encoding`.
 pub(crate) fn to_server(text: &Rope, at: CharPosition, encoding: PositionEncoding) -> Position {
@@ -63,25 +41,41 @@ pub(crate) fn from_server(
 }
 
 /// The text of line `line` (0-based) without its line break.
-fn line_text(text: &Rope, line: u32) -> Option<String> {
+pub(super) fn line_text(text: &Rope, line: u32) -> Option<String> {
     let line = text.get_line(line as usize)?;
     let line = line.to_string();
     Some(line.trim_end_matches(['\n', '\r']).to_owned())
 }
 
-fn position_of(value: &Value) -> Option<Position> {
+pub(super) fn position_of(value: &Value) -> Option<Position> {
     serde_json::from_value(value.clone()).ok()
 }
 
 /// Texts of the files results name: the editor's when open, else the
 /// file's; read once per file.
-struct Texts<'a> {
+pub(super) struct Texts<'a> {
     ws: &'a LspWorkspace,
     read: HashMap<PathBuf, Option<Rope>>,
 }
 
-impl Texts<'_> {
-    fn of(&mut self, path: &Path) -> Option<&Rope> {
+impl<'a> Texts<'a> {
+    /// No text read yet.
+    pub(super) fn new(ws: &'a LspWorkspace) -> Self {
+        Self {
+            ws,
+            read: HashMap::new(),
+        }
+    }
+
+    /// With `text` as `path`'s (the text a question was asked on).
+    pub(super) fn with(mut self, path: &Path, text: Rope) -> Self {
+        self.read.insert(path.to_path_buf(), Some(text));
+        self
+    }
+
+    /// The text of `path` (the editor's when open, else the file's), read
+    /// once.
+    pub(super) fn of(&mut self, path: &Path) -> Option<&Rope> {
         self.read
             .entry(path.to_path_buf())
             .or_insert_with(|| self.ws.text_of(path))
@@ -90,7 +84,7 @@ impl Texts<'_> {
 
     /// The model's range of a server's `range` in `path`, with the text of
     /// its first line, as members of an object.
-    fn range(
+    pub(super) fn range(
         &mut self,
         path: &Path,
         range: &Value,
@@ -116,7 +110,7 @@ impl Texts<'_> {
     }
 
     /// A `Location` or `LocationLink` as the model's location.
-    fn location(&mut self, item: &Value, encoding: PositionEncoding) -> Option<Value> {
+    pub(super) fn location(&mut self, item: &Value, encoding: PositionEncoding) -> Option<Value> {
         let uri = item["uri"]
             .as_str()
             .or_else(|| item["targetUri"].as_str())?;
@@ -138,7 +132,7 @@ impl Texts<'_> {
 
     /// A definition or references answer (`null`, one location, or a list
     /// of locations or links) as a list of locations.
-    fn locations(&mut self, result: &Value, encoding: PositionEncoding) -> Value {
+    pub(super) fn locations(&mut self, result: &Value, encoding: PositionEncoding) -> Value {
         let items: Vec<&Value> = match result {
             Value::Array(items) => items.iter().collect(),
             Value::Null => Vec::new(),
@@ -151,7 +145,12 @@ impl Texts<'_> {
     }
 
     /// A symbol (`DocumentSymbol`, `SymbolInformation`, `WorkspaceSymbol`).
-    fn symbol(&mut self, path: Option<&Path>, item: &Value, encoding: PositionEncoding) -> Value {
+    pub(super) fn symbol(
+        &mut self,
+        path: Option<&Path>,
+        item: &Value,
+        encoding: PositionEncoding,
+    ) -> Value {
         let mut out = Map::new();
         out.insert("name".into(), item["name"].clone());
         out.insert(
@@ -192,7 +191,7 @@ impl Texts<'_> {
 }
 
 /// The name of an LSP `SymbolKind`.
-fn symbol_kind(kind: u64) -> &'static str {
+pub(super) fn symbol_kind(kind: u64) -> &'static str {
     const KINDS: [&str; 26] = [
         "File",
         "Module",
@@ -231,7 +230,7 @@ fn symbol_kind(kind: u64) -> &'static str {
 
 /// A hover's `contents` as one text: `MarkupContent`, a `MarkedString` or
 /// a list of them.
-fn hover_text(contents: &Value) -> Value {
+pub(super) fn hover_text(contents: &Value) -> Value {
     fn one(item: &Value) -> Option<String> {
         match item {
             Value::String(text) => Some(text.clone()),
@@ -254,177 +253,10 @@ fn hover_text(contents: &Value) -> Value {
     }
 }
 
-/// The message for the model when no route was found.
-fn no_route(error: NoRoute, path: &Path, feature: LspFeature) -> String {
-    match error {
-        NoRoute::NoServer => format!(
-            "no language server of the editor's handles {}: open a file of its language in the editor first",
-            path.display()
-        ),
-        NoRoute::Unsupported(Some(name)) => format!(
-            "the language server for {} ({name}) does not provide {}",
-            path.display(),
-            feature.what()
-        ),
-        NoRoute::Unsupported(None) => format!(
-            "the language server for {} does not provide {}",
-            path.display(),
-            feature.what()
-        ),
-    }
-}
-
-/// A document the IDE opened on a server for a question: closed when the
-/// last question using it is done (dropped, answered or not).
-struct OpenedForUs {
-    servers: Arc<ServerRequests>,
-    route: ServerRoute,
-    path: PathBuf,
-    uri: String,
-}
-
-impl Drop for OpenedForUs {
-    fn drop(&mut self) {
-        if self.servers.release_open(self.route.stream, &self.path) {
-            let params = json!({"textDocument": {"uri": self.uri}});
-            self.route.notify("textDocument/didClose", &params);
-        }
-    }
-}
-
-impl LspWorkspace {
-    /// The text of `path`: the editor's when open, else the file's.
-    pub(crate) fn text_of(&self, path: &Path) -> Option<Rope> {
-        match self.handle_for_path(path) {
-            Some(handle) => Some(handle.snapshot().text.clone()),
-            None => std::fs::read_to_string(path).ok().map(Rope::from),
-        }
-    }
-
-    /// Opens `path` on `route`'s server unless its editor has it open there.
-    fn open_for_us(
-        &self,
-        route: &ServerRoute,
-        path: &Path,
-        uri: &str,
-        text: &Rope,
-    ) -> Result<Option<OpenedForUs>, String> {
-        if self.documents.openers(path).contains(&route.stream) {
-            return Ok(None);
-        }
-        let opened = OpenedForUs {
-            servers: Arc::clone(&self.servers),
-            route: route.clone(),
-            path: path.to_path_buf(),
-            uri: uri.to_owned(),
-        };
-        if self.servers.hold_open(route.stream, path) {
-            let params = json!({"textDocument": {
-                "uri": uri,
-                "languageId": route.language_id.as_deref().unwrap_or_default(),
-                "version": 0,
-                "text": text.to_string(),
-            }});
-            if !route.notify("textDocument/didOpen", &params) {
-                return Err("the document could not be opened on the language server".into());
-            }
-        }
-        Ok(Some(opened))
-    }
-
-    async fn ask(&self, query: LspQuery) -> Result<Value, String> {
-        let feature = query.feature;
-        if feature == LspFeature::WorkspaceSymbols {
-            return self
-                .workspace_symbols(query.query.as_deref().unwrap_or_default())
-                .await;
-        }
-        let path = query.path.ok_or("no `filePath`")?;
-        let route = self
-            .servers
-            .route_for(&path, &self.documents.openers(&path), feature)
-            .map_err(|error| no_route(error, &path, feature))?;
-        let text = self
-            .text_of(&path)
-            .ok_or_else(|| format!("cannot read {}", path.display()))?;
-        let uri = encoded_file_uri(&path);
-        let mut params = json!({"textDocument": {"uri": uri}});
-        if let Some(at) = query.position {
-            params["position"] = json!(to_server(&text, at, route.encoding));
-        }
-        if feature == LspFeature::References {
-            params["context"] = json!({"includeDeclaration": true});
-        }
-        let opened = self.open_for_us(&route, &path, &uri, &text)?;
-        let answer = self.servers.send(&route, feature.method(), &params).await;
-        drop(opened);
-        let result = answer.map_err(|error| error.to_string())?;
-        let mut texts = Texts {
-            ws: self,
-            read: HashMap::from([(path.clone(), Some(text))]),
-        };
-        Ok(match feature {
-            LspFeature::Hover if result.is_null() => Value::Null,
-            LspFeature::Hover => {
-                let mut out = Map::new();
-                out.insert("contents".into(), hover_text(&result["contents"]));
-                if result["range"].is_object() {
-                    out.extend(texts.range(&path, &result["range"], route.encoding));
-                }
-                Value::Object(out)
-            }
-            LspFeature::DocumentSymbols => result.as_array().map_or_else(
-                || Value::Array(Vec::new()),
-                |symbols| {
-                    symbols
-                        .iter()
-                        .map(|s| texts.symbol(Some(&path), s, route.encoding))
-                        .collect()
-                },
-            ),
-            _ => texts.locations(&result, route.encoding),
-        })
-    }
-
-    /// `workspace/symbol` of every server that provides it, merged.
-    async fn workspace_symbols(&self, query: &str) -> Result<Value, String> {
-        let routes = self.servers.routes_providing(LspFeature::WorkspaceSymbols);
-        if routes.is_empty() {
-            return Err("no language server of the editor's provides workspace symbols".into());
-        }
-        let params = json!({"query": query});
-        let asked = routes.iter().map(|route| {
-            self.servers
-                .send(route, LspFeature::WorkspaceSymbols.method(), &params)
-        });
-        // Concurrently: a slow server costs its own time, not the sum.
-        let answers = futures_util::future::join_all(asked).await;
-        let mut texts = Texts {
-            ws: self,
-            read: HashMap::new(),
-        };
-        let mut symbols = Vec::new();
-        let mut errors = Vec::new();
-        for (route, answer) in routes.iter().zip(answers) {
-            match answer {
-                Ok(Value::Array(found)) => {
-                    symbols.extend(found.iter().map(|s| texts.symbol(None, s, route.encoding)));
-                }
-                Ok(_) => {}
-                Err(error) => errors.push(error.to_string()),
-            }
-        }
-        if symbols.is_empty()
-            && let Some(error) = errors.into_iter().next()
-        {
-            return Err(error);
-        }
-        Ok(Value::Array(symbols))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -533,22 +365,6 @@ mod tests {
         assert_eq!(
             hover_text(&json!(["a", {"language": "python", "value": "x: int"}])),
             json!("a\n\n```python\nx: int\n```")
-        );
-    }
-
-    #[test]
-    fn refusals_name_the_file_and_the_server() {
-        let path = Path::new("/w/a.c");
-        assert_eq!(
-            no_route(
-                NoRoute::Unsupported(Some("clangd".into())),
-                path,
-                LspFeature::References
-            ),
-            "the language server for /w/a.c (clangd) does not provide references"
-        );
-        assert!(
-            no_route(NoRoute::NoServer, path, LspFeature::Hover).starts_with("no language server")
         );
     }
 }
