@@ -243,19 +243,13 @@ pub fn uri_position(data: &[u8]) {
     );
 }
 
-/// The LSP position of a char offset by a linear walk: lines end at `\n`,
-/// `\r\n` and `\r`; characters count UTF-16 code units.
+/// The reference LSP position of a char offset (UTF-16), by a linear walk.
 fn reference_position(chars: &[char], idx: usize) -> Position {
-    let (mut line, mut character) = (0u32, 0u32);
-    for (i, &c) in chars.iter().enumerate().take(idx) {
-        if c == '\n' || (c == '\r' && chars.get(i + 1) != Some(&'\n')) {
-            line += 1;
-            character = 0;
-        } else {
-            // A `\r` before `\n` still counts: the offset between them is past it.
-            character += c.len_utf16() as u32;
-        }
-    }
+    let (line, character) = ide_mcp_test_support::position::position(
+        chars,
+        idx,
+        ide_mcp_test_support::position::Units::Utf16,
+    );
     Position::new(line, character)
 }
 

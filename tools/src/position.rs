@@ -198,54 +198,17 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The LSP reference: a linear walk over the chars.
+    use ide_mcp_test_support::position::{self as reference, Units};
+
+    /// The reference position of a char offset (UTF-16, as the tools count).
     fn naive_position(chars: &[char], char_idx: usize) -> Position {
-        let (mut line, mut character) = (0, 0);
-        for (i, &c) in chars.iter().enumerate().take(char_idx) {
-            if c == '\n' || (c == '\r' && chars.get(i + 1) != Some(&'\n')) {
-                line += 1;
-                character = 0;
-            } else {
-                character += c.len_utf16() as u32;
-            }
-        }
+        let (line, character) = reference::position(chars, char_idx, Units::Utf16);
         Position::new(line, character)
     }
 
+    /// The reference char offset of a position (UTF-16).
     fn naive_offset(chars: &[char], position: Position) -> usize {
-        // Split into lines: (start offset, content length in chars).
-        let mut lines = vec![];
-        let mut start = 0;
-        let mut i = 0;
-        while i < chars.len() {
-            match chars[i] {
-                '\r' if chars.get(i + 1) == Some(&'\n') => {
-                    lines.push((start, i - start));
-                    i += 2;
-                    start = i;
-                }
-                '\n' | '\r' => {
-                    lines.push((start, i - start));
-                    i += 1;
-                    start = i;
-                }
-                _ => i += 1,
-            }
-        }
-        lines.push((start, chars.len() - start));
-        let Some(&(start, len)) = lines.get(position.line as usize) else {
-            return chars.len();
-        };
-        let mut units = 0;
-        let mut offset = start;
-        for &c in &chars[start..start + len] {
-            units += c.len_utf16() as u32;
-            if units > position.character {
-                break;
-            }
-            offset += 1;
-        }
-        offset
+        reference::offset(chars, position.line, position.character, Units::Utf16)
     }
 
     fn text() -> impl Strategy<Value = String> {

@@ -1,3 +1,4 @@
+use ide_mcp_test_support::position::{self as reference, Units};
 use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
 use proptest::prelude::*;
 use ropey::Rope;
@@ -10,50 +11,14 @@ const ENCODINGS: [PositionEncoding; 3] = [
     PositionEncoding::Utf32,
 ];
 
-fn width(c: char, encoding: PositionEncoding) -> usize {
-    match encoding {
-        PositionEncoding::Utf8 => c.len_utf8(),
-        PositionEncoding::Utf16 => c.len_utf16(),
-        PositionEncoding::Utf32 => 1,
-    }
-}
-
-/// The reference: LSP lines of a char vector as (start, content length).
-fn naive_lines(chars: &[char]) -> Vec<(usize, usize)> {
-    let (mut lines, mut start, mut i) = (vec![], 0, 0);
-    while i < chars.len() {
-        let step = match chars[i] {
-            '\r' if chars.get(i + 1) == Some(&'\n') => 2,
-            '\n' | '\r' => 1,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        lines.push((start, i - start));
-        i += step;
-        start = i;
-    }
-    lines.push((start, chars.len() - start));
-    lines
-}
-
-/// The reference offset of `position`, by a linear walk.
+/// The reference char offset of `position`, by a linear walk.
 fn naive_offset(chars: &[char], position: Position, encoding: PositionEncoding) -> usize {
-    let lines = naive_lines(chars);
-    let Some(&(start, len)) = lines.get(position.line as usize) else {
-        return chars.len();
+    let units = match encoding {
+        PositionEncoding::Utf8 => Units::Utf8,
+        PositionEncoding::Utf16 => Units::Utf16,
+        PositionEncoding::Utf32 => Units::Utf32,
     };
-    let mut units = 0;
-    let mut offset = start;
-    for &c in &chars[start..start + len] {
-        units += width(c, encoding);
-        if units > position.character as usize {
-            break;
-        }
-        offset += 1;
-    }
-    offset
+    reference::offset(chars, position.line, position.character, units)
 }
 
 fn naive_apply(
