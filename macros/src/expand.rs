@@ -196,20 +196,69 @@ fn wire_names(tool: &Tool) -> Vec<&str> {
     tool.args().map(|(_, arg)| arg.wire_name.as_str()).collect()
 }
 
-/// `fn __call(call, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
-///
-/// Every parameter goes through two steps: `early`, before the call, decodes
-/// the arguments (a spawned tool cannot keep borrowing them), and `late`,
-/// when the tool runs, takes the extractors from the call.
-fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
-    let (name, _) = tool.name();
-    let cx = ident("__call");
-    let args = ident("__args");
-    let out = ident("__out");
-    let fields = ident("__fields");
-    let ret = ident("__ret");
-    let func = &tool.ident;
+/// The names the shim's parts share.
+struct ShimNames {
+    cx: Ident,
+    args: Ident,
+    out: Ident,
+    fields: Ident,
+    ret: Ident,
+}
 
+impl ShimNames {
+    fn new() -> Self {
+        Self {
+            cx: ident("__call"),
+            args: ident("__args"),
+            out: ident("__out"),
+            fields: ident("__fields"),
+            ret: ident("__ret"),
+        }
+    }
+}
+
+/// A parameter's two steps: `early`, before the call, decodes the
+/// arguments (a spawned tool cannot keep borrowing them), and `late`, when
+/// the tool runs, takes the extractors from the call.
+struct Steps {
+    /// The statements decoding every parameter (and the arguments object).
+    early: Vec<TokenStream>,
+    /// Each parameter's local and the expression that takes its value.
+    lates: Vec<(Ident, TokenStream)>,
+}
+
+/// `fn __call(call, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
+fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
+    let names = ShimNames::new();
+    let steps = steps(tool, p, &names);
+    let body = if tool.is_async {
+        async_body(tool, p, &names, steps)
+    } else {
+        sync_body(tool, p, &names, steps)
+    };
+    let ShimNames { cx, args, out, .. } = &names;
+    let shim = ident("__shim");
+    quote! {
+        fn #shim(
+            #cx: &#p::Call<'_>,
+            #args: ::core::option::Option<#p::Arguments<'_>>,
+            #out: &mut #p::ResultOut<'_>,
+        ) -> ::core::option::Option<#p::ToolFuture> {
+            #body
+        }
+    }
+}
+
+/// Each parameter's [`Steps`], in order.
+fn steps(tool: &Tool, p: &TokenStream, names: &ShimNames) -> Steps {
+    let (name, _) = tool.name();
+    let ShimNames {
+        cx,
+        args,
+        out,
+        fields,
+        ..
+    } = names;
     let mut early = Vec::new();
     let wire_names = wire_names(tool);
     if !wire_names.is_empty() && tool.args_param().is_none() {
@@ -219,7 +268,6 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
     }
     let mut slot = 0_usize;
     let mut lates = Vec::new();
-    let mut call_args = Vec::new();
     for (i, param) in tool.params.iter().enumerate() {
         let local = format_ident!("__param{}", i, span = Span::mixed_site());
         let source = param_source(tool, param, p);
@@ -245,55 +293,58 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
         };
         early.push(quote!(let #local = #decode?;));
         let late = Ident::new("late", span);
-        lates.push((local.clone(), quote!(#source.#late(#local, &#cx))));
-        call_args.push(local);
+        let take = quote!(#source.#late(#local, &#cx));
+        lates.push((local, take));
     }
+    Steps { early, lates }
+}
 
-    let body = if tool.is_async {
-        let owned = ident("__owned");
-        let takes = lates.iter().map(|(local, late)| {
-            quote! {
-                let #local = match #p::reply_rejected(#late) {
-                    ::core::result::Result::Ok(value) => value,
-                    ::core::result::Result::Err(reply) => return reply,
-                };
-            }
-        });
-        // The value is written when the runtime asks: into the response
-        // itself when the future was ready at once.
-        let write = write_result(tool, p, &ret, &out.to_token_stream());
+/// An async tool's shim body: decoded now, run in a future that owns the
+/// call, its value written when the runtime asks (into the response itself
+/// when the future was ready at once).
+fn async_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> TokenStream {
+    let ShimNames { cx, out, ret, .. } = names;
+    let func = &tool.ident;
+    let owned = ident("__owned");
+    let Steps { early, lates } = steps;
+    let call_args = lates.iter().map(|(local, _)| local);
+    let takes = lates.iter().map(|(local, late)| {
         quote! {
-            #(#early)*
-            let #owned = #p::Call::to_owned(#cx);
-            ::core::option::Option::Some(#p::boxed_future(async move {
-                let #cx = #p::OwnedCall::as_call(&#owned);
-                #(#takes)*
-                let #ret = #func(#(#call_args),*).await;
-                #p::reply(move |#out: &mut #p::ResultOut<'_>| #write)
-            }))
+            let #local = match #p::reply_rejected(#late) {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(reply) => return reply,
+            };
         }
-    } else {
-        let takes = lates
-            .iter()
-            .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
-        let write = write_result(tool, p, &ret, &out.to_token_stream());
-        quote! {
-            #(#early)*
-            #(#takes)*
-            let #ret = #func(#(#call_args),*);
-            #write
-            ::core::option::Option::None
-        }
-    };
-    let shim = ident("__shim");
+    });
+    let write = write_result(tool, p, ret, &out.to_token_stream());
     quote! {
-        fn #shim(
-            #cx: &#p::Call<'_>,
-            #args: ::core::option::Option<#p::Arguments<'_>>,
-            #out: &mut #p::ResultOut<'_>,
-        ) -> ::core::option::Option<#p::ToolFuture> {
-            #body
-        }
+        #(#early)*
+        let #owned = #p::Call::to_owned(#cx);
+        ::core::option::Option::Some(#p::boxed_future(async move {
+            let #cx = #p::OwnedCall::as_call(&#owned);
+            #(#takes)*
+            let #ret = #func(#(#call_args),*).await;
+            #p::reply(move |#out: &mut #p::ResultOut<'_>| #write)
+        }))
+    }
+}
+
+/// A sync tool's shim body: decoded, run and written in place.
+fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> TokenStream {
+    let ShimNames { out, ret, .. } = names;
+    let func = &tool.ident;
+    let Steps { early, lates } = steps;
+    let call_args = lates.iter().map(|(local, _)| local);
+    let takes = lates
+        .iter()
+        .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
+    let write = write_result(tool, p, ret, &out.to_token_stream());
+    quote! {
+        #(#early)*
+        #(#takes)*
+        let #ret = #func(#(#call_args),*);
+        #write
+        ::core::option::Option::None
     }
 }
 

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::HostOptions;
 use super::feed::feed;
-use super::place::Place;
+use super::place::{Held, HostKey, Place};
 use super::review::Reviews;
 use super::serve::{push_events, server};
 use crate::workspace::LspWorkspace;
@@ -59,18 +59,7 @@ pub async fn serve(
     let reloading = options
         .reload
         .then(|| super::reload::spawn(Arc::clone(&ws)));
-    let handle = server
-        .serve_ws(WsOptions {
-            workspace_folders: key
-                .folders()
-                .iter()
-                .map(|folder| folder.to_string_lossy().into_owned())
-                .collect(),
-            ide_name: options.ide_name.clone(),
-            config_dir: Some(key.config_dir().to_path_buf()),
-            ..WsOptions::default()
-        })
-        .await?;
+    let handle = server.serve_ws(ws_options(options, &key)).await?;
     tracing::info!(
         port = handle.port(),
         lockfile = ?handle.lockfile_path(),
@@ -78,10 +67,50 @@ pub async fn serve(
         "serving the IDE"
     );
     let mut proxies = JoinSet::new();
-    let linger = tokio::time::sleep(options.linger.max(FIRST_ATTACH));
-    tokio::pin!(linger, stop);
+    let ending = take_proxies(&held, &ws, &reviews, &mut proxies, options.linger, stop).await;
+    tracing::info!(?ending, "the host ends");
+    // Dropped on time-out: the lockfile goes with the handle.
+    let _ = tokio::time::timeout(CLOSE_GRACE, handle.shutdown()).await;
+    pushing.abort();
+    reviewing.abort();
+    if let Some(reloading) = reloading {
+        reloading.abort();
+    }
+    proxies.shutdown().await;
+    reviews.editors_changed(false);
+    drop(held);
+    Ok(ending)
+}
+
+/// The IDE's WebSocket: the key's folders and config dir, the IDE's name.
+fn ws_options(options: &HostOptions, key: &HostKey) -> WsOptions {
+    WsOptions {
+        workspace_folders: key
+            .folders()
+            .iter()
+            .map(|folder| folder.to_string_lossy().into_owned())
+            .collect(),
+        ide_name: options.ide_name.clone(),
+        config_dir: Some(key.config_dir().to_path_buf()),
+        ..WsOptions::default()
+    }
+}
+
+/// Takes proxies in on `held`'s socket, each fed into `ws` in `proxies`,
+/// until no proxy has been attached for `linger` (at first, for at least
+/// [`FIRST_ATTACH`]) or `stop` resolves.
+async fn take_proxies(
+    held: &Held,
+    ws: &Arc<LspWorkspace>,
+    reviews: &Reviews,
+    proxies: &mut JoinSet<()>,
+    linger: Duration,
+    stop: impl Future<Output = ()>,
+) -> Ending {
+    let wait = tokio::time::sleep(linger.max(FIRST_ATTACH));
+    tokio::pin!(wait, stop);
     let mut lingering = true;
-    let ending = loop {
+    loop {
         tokio::select! {
             accepted = held.listener().accept() => match accepted {
                 Ok((stream, _)) => {
@@ -100,25 +129,13 @@ pub async fn serve(
                 tracing::info!(attached = proxies.len(), "a proxy detached");
                 reviews.editors_changed(!proxies.is_empty());
                 if proxies.is_empty() {
-                    linger.as_mut().reset(Instant::now() + options.linger);
+                    wait.as_mut().reset(Instant::now() + linger);
                     lingering = true;
-                    tracing::info!(linger_s = options.linger.as_secs_f64(), "no editor left; lingering");
+                    tracing::info!(linger_s = linger.as_secs_f64(), "no editor left; lingering");
                 }
             }
-            () = &mut linger, if lingering => break Ending::Lingered,
-            () = &mut stop => break Ending::Stopped,
+            () = &mut wait, if lingering => return Ending::Lingered,
+            () = &mut stop => return Ending::Stopped,
         }
-    };
-    tracing::info!(?ending, "the host ends");
-    // Dropped on time-out: the lockfile goes with the handle.
-    let _ = tokio::time::timeout(CLOSE_GRACE, handle.shutdown()).await;
-    pushing.abort();
-    reviewing.abort();
-    if let Some(reloading) = reloading {
-        reloading.abort();
     }
-    proxies.shutdown().await;
-    reviews.editors_changed(false);
-    drop(held);
-    Ok(ending)
 }
