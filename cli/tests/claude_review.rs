@@ -14,11 +14,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::lsp::Place;
-use common::model::{EDIT_ID, ModelStandIn, Script, tool_results};
+use common::model::{ModelStandIn, Script, ToolCall, tool_results};
 use common::neovim::Neovim;
 use common::tmux::Terminal;
 use serde_json::{Value, json};
@@ -32,11 +31,14 @@ const NEW_STRING: &str =
 /// The first hunk accepted, the second rejected.
 const CHOSEN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return value;\n}\n";
 
+/// The id of the scripted `Read` call.
+const READ_ID: &str = "toolu_stand_in_read";
+/// The id of the scripted `Edit` call.
+const EDIT_ID: &str = "toolu_stand_in_edit";
+
 /// What the user types; the stand-in recognises its conversation by it.
 const PROMPT: &str = "Comment add() and call it with 2 and 3 in main.c";
 const LAST_WORDS: &str = "The review is over.";
-/// A key of the API's shape; only the stand-in ever sees it.
-const API_KEY: &str = "sk-ant-api03-ide-mcp-stand-in-0000-0123456789abcdefghij";
 
 /// The whole test, start to end.
 const TOTAL: Duration = Duration::from_mins(2);
@@ -112,68 +114,39 @@ fn claude_s_edit_is_reviewed_in_neovim_and_the_cli_writes_the_chosen_hunks() {
     place.wait_all_gone(deadline.left());
 }
 
+/// The model reads `file` (the CLI refuses an edit of a file not read in
+/// the conversation), then edits it with the CLI's `Edit` tool.
 fn script(file: &Path) -> Script {
     Script {
         prompt: PROMPT.to_owned(),
-        file: file.to_str().unwrap().to_owned(),
-        old_string: OLD_STRING.to_owned(),
-        new_string: NEW_STRING.to_owned(),
+        calls: vec![
+            ToolCall {
+                id: READ_ID,
+                name: "Read".to_owned(),
+                input: json!({"file_path": file}),
+            },
+            ToolCall {
+                id: EDIT_ID,
+                name: "Edit".to_owned(),
+                input: json!({"file_path": file, "old_string": OLD_STRING,
+                    "new_string": NEW_STRING}),
+            },
+        ],
         last_words: LAST_WORDS.to_owned(),
     }
 }
 
-/// `claude --permission-mode default` in a 200×50 terminal in the
-/// workspace, with its configuration in `place`'s (where the host wrote its
-/// lockfile), the stand-in as its API and our host as its IDE
-/// (`CLAUDE_CODE_SSE_PORT`), past its first-run dialogs, with no traffic
-/// other than the stand-in's.
+/// `claude --permission-mode default` in the workspace, past its
+/// first-run dialogs, with the stand-in as its API and our host as its IDE.
 fn start_claude(place: &Place, model: &ModelStandIn, ide_port: u16) -> Terminal {
-    let config = place.config();
-    write_cli_config(&config, &place.workspace);
-    let home = place.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    Terminal::start(
-        &place.dir.path().join("tmux"),
-        &place.workspace,
-        (200, 50),
-        &["claude", "--permission-mode", "default"],
-        |command: &mut Command| {
-            // Nothing of a CLI or API account the test runs under.
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy();
-                if name.starts_with("CLAUDE") || name.starts_with("ANTHROPIC") || name == "CI" {
-                    command.env_remove(&*name);
-                }
-            }
-            command
-                .env("HOME", &home)
-                .env("CLAUDE_CONFIG_DIR", &config)
-                .env(
-                    "ANTHROPIC_BASE_URL",
-                    format!("http://127.0.0.1:{}", model.port),
-                )
-                .env("ANTHROPIC_API_KEY", API_KEY)
-                .env("CLAUDE_CODE_SSE_PORT", ide_port.to_string())
-                .env("DISABLE_AUTOUPDATER", "1")
-                .env("DISABLE_TELEMETRY", "1")
-                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-        },
+    common::claude::write_config(&place.config(), &place.workspace);
+    common::claude::start(
+        place,
+        model,
+        ide_port,
+        &["--permission-mode", "default"],
+        |_| {},
     )
-}
-
-/// The CLI's global configuration (`$CLAUDE_CONFIG_DIR/.claude.json`) with
-/// its first-run questions answered: onboarding done (no theme picker),
-/// `ANTHROPIC_API_KEY` approved (the CLI records a key by its last 20
-/// characters) and the workspace trusted.
-fn write_cli_config(config: &Path, workspace: &Path) {
-    let approved = &API_KEY[API_KEY.len() - 20..];
-    let settings = json!({
-        "hasCompletedOnboarding": true,
-        "customApiKeyResponses": {"approved": [approved], "rejected": []},
-        "projects": {workspace.to_str().unwrap(): {"hasTrustDialogAccepted": true}},
-    });
-    std::fs::create_dir_all(config).unwrap();
-    std::fs::write(config.join(".claude.json"), settings.to_string()).unwrap();
 }
 
 fn wait_for_file(path: &Path, expected: &str, deadline: &Deadline, claude: &Terminal) {

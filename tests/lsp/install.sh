@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
 # Neovim, Emacs with eglot, clangd, tmux and patch (Debian), pyright and Claude
-# Code's `claude` CLI (npm; cli/tests/claude_review.rs runs it in tmux).
+# Code's `claude` CLI (npm; cli/tests/claude_review.rs and claude_bridge.rs run it in tmux).
 #
 #   bash tests/lsp/install.sh
 #

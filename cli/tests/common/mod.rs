@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub(crate) mod claude;
 pub(crate) mod emacs;
 pub(crate) mod ide;
 pub(crate) mod lsp;

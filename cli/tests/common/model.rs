@@ -1,7 +1,8 @@
 //! A stand-in of the Anthropic Messages API on loopback, playing a scripted
 //! model for the real `claude` CLI (pointed at it by `ANTHROPIC_BASE_URL`):
-//! asked for the scripted prompt, it reads a file, then edits it, then says
-//! a last sentence. Every request is recorded for the test to inspect.
+//! asked for the scripted prompt, it calls the script's tools one after the
+//! other (reads a file, then edits it; or a tool of an MCP server), then
+//! says a last sentence. Every request is recorded for the test to inspect.
 //!
 //! Speaks what CLI 2.1.332 asks of it: `POST /v1/messages` (streamed as
 //! server-sent events when `stream` is true, else one JSON message) and
@@ -22,21 +23,21 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
-/// What the model does when the user's prompt contains `prompt`: reads
-/// `file`, replaces `old_string` by `new_string` in it with the CLI's
-/// `Edit` tool, then answers `last_words`.
+/// What the model does when the user's prompt contains `prompt`: makes
+/// `calls`, one per answer, each once the result of the one before is in,
+/// then answers `last_words`.
 pub(crate) struct Script {
     pub(crate) prompt: String,
-    pub(crate) file: String,
-    pub(crate) old_string: String,
-    pub(crate) new_string: String,
+    pub(crate) calls: Vec<ToolCall>,
     pub(crate) last_words: String,
 }
 
-/// The id of the scripted `Read` call.
-pub(crate) const READ_ID: &str = "toolu_stand_in_read";
-/// The id of the scripted `Edit` call.
-pub(crate) const EDIT_ID: &str = "toolu_stand_in_edit";
+/// One `tool_use` of the model.
+pub(crate) struct ToolCall {
+    pub(crate) id: &'static str,
+    pub(crate) name: String,
+    pub(crate) input: Value,
+}
 
 /// One request the stand-in received; `body` is `null` when it was not JSON.
 #[derive(Debug, Clone)]
@@ -197,48 +198,35 @@ async fn answer(
 }
 
 /// What the model says in one answer.
-enum Reply {
+enum Reply<'a> {
     Text(String),
-    ToolUse {
-        id: &'static str,
-        name: &'static str,
-        input: Value,
-    },
+    ToolUse(&'a ToolCall),
 }
 
 impl Script {
     /// The answer to one request of the conversation. It depends on that
     /// request alone (a retried request gets the same answer): by the number
     /// of tool results in it. Requests that are not the scripted
-    /// conversation (no prompt, no `Edit` tool: titles, summaries) get a
-    /// short text.
-    fn reply(&self, request: &Value) -> Reply {
+    /// conversation (no prompt, or not offering the first call's tool:
+    /// titles, summaries) get a short text.
+    fn reply(&self, request: &Value) -> Reply<'_> {
         let prompted = user_messages(request).any(|m| mentions(m, &self.prompt));
-        let has_edit = request["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "Edit"));
-        if !prompted || !has_edit {
+        let offered = self.calls.first().is_none_or(|first| {
+            request["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == *first.name))
+        });
+        if !prompted || !offered {
             return Reply::Text("OK".to_owned());
         }
-        match tool_results(request).count() {
-            // The CLI refuses an edit of a file not read in the conversation.
-            0 => Reply::ToolUse {
-                id: READ_ID,
-                name: "Read",
-                input: json!({"file_path": self.file}),
-            },
-            1 => Reply::ToolUse {
-                id: EDIT_ID,
-                name: "Edit",
-                input: json!({"file_path": self.file, "old_string": self.old_string,
-                    "new_string": self.new_string}),
-            },
-            _ => Reply::Text(self.last_words.clone()),
+        match self.calls.get(tool_results(request).count()) {
+            Some(call) => Reply::ToolUse(call),
+            None => Reply::Text(self.last_words.clone()),
         }
     }
 }
 
-impl Reply {
+impl Reply<'_> {
     /// The content block as it starts (a tool call's input comes after, as
     /// a delta) and its delta.
     fn block(&self) -> (Value, Value) {
@@ -247,9 +235,9 @@ impl Reply {
                 json!({"type": "text", "text": ""}),
                 json!({"type": "text_delta", "text": text}),
             ),
-            Self::ToolUse { id, name, input } => (
-                json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            Self::ToolUse(call) => (
+                json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": call.input.to_string()}),
             ),
         }
     }
@@ -257,7 +245,7 @@ impl Reply {
     fn stop_reason(&self) -> &'static str {
         match self {
             Self::Text(_) => "end_turn",
-            Self::ToolUse { .. } => "tool_use",
+            Self::ToolUse(_) => "tool_use",
         }
     }
 
@@ -294,8 +282,8 @@ impl Reply {
     fn message(&self, model: &str) -> Value {
         let content = match self {
             Self::Text(text) => json!({"type": "text", "text": text}),
-            Self::ToolUse { id, name, input } => {
-                json!({"type": "tool_use", "id": id, "name": name, "input": input})
+            Self::ToolUse(call) => {
+                json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
             }
         };
         json!({"id": "msg_stand_in", "type": "message", "role": "assistant", "model": model,
