@@ -26,6 +26,10 @@
 //!   Symlinks are not resolved (no file system access).
 //! - A reading containing NUL names no file and is dropped.
 //! - The scheme `file` is matched case-insensitively; the result never panics.
+//!
+//! **Language servers** write and read percent-encoded URIs only:
+//! [`encoded_file_uri`] and [`encoded_uri_path`] are that form, for the
+//! LSP side of the house.
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -99,6 +103,40 @@ impl Serialize for LossyPath<'_> {
 /// `file://` + `path`, as an owned string.
 pub fn file_uri(path: &Path) -> String {
     FileUri(path).to_string()
+}
+
+/// What a path keeps unencoded in an LSP `file://` URI: RFC 3986's
+/// unreserved characters and `/`.
+const LSP_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The percent-encoded `file://` URI of `path`, as language servers write
+/// them (the CLI's form is [`FileUri`]).
+pub fn encoded_file_uri(path: &Path) -> String {
+    format!(
+        "file://{}",
+        percent_encoding::utf8_percent_encode(&path.to_string_lossy(), LSP_PATH)
+    )
+}
+
+/// The file an LSP document URI names: its percent-decoded path (LSP URIs
+/// are always encoded), normalized as [`PathInput`] does; `None` for plain
+/// paths and other schemes (`untitled:`).
+pub fn encoded_uri_path(uri: &str) -> Option<std::sync::Arc<Path>> {
+    if !uri
+        .get(..5)
+        .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
+    {
+        return None;
+    }
+    PathInput::parse(uri)?
+        .candidates()
+        .last()
+        .map(std::sync::Arc::from)
 }
 
 /// The absolute path(s) a client's `uri` or `filePath` argument may name; see
@@ -262,6 +300,25 @@ pub(crate) fn is_clean(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn lsp_uris_are_percent_encoded_both_ways() {
+        let path = Path::new("/w/a b/ü#1%.py");
+        let uri = encoded_file_uri(path);
+        assert_eq!(uri, "file:///w/a%20b/%C3%BC%231%25.py");
+        assert_eq!(encoded_uri_path(&uri).as_deref(), Some(path));
+        assert_eq!(
+            encoded_uri_path("file:///a/work%20space/x.c").as_deref(),
+            Some(Path::new("/a/work space/x.c"))
+        );
+        assert_eq!(encoded_uri_path("FILE:///x").as_deref(), Some(Path::new("/x")));
+        assert_eq!(
+            encoded_uri_path("file://localhost/x").as_deref(),
+            Some(Path::new("/x"))
+        );
+        assert_eq!(encoded_uri_path("untitled:Untitled-1"), None);
+        assert_eq!(encoded_uri_path("/plain/path"), None);
+    }
 
     fn readings(input: &str) -> Vec<String> {
         PathInput::parse(input)

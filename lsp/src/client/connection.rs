@@ -22,7 +22,7 @@ use tracing::Instrument as _;
 use super::known::ServerKind;
 use super::liveness::{self, Peer};
 use super::state::Store;
-use super::uri::{path_of_uri, uri_of_path};
+use ide_mcp_tools::uri::{encoded_file_uri, encoded_uri_path};
 use super::{PROBE_METHOD, Probe};
 use crate::framing::{Frame, Message, MessageReader};
 use crate::published::{Published, UnreadLog};
@@ -403,7 +403,7 @@ fn answer(cx: &Context, method: &str, params: Option<&Value>) -> Result<Value, (
         "workspace/workspaceFolders" => Value::Array(
             cx.folders
                 .iter()
-                .map(|folder| json!({"uri": uri_of_path(folder), "name": folder_name(folder)}))
+                .map(|folder| json!({"uri": encoded_file_uri(folder), "name": folder_name(folder)}))
                 .collect(),
         ),
         "window/showDocument" => json!({"success": false}),
@@ -440,7 +440,7 @@ fn notification(cx: &Context, method: &str, params: Option<&Value>) {
             } = published;
             cx.unread
                 .note(Some(&cx.kind.name), &uri, diagnostics.unread);
-            if let Some(path) = path_of_uri(&uri) {
+            if let Some(path) = encoded_uri_path(&uri) {
                 cx.store.publish(path, version, diagnostics.kept);
             }
         }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::connection::{Connection, folder_name};
 use super::state::Store;
-use super::uri::uri_of_path;
+use ide_mcp_tools::uri::encoded_file_uri;
 
 /// How long a pull (`textDocument/diagnostic`) may take.
 const PULL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -99,7 +99,7 @@ impl Documents {
     ) {
         let mut pulls = Vec::new();
         for path in paths {
-            let uri = uri_of_path(&path);
+            let uri = encoded_file_uri(&path);
             match tokio::fs::read_to_string(&*path).await {
                 Ok(text) => match self.open.get_mut(&path) {
                     Some(doc) if doc.text == text => store.not_sent(&path),
@@ -163,7 +163,7 @@ impl Documents {
     ) {
         connection.notify(
             "textDocument/didOpen",
-            &json!({"textDocument": {"uri": uri_of_path(&path), "languageId": language_id(&path),
+            &json!({"textDocument": {"uri": encoded_file_uri(&path), "languageId": language_id(&path),
                                     "version": version, "text": text}}),
         );
         store.sent(&path, version);
@@ -185,7 +185,7 @@ impl Documents {
         let Some(version) = self.open.get(&path).map(|doc| doc.version) else {
             return;
         };
-        let params = json!({"textDocument": {"uri": uri_of_path(&path)}});
+        let params = json!({"textDocument": {"uri": encoded_file_uri(&path)}});
         match connection
             .request("textDocument/diagnostic", params, PULL_TIMEOUT)
             .await
@@ -215,13 +215,13 @@ impl Documents {
 pub(crate) fn initialize_params(folders: &[PathBuf]) -> Value {
     let workspace_folders: Vec<Value> = folders
         .iter()
-        .map(|folder| json!({"uri": uri_of_path(folder), "name": folder_name(folder)}))
+        .map(|folder| json!({"uri": encoded_file_uri(folder), "name": folder_name(folder)}))
         .collect();
     let root = folders.first();
     json!({
         "processId": std::process::id(),
         "clientInfo": {"name": "ide-mcp", "version": env!("CARGO_PKG_VERSION")},
-        "rootUri": root.map(|folder| uri_of_path(folder)),
+        "rootUri": root.map(|folder| encoded_file_uri(folder)),
         "rootPath": root.map(|folder| folder.display().to_string()),
         "workspaceFolders": workspace_folders,
         "capabilities": {

@@ -34,7 +34,6 @@ mod known;
 mod liveness;
 mod state;
 mod supervisor;
-mod uri;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::observer::review::line_length;
-use crate::uri::encoded_file_uri;
+use ide_mcp_tools::uri::encoded_file_uri;
 use crate::workspace::{EditorRequest, LspWorkspace};
 
 /// How often the open files are looked at.

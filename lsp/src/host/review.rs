@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 
 use crate::observer::Decision;
 use crate::observer::review::{HunkView, Overlay, ReviewView};
-use crate::uri::encoded_file_uri;
+use ide_mcp_tools::uri::encoded_file_uri;
 use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
 
 /// How long the typing pauses before a document's review is computed again.

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
-use crate::uri::uri_path;
+use ide_mcp_tools::uri::encoded_uri_path;
 use crate::workspace::{EditorInfo, WorkspaceEvent};
 
 /// The private notification [`Observer::replay`] uses to restore the
@@ -168,10 +168,10 @@ impl Observer {
         let folders: Vec<PathBuf> = match (&params.workspace_folders, &params.root_uri) {
             (Some(folders), _) if !folders.is_empty() => folders
                 .iter()
-                .filter_map(|f| uri_path(&f.uri))
+                .filter_map(|f| encoded_uri_path(&f.uri))
                 .map(|p| p.to_path_buf())
                 .collect(),
-            (_, Some(root)) => uri_path(root)
+            (_, Some(root)) => encoded_uri_path(root)
                 .map(|p| p.to_path_buf())
                 .into_iter()
                 .collect(),
@@ -201,7 +201,7 @@ impl Observer {
         let item = params.text_document;
         let uri = item.uri.as_str().to_owned();
         let text = item.text.0;
-        let path = uri_path(&uri);
+        let path = encoded_uri_path(&uri);
         if let Some(path) = &path {
             self.ws
                 .servers
@@ -351,7 +351,7 @@ impl Observer {
         let Some(params) = envelope.params::<SelectionParams>() else {
             return;
         };
-        let Some(path) = uri_path(&params.uri) else {
+        let Some(path) = encoded_uri_path(&params.uri) else {
             return;
         };
         let (start, end) = (params.range.start, params.range.end);

@@ -35,7 +35,7 @@ pub use review::{Decision, Interest, Overlay};
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
 use crate::published::UnreadLog;
-use crate::uri::uri_path;
+use ide_mcp_tools::uri::encoded_uri_path;
 use crate::workspace::{LspWorkspace, StreamId};
 use envelope::Id;
 
@@ -327,6 +327,6 @@ fn document_uri(body: &[u8]) -> Option<String> {
 fn path_of(docs: &HashMap<String, MirrorDoc>, uri: &str) -> Option<Arc<Path>> {
     match docs.get(uri) {
         Some(doc) => doc.path.clone(),
-        None => uri_path(uri),
+        None => encoded_uri_path(uri),
     }
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::client::REPLAY_SELECTION;
 use super::{MirrorDoc, Observer};
 use crate::mirror::{PositionEncoding, from_utf16};
-use crate::uri::encoded_file_uri;
+use ide_mcp_tools::uri::encoded_file_uri;
 use ide_mcp_tools::{BufferStore, EditorAccess};
 
 /// One replayed message body, and which side it comes from.

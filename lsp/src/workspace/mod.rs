@@ -231,7 +231,7 @@ impl LspWorkspace {
     ) -> Result<serde_json::Value, EditorRequestError> {
         let openers = params["uri"]
             .as_str()
-            .and_then(crate::uri::uri_path)
+            .and_then(ide_mcp_tools::uri::encoded_uri_path)
             .map(|path| self.documents.openers(&path))
             .unwrap_or_default();
         self.request(EditorRequest::ShowDocument, &openers, params)

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{EditorRequest, LspWorkspace};
 use crate::mirror::{PositionEncoding, from_utf16};
-use crate::uri::encoded_file_uri;
+use ide_mcp_tools::uri::encoded_file_uri;
 
 impl LspWorkspace {
     /// The `window/showDocument` params for `request`: the selection

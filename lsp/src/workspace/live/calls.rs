@@ -15,12 +15,12 @@ use serde_json::{Map, Value, json};
 use super::Asking;
 use super::texts::Texts;
 use crate::mirror::PositionEncoding;
-use crate::uri::uri_path;
+use ide_mcp_tools::uri::encoded_uri_path;
 
 /// A `CallHierarchyItem` as the model reads it: `{name, kind, detail?,
 /// filePath, line, character, endLine, endCharacter, lineText}`.
 fn item(texts: &mut Texts<'_>, item: &Value, encoding: PositionEncoding) -> Map<String, Value> {
-    let path = item["uri"].as_str().and_then(uri_path);
+    let path = item["uri"].as_str().and_then(encoded_uri_path);
     let Value::Object(mut out) = texts.symbol(path.as_deref(), item, encoding) else {
         unreachable!("a symbol is an object")
     };
@@ -40,7 +40,7 @@ fn call(
     encoding: PositionEncoding,
 ) -> Value {
     let mut out = item(texts, other, encoding);
-    let sites_path = sites_uri.and_then(uri_path);
+    let sites_path = sites_uri.and_then(encoded_uri_path);
     let sites: Vec<Value> = ranges
         .as_array()
         .map(Vec::as_slice)

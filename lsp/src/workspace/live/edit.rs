@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 
 use super::texts::{Texts, position_of};
 use crate::mirror::{PositionEncoding, position_to_char};
-use crate::uri::uri_path;
+use ide_mcp_tools::uri::encoded_uri_path;
 
 /// What the answer lists, in order.
 enum Change {
@@ -94,7 +94,7 @@ pub(super) fn preview(
 
 fn path_of(uri: &Value) -> Result<PathBuf, String> {
     let uri = uri.as_str().unwrap_or_default();
-    uri_path(uri)
+    encoded_uri_path(uri)
         .map(|path| path.to_path_buf())
         .ok_or_else(|| format!("the edit names {uri:?}, which is not a file"))
 }

@@ -37,7 +37,7 @@ use serde_json::{Map, Value, json};
 use super::LspWorkspace;
 use super::servers::{NoRoute, ServerRequests, ServerRoute};
 use crate::mirror::PositionEncoding;
-use crate::uri::encoded_file_uri;
+use ide_mcp_tools::uri::encoded_file_uri;
 #[cfg(test)]
 pub(crate) use fixes::OWN_COMMAND_PREFIX;
 use texts::to_server;

@@ -11,7 +11,7 @@ use ropey::Rope;
 use serde_json::{Map, Value};
 
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
-use crate::uri::uri_path;
+use ide_mcp_tools::uri::encoded_uri_path;
 use crate::workspace::LspWorkspace;
 
 /// The position of `at` (the model's) in `text`, counted in `encoding`.
@@ -114,7 +114,7 @@ impl<'a> Texts<'a> {
         let uri = item["uri"]
             .as_str()
             .or_else(|| item["targetUri"].as_str())?;
-        let path = uri_path(uri)?;
+        let path = encoded_uri_path(uri)?;
         let range = [
             &item["range"],
             &item["targetSelectionRange"],
