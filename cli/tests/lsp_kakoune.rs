@@ -490,7 +490,6 @@ fn answer_the_prompt(kak: &Kakoune) {
     );
     assert_eq!(menu, ["Accept all", "Reject all", "Review"]);
     kak.pick(2);
-    kak.wait_ui(SERVER, |ui| ui.menu.is_none().then_some(()));
 }
 
 /// A review of `app.py` withdrawn by `close_tab` (the user answered in the

@@ -279,10 +279,12 @@ impl Kakoune {
         self.request("keys", &json!(keys));
     }
 
-    /// Picks item `index` of the menu shown and types `<ret>`.
+    /// Picks item `index` of the menu shown, types `<ret>`, and waits
+    /// for the menu to close.
     pub(crate) fn pick(&self, index: usize) {
         self.request("menu_select", &json!([index]));
         self.keys(&["<ret>"]);
+        self.wait_ui(ANSWER, |ui| ui.menu.is_none().then_some(()));
     }
 
     /// A key the user presses that changes nothing (`<esc>` in normal
@@ -505,18 +507,27 @@ impl Kakoune {
         done: impl Fn(&[String]) -> bool,
     ) -> Vec<String> {
         let start = Instant::now();
+        let file = quote(path.to_str().unwrap());
         loop {
+            // kak-lsp answers later, showing `*diagnostics*` made anew in
+            // the client (`edit! -scratch`, then the text): once it shows,
+            // the text is there.
             self.run(&format!(
-                "buffer {}\nlsp-diagnostics",
-                quote(path.to_str().unwrap())
+                "try %{{ delete-buffer *diagnostics* }}\nbuffer {file}\nlsp-diagnostics"
             ));
-            // kak-lsp answers asynchronously: the buffer is (re)made then.
-            std::thread::sleep(Duration::from_millis(200));
+            let shown = Instant::now();
+            while self.values("", "%val{bufname}") != ["*diagnostics*"] {
+                assert!(
+                    shown.elapsed() < ANSWER,
+                    "kak-lsp never showed *diagnostics*"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let listed = self.values(
-                "try %{ evaluate-commands -buffer *diagnostics* %{ execute-keys '%'; set-register a %val{selection} } } catch %{ set-register a '' }",
+                "execute-keys '%'\nset-register a %val{selection}",
                 "%reg{a}",
             );
-            self.run(&format!("buffer {}", quote(path.to_str().unwrap())));
+            self.run(&format!("buffer {file}"));
             let lines: Vec<String> = listed[0].lines().map(str::to_owned).collect();
             if done(&lines) {
                 return lines;
@@ -526,6 +537,7 @@ impl Kakoune {
                 "*diagnostics* never as expected: {lines:?}; proxy log: {}",
                 std::fs::read_to_string(&self.log).unwrap_or_default()
             );
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
