@@ -1,5 +1,5 @@
 //! Open editors, dirty state, workspace folders and the selection, from LSP
-//! traffic in the shapes Neovim 0.7 and Helix send.
+//! traffic in the shapes Neovim 0.7, Helix and kak-lsp send.
 
 mod support;
 
@@ -181,6 +181,48 @@ async fn helix_in_utf8_positions() {
     assert_eq!(
         selection["selection"]["start"],
         json!({"line": 0, "character": 3})
+    );
+}
+
+/// kak-lsp's `initialize` (trimmed): utf-8 first, in LSP's way and in
+/// clangd's own extension (`offsetEncoding`).
+fn kak_lsp_initialize(root: &str) -> serde_json::Value {
+    json!({
+        "processId": 778,
+        "clientInfo": {"name": "kakoune-lsp", "version": "22.0.0"},
+        "rootUri": format!("file://{root}"),
+        "workspaceFolders": [{"uri": format!("file://{root}"), "name": root}],
+        "capabilities": {
+            "general": {"positionEncodings": ["utf-8", "utf-16"]},
+            "offsetEncoding": ["utf-8", "utf-16"],
+        },
+    })
+}
+
+#[tokio::test]
+async fn kak_lsp_and_clangd_14_count_bytes() {
+    let ws = Arc::new(LspWorkspace::new());
+    let mut s = Stream::new(&ws);
+    s.request(1, "initialize", kak_lsp_initialize("/ws"));
+    // clangd 14 answers its extension, not `capabilities.positionEncoding`.
+    s.answer(
+        1,
+        json!({"capabilities": {"textDocumentSync": 2}, "offsetEncoding": "utf-8", "serverInfo": {"name": "clangd"}}),
+    );
+    assert_eq!(ws.ide_name().as_deref(), Some("kakoune-lsp"));
+    // "é" is 2 bytes: `value` starts at byte 20, UTF-16 column 19.
+    s.open(A, "c", 0, "char *s = \"é\"; int value;\n");
+    s.request(
+        2,
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": A}, "range": range_json(((0, 20), (0, 25))), "context": {"diagnostics": []}}),
+    );
+    let cx = ws.read_context().build();
+    let selection = tool(&cx, "getCurrentSelection", json!({})).await;
+    assert_eq!(selection["text"], "value", "{selection}");
+    assert_eq!(
+        selection["selection"],
+        json!({"start": {"line": 0, "character": 19}, "end": {"line": 0, "character": 24}, "isEmpty": false})
     );
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
-# Neovim, Emacs with eglot, clangd, tmux and patch (Debian), pyright and Claude
-# Code's `claude` CLI (npm; cli/tests/claude_review.rs and claude_bridge.rs run it in tmux).
+# Neovim, Emacs with eglot, Kakoune, clangd, tmux and patch (Debian), kak-lsp
+# (crates.io), pyright and Claude Code's `claude` CLI (npm;
+# cli/tests/claude_review.rs and claude_bridge.rs run it in tmux).
 #
 #   bash tests/lsp/install.sh
 #
@@ -20,6 +21,7 @@ command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 # The live LSP tools' diffs are checked by applying them with `patch`.
 command -v patch >/dev/null 2>&1 || need_apt+=(patch)
+command -v kak >/dev/null 2>&1 || need_apt+=(kakoune)
 # eglot is built into Emacs 29; Debian 12's Emacs 28 takes it from ELPA.
 dpkg-query -W -f='${Status}' elpa-eglot 2>/dev/null | grep -q 'ok installed' || need_apt+=(elpa-eglot)
 if ! command -v npm >/dev/null 2>&1; then
@@ -30,6 +32,10 @@ fi
 # The version the review test was written against (its dialogs, its API
 # calls, its `openDiff`); a `claude` already installed is kept as it is.
 claude_version=2.1.332
+# kak-lsp (kakoune-lsp) from crates.io: the release cli/tests/lsp_kakoune.rs
+# was written against, which still supports Debian 12's Kakoune 2022.10.31
+# (kakoune-lsp's oldest supported release) and the README's `kak-lsp.toml`.
+kak_lsp_version=22.0.0
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
@@ -69,4 +75,22 @@ if ! command -v claude >/dev/null 2>&1; then
     fi
 fi
 
-echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | $(tmux -V) | $(patch --version | head -n 1)"
+if [[ $(kak-lsp --version 2>/dev/null) != "$kak_lsp_version" ]]; then
+    echo "lsp install: cargo install --locked kak-lsp --version $kak_lsp_version"
+    # Without its release profile's link-time optimisation, which would
+    # take minutes more on two cores.
+    if ! CARGO_PROFILE_RELEASE_LTO=false cargo install --locked --quiet kak-lsp --version "$kak_lsp_version"; then
+        if ! cargo info "kak-lsp@$kak_lsp_version" >/dev/null 2>&1; then
+            echo "lsp install: cargo could not install kak-lsp (is crates.io reachable?)" >&2
+            exit 3
+        fi
+        echo "lsp install: kak-lsp $kak_lsp_version did not build" >&2
+        exit 1
+    fi
+    if [[ $(kak-lsp --version 2>/dev/null) != "$kak_lsp_version" ]]; then
+        echo "lsp install: kak-lsp is installed in ${CARGO_HOME:-$HOME/.cargo}/bin, which is not first on the PATH" >&2
+        exit 1
+    fi
+fi
+
+echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | kakoune $(dpkg-query -W -f='${Version}' kakoune) | kak-lsp $(kak-lsp --version) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | $(tmux -V) | $(patch --version | head -n 1)"

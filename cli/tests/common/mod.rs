@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 pub(crate) mod claude;
 pub(crate) mod emacs;
 pub(crate) mod ide;
+pub(crate) mod kakoune;
 pub(crate) mod lsp;
 pub(crate) mod model;
 pub(crate) mod neovim;

@@ -104,7 +104,14 @@ impl Observer {
             return ServerVerdict::Forward;
         };
         let caps = &result["capabilities"];
-        self.server.encoding = PositionEncoding::from_name(caps["positionEncoding"].as_str());
+        // clangd before 15 negotiates with its own extension instead: the
+        // editor offers `capabilities.offsetEncoding`, it answers
+        // `offsetEncoding` beside `capabilities` (kak-lsp offers utf-8
+        // first, so clangd 14 counts bytes).
+        let named = caps["positionEncoding"]
+            .as_str()
+            .or_else(|| result["offsetEncoding"].as_str());
+        self.server.encoding = PositionEncoding::from_name(named);
         self.ws
             .requests
             .set_encoding(self.stream, self.server.encoding);

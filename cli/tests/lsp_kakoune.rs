@@ -1,0 +1,594 @@
+//! A Kakoune user whose kak-lsp runs clangd and pyright through
+//! `ide-mcp lsp-proxy`, configured with the README's `kak-lsp.toml` word
+//! for word: what an MCP client reads over the IDE WebSocket as they open,
+//! edit, save, select and leave, with the real editor and real servers.
+//!
+//! Needs `kak` (2022.10+), `kak-lsp`, `clangd` and `pyright-langserver` on
+//! the `PATH` (`tests/lsp/install.sh` installs them). Without them the
+//! test fails, unless the install script found a registry unreachable
+//! (`IDE_MCP_LSP_MISSING=1`, set by `.ci/run`): then it says it skipped.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::ide::{
+    CHOSEN_C, PROPOSED_C, REVIEWED_C, SERVER, client_of, has_error, labels, notification,
+    open_diff, texts, until,
+};
+use common::kakoune::Kakoune;
+use common::lsp::Place;
+use common::ws::WsClient;
+use serde_json::{Value, json};
+
+/// Its last line counts columns differently in bytes (kak-lsp and clangd
+/// 14 agree on them) and in UTF-16 (Claude's).
+const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n/* é */ int other;\n";
+const BROKEN_C: &str =
+    "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n/* é */ int other;\n";
+const APP_PY: &str = "count: int = 1\n";
+const BROKEN_PY: &str = "count: int = \"one\"\n";
+
+/// Our code action's title.
+const SEND: &str = "Send selection to Claude Code";
+
+fn installed() -> bool {
+    ["kak", "kak-lsp", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(common::installed)
+}
+
+/// A workspace with `main.c` and `app.py`, and a Kakoune (its proxies'
+/// hosts lingering for no time) that shows `main.c`, its server attached
+/// through a proxy; the one lockfile.
+struct Session {
+    place: Place,
+    kak: Kakoune,
+    main_c: PathBuf,
+    app_py: PathBuf,
+    lockfile: (PathBuf, Value),
+}
+
+impl Session {
+    /// With `main_c_text` the text of `main.c`, and `kakrc` added to the
+    /// kakrc.
+    fn start(main_c_text: &str, kakrc: &str) -> Self {
+        let place = Place::new();
+        let ws = place.workspace.clone();
+        let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
+        std::fs::write(&main_c, main_c_text).unwrap();
+        std::fs::write(&app_py, APP_PY).unwrap();
+        let kak = Kakoune::start(&place, &ws, "kak", 0, kakrc);
+        kak.open(&main_c);
+        let start = Instant::now();
+        let lockfile = loop {
+            if let [one] = &place.lockfiles()[..] {
+                break one.clone();
+            }
+            assert!(
+                start.elapsed() < SERVER,
+                "no lockfile; *debug*: {}; proxy log: {}",
+                kak.debug_buffer(),
+                std::fs::read_to_string(&kak.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Self {
+            place,
+            kak,
+            main_c,
+            app_py,
+            lockfile,
+        }
+    }
+
+    async fn client(&self) -> WsClient {
+        client_of(&self.lockfile).await
+    }
+
+    /// kak-lsp (detached from Kakoune), the proxies it runs (`proxies`
+    /// of them), their servers and the host (a child of the proxy that
+    /// started it).
+    fn processes(&self, proxies: usize) -> Vec<u32> {
+        let host = u32::try_from(self.lockfile.1["pid"].as_u64().unwrap()).unwrap();
+        let found = self.kak.proxies();
+        assert_eq!(found.len(), proxies, "{found:?}");
+        let mut all = vec![host, self.kak.kak_lsp()];
+        for &proxy in &found {
+            let servers: Vec<u32> = common::children(proxy)
+                .into_iter()
+                .filter(|&pid| pid != host)
+                .collect();
+            assert_eq!(servers.len(), 1, "proxy {proxy}: {servers:?}");
+            all.push(proxy);
+            all.extend(servers);
+        }
+        all
+    }
+}
+
+/// Waits until each of `pids` (kak-lsp, proxies, servers, the host) has
+/// ended and nothing is left in the IDE directory nor in the private one.
+fn wait_gone(place: &Place, pids: &[u32], log: &Path) {
+    let start = Instant::now();
+    while !pids.iter().all(|&pid| common::is_dead(pid)) {
+        assert!(
+            start.elapsed() < SERVER,
+            "left behind: {:?}; log:\n{}",
+            pids.iter()
+                .filter(|&&pid| !common::is_dead(pid))
+                .collect::<Vec<_>>(),
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    place.wait_all_gone(SERVER);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kakoune_user_s_files_edits_diagnostics_and_selection_reach_claude() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start(MAIN_C, "");
+    let Session {
+        place,
+        kak,
+        main_c,
+        app_py,
+        lockfile: (lockfile, content),
+    } = &session;
+
+    // kak-lsp's `clientInfo` names the IDE.
+    assert_eq!(content["ideName"], "kakoune-lsp", "{content}");
+    assert_eq!(
+        content["workspaceFolders"],
+        json!([place.workspace.to_str().unwrap()])
+    );
+    let mut client = session.client().await;
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e) == [("main.c".to_owned(), true)]
+    })
+    .await;
+    kak.open(app_py);
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
+    })
+    .await;
+
+    // Two servers, one IDE: only its `<port>.lock`, which the CLI's
+    // clean-up keeps.
+    let name = lockfile.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(kak.proxies().len(), 2);
+    assert_eq!(place.lockfiles().len(), 1);
+    assert_eq!(place.ide_dir_entries(), std::slice::from_ref(&name));
+    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
+    assert_eq!(place.ide_dir_entries(), [name]);
+
+    edit_save_and_fix(kak, &mut client, main_c, app_py).await;
+    select_and_send(kak, &mut client, main_c).await;
+
+    // `:write-all` and `:kill`: kak-lsp sends each server `shutdown` and
+    // `exit`; kak-lsp, proxies, servers and host gone, nothing left.
+    let pids = session.processes(2);
+    let Session { place, mut kak, .. } = session;
+    let log = kak.log.clone();
+    kak.run("write-all");
+    let asked = Instant::now();
+    kak.quit_with("kill", SERVER);
+    wait_gone(&place, &pids, &log);
+    eprintln!(":kill: all gone after {:?}", asked.elapsed());
+    // Claude's connection ended with the host.
+    let closing = Instant::now();
+    while client.next_message(SERVER).await.is_some() {
+        assert!(
+            closing.elapsed() < SERVER,
+            "the host's connection stays open"
+        );
+    }
+}
+
+/// An unsaved type error in each file → dirty, each server's diagnostic,
+/// in the IDE and in kak-lsp's `*diagnostics*`; `:write` → clean; the fix
+/// → the diagnostic goes.
+async fn edit_save_and_fix(kak: &Kakoune, client: &mut WsClient, main_c: &Path, app_py: &Path) {
+    kak.set_text(main_c, BROKEN_C);
+    kak.set_text(app_py, BROKEN_PY);
+    // kak-lsp sends `didChange` from the `NormalIdle` hook, after a key.
+    until(
+        client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    until(client, "getDiagnostics", json!({}), |all| {
+        has_error(all, main_c, "missing_name") && has_error(all, app_py, "\"int\"")
+    })
+    .await;
+    let listed = kak.diagnostics_list(main_c, SERVER, |lines| {
+        lines.iter().any(|l| l.contains("missing_name"))
+    });
+    eprintln!("Kakoune's *diagnostics*: {listed:?}");
+    assert!(
+        listed.iter().any(|l| l.starts_with("main.c:3:10: [error]")),
+        "{listed:?}"
+    );
+
+    kak.save(main_c);
+    until(
+        client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == false,
+    )
+    .await;
+    kak.set_text(main_c, MAIN_C);
+    let uri = format!("file://{}", main_c.display());
+    until(client, "getDiagnostics", json!({"uri": uri}), |one| {
+        *one == json!([{"uri": uri, "diagnostics": []}])
+    })
+    .await;
+}
+
+/// A selection (kak-lsp asks for its code actions, for the modeline's
+/// light bulb) → the selection, pushed; our code action, picked from
+/// `:lsp-code-actions`'s menu → `at_mentioned`. kak-lsp sends a
+/// selection's range up to its last character, not past it (Kakoune's
+/// inclusive end as LSP's exclusive one): `int` selected is `in`.
+async fn select_and_send(kak: &Kakoune, client: &mut WsClient, main_c: &Path) {
+    assert_eq!(kak.select(main_c, 1, 2, 3), "int");
+    let selection = until(client, "getCurrentSelection", json!({}), |s| {
+        s["text"] == "in"
+    })
+    .await;
+    assert_eq!(
+        selection,
+        json!({
+            "success": true,
+            "text": "in",
+            "filePath": main_c,
+            "fileUrl": format!("file://{}", main_c.display()),
+            "selection": {
+                "start": {"line": 1, "character": 2},
+                "end": {"line": 1, "character": 4},
+                "isEmpty": false,
+            },
+        })
+    );
+    notification(client, "selection_changed", |params| params["text"] == "in").await;
+    // After a two-byte character: kak-lsp and clangd 14 count bytes, the
+    // IDE UTF-16 code units.
+    assert_eq!(kak.select(main_c, 4, 13, 5), "other");
+    let selection = until(client, "getCurrentSelection", json!({}), |s| {
+        s["text"] == "othe"
+    })
+    .await;
+    assert_eq!(
+        selection["selection"],
+        json!({"start": {"line": 4, "character": 12}, "end": {"line": 4, "character": 16}, "isEmpty": false})
+    );
+    assert_eq!(kak.select(main_c, 1, 2, 3), "int");
+
+    let menu = kak.menu_of("lsp-code-actions", SERVER);
+    eprintln!("kak-lsp's menu: {menu:?}");
+    let index = menu
+        .iter()
+        .position(|item| item == SEND)
+        .unwrap_or_else(|| panic!("{menu:?}"));
+    kak.pick(index);
+    let mention = notification(client, "at_mentioned", |_| true).await;
+    assert_eq!(
+        mention["params"],
+        json!({"filePath": main_c, "lineStart": 1, "lineEnd": 1}),
+        "{mention}"
+    );
+}
+
+/// How long kak-lsp waits for a message (from the editor or a server)
+/// before it exits, in the test of a SIGKILL of Kakoune: with a
+/// `kak-lsp.toml`, its `[server] timeout` (none by default), or
+/// `kak-lsp --timeout`.
+const KAK_LSP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// SIGKILL of Kakoune: kak-lsp, a process of its own, is not told (no
+/// `KakEnd` hook runs) and keeps its servers, so the IDE stays; once its
+/// timeout has passed with no message it exits, and its servers' input
+/// ends: kak-lsp, proxies, servers and host gone, nothing left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_kakoune_leaves_nothing_behind_once_kak_lsp_times_out() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start(
+        MAIN_C,
+        &format!(
+            "set-option global lsp_cmd 'kak-lsp --timeout {}'\n",
+            KAK_LSP_TIMEOUT.as_secs()
+        ),
+    );
+    let mut client = session.client().await;
+    session.kak.open(&session.app_py);
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e).len() == 2
+    })
+    .await;
+    let pids = session.processes(2);
+    let Session { place, mut kak, .. } = session;
+    let log = kak.log.clone();
+    let killed = Instant::now();
+    kak.kill();
+    wait_gone(&place, &pids, &log);
+    eprintln!("SIGKILL: all gone after {:?}", killed.elapsed());
+}
+
+/// The review's code actions on a hunk, as the menu lists them.
+const ACCEPT: &str = "Claude: accept this change";
+const REJECT: &str = "Claude: reject this change";
+
+/// What kak-lsp's `*diagnostics*` lists of `file` (its name) under
+/// review: the lines (0-based) of Claude's hunks (their source is
+/// `Claude Code`), and whether clangd's own `missing_name` error is there
+/// too.
+fn shown(listed: &[String], file: &str) -> (Vec<u32>, bool) {
+    let mut hunks = Vec::new();
+    let mut own = false;
+    for line in listed {
+        let Some(rest) = line.strip_prefix(&format!("{file}:")) else {
+            continue;
+        };
+        let number: u32 = rest.split(':').next().unwrap().parse().unwrap();
+        if line.contains("[Claude Code]") {
+            hunks.push(number - 1);
+        } else {
+            own |= line.contains("missing_name");
+        }
+    }
+    hunks.sort_unstable();
+    (hunks, own)
+}
+
+/// Waits until `*diagnostics*` lists `expected` ([`shown`]) of `path`.
+fn wait_review(kak: &Kakoune, path: &Path, expected: (&[u32], bool)) -> Vec<String> {
+    let file = path.file_name().unwrap().to_str().unwrap();
+    kak.diagnostics_list(path, SERVER, |listed| {
+        let (hunks, own) = shown(listed, file);
+        hunks == expected.0 && own == expected.1
+    })
+}
+
+/// Selects `word` at `line`, `column` of `path` and picks `title` from
+/// `:lsp-code-actions`'s menu; returns the menu.
+fn pick(
+    kak: &Kakoune,
+    path: &Path,
+    (line, column, word): (u32, u32, &str),
+    title: &str,
+) -> Vec<String> {
+    let length = u32::try_from(word.len()).unwrap();
+    assert_eq!(kak.select(path, line, column, length), word);
+    let menu = kak.menu_of("lsp-code-actions", SERVER);
+    let index = menu
+        .iter()
+        .position(|item| item == title)
+        .unwrap_or_else(|| panic!("{title} not in {menu:?}"));
+    kak.pick(index);
+    menu
+}
+
+/// Claude proposes an edit (`openDiff`, as the CLI calls it): kak-lsp
+/// lists three hunks beside clangd's own error, and queues the prompt
+/// (kak-lsp takes `window/showMessageRequest`), which the user answers
+/// "Review" from `:lsp-show-message-request-next`; from
+/// `:lsp-code-actions` they accept the first hunk, edit elsewhere (the
+/// hunks are computed again), reject the second and accept the third; the
+/// call answers `FILE_SAVED` with exactly that text, the file untouched.
+/// A second review, withdrawn with `close_tab`, is answered and its hunk
+/// goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_kakoune() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start(REVIEWED_C, "");
+    session.kak.open(&session.app_py);
+    let mut client = session.client().await;
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e).len() == 2
+    })
+    .await;
+    let (kak, main_c) = (&session.kak, &session.main_c);
+    kak.open(main_c);
+    wait_review(kak, main_c, (&[], true));
+
+    let mut reviewer = session.client().await;
+    reviewer.answer_within = SERVER * 3;
+    let review = open_diff(
+        reviewer,
+        main_c,
+        PROPOSED_C,
+        "✻ [Claude Code] main.c (5f680c) ⧉",
+    );
+    let listed = wait_review(kak, main_c, (&[3, 6, 7], true));
+    eprintln!("*diagnostics* under review: {listed:?}");
+    // Claude never sees its own hunks as diagnostics.
+    let all = client.call("getDiagnostics", json!({})).await;
+    assert!(!all.to_string().contains("Claude Code"), "{all}");
+    answer_the_prompt(kak);
+
+    let menu = pick(kak, main_c, (3, 2, "return"), ACCEPT);
+    eprintln!("kak-lsp's menu on a hunk: {menu:?}");
+    for title in [
+        ACCEPT,
+        REJECT,
+        "Claude: accept all 3 changes",
+        "Claude: reject all",
+    ] {
+        assert!(menu.iter().any(|m| m == title), "{title} not in {menu:?}");
+    }
+    wait_review(kak, main_c, (&[6, 7], true));
+    // An edit outside the hunks, unsaved: computed again, the same hunks.
+    kak.replace_line(main_c, 1, "// edited");
+    until(
+        &mut client,
+        "checkDocumentDirty",
+        json!({"filePath": main_c}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    wait_review(kak, main_c, (&[6, 7], true));
+    pick(kak, main_c, (6, 0, "int"), REJECT);
+    wait_review(kak, main_c, (&[7], true));
+    pick(kak, main_c, (7, 2, "int"), ACCEPT);
+    let result = review.await.unwrap();
+    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
+    wait_review(kak, main_c, (&[], true));
+    assert_eq!(
+        std::fs::read_to_string(main_c).unwrap(),
+        REVIEWED_C,
+        "the IDE never writes the file"
+    );
+
+    withdraw_app_py(&session, &mut client).await;
+    let none = client
+        .request(
+            "tools/call",
+            json!({"name": "closeAllDiffTabs", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(texts(&none), ["CLOSED_0_DIFF_TABS"]);
+
+    let pids = session.processes(2);
+    let Session { place, mut kak, .. } = session;
+    let log = kak.log.clone();
+    kak.quit_with("kill!", SERVER);
+    wait_gone(&place, &pids, &log);
+}
+
+/// The review's prompt, queued by kak-lsp (`lsp_modeline_message_requests`
+/// says so): `:lsp-show-message-request-next` shows it in an info box with
+/// its answers in a menu; the user picks "Review".
+fn answer_the_prompt(kak: &Kakoune) {
+    let start = Instant::now();
+    loop {
+        let [pending] =
+            <[String; 1]>::try_from(kak.values("", "%opt{lsp_modeline_message_requests}")).unwrap();
+        if !pending.trim().is_empty() {
+            eprintln!("kak-lsp's modeline part for the prompt: {pending:?}");
+            break;
+        }
+        assert!(start.elapsed() < SERVER, "no message request queued");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let menu = kak.menu_of("lsp-show-message-request-next", SERVER);
+    let info = kak.ui(|ui| ui.info.clone());
+    eprintln!("the prompt: {info:?} {menu:?}");
+    assert_eq!(
+        info.map(|(_, text)| text),
+        Some("Claude Code proposes 3 changes to main.c".to_owned())
+    );
+    assert_eq!(menu, ["Accept all", "Reject all", "Review"]);
+    kak.pick(2);
+}
+
+/// A review of `app.py` withdrawn by `close_tab` (the user answered in the
+/// terminal): answered rejected, its hunk gone.
+async fn withdraw_app_py(session: &Session, client: &mut WsClient) {
+    let (kak, app_py) = (&session.kak, &session.app_py);
+    let mut second = session.client().await;
+    second.answer_within = SERVER;
+    let withdrawn = open_diff(
+        second,
+        app_py,
+        "count: int = 2\ntotal: int = 3\n",
+        "app tab",
+    );
+    wait_review(kak, app_py, (&[0], false));
+    let closed = client
+        .request(
+            "tools/call",
+            json!({"name": "close_tab", "arguments": {"tab_name": "app tab"}}),
+        )
+        .await;
+    assert_eq!(texts(&closed), ["TAB_CLOSED"]);
+    let result = withdrawn.await.unwrap();
+    assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
+    wait_review(kak, app_py, (&[], false));
+}
+
+/// A file Claude writes shows in its clean buffer (kak-lsp applies the
+/// proxy's `workspace/applyEdit`); a buffer with unsaved changes is left
+/// alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_kakoune() {
+    if !installed() {
+        return;
+    }
+    let session = Session::start(MAIN_C, "");
+    let Session {
+        kak,
+        main_c,
+        app_py,
+        ..
+    } = &session;
+    kak.open(app_py);
+    let mut client = session.client().await;
+    until(&mut client, "getOpenEditors", json!({}), |e| {
+        labels(e).len() == 2
+    })
+    .await;
+    kak.set_text(app_py, BROKEN_PY);
+    until(
+        &mut client,
+        "checkDocumentDirty",
+        json!({"filePath": app_py}),
+        |d| d["isDirty"] == true,
+    )
+    .await;
+    // Claude writes both files, as the CLI does (a new file renamed over).
+    for (path, text) in [(main_c, BROKEN_C), (app_py, "count: int = 3\n")] {
+        let new = path.with_extension("new");
+        std::fs::write(&new, text).unwrap();
+        std::fs::rename(&new, path).unwrap();
+    }
+    let start = Instant::now();
+    while kak.text(main_c) != BROKEN_C {
+        assert!(start.elapsed() < SERVER, "{:?}", kak.text(main_c));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // kak-lsp applied the edit: modified, as after any edit.
+    assert!(kak.modified(main_c));
+    std::thread::sleep(ide_mcp_lsp::host::reload::POLL * 8);
+    assert_eq!(kak.text(app_py), BROKEN_PY);
+    // Kakoune itself (`autoreload` is `ask`) asks of the buffer shown,
+    // at the next key, whether to reload it when its file changed: no for
+    // app.py (shown; the user's work kept), yes for main.c (the same
+    // text, unmodified).
+    for (path, answer) in [(app_py, "n"), (main_c, "y")] {
+        kak.run(&format!(
+            "buffer {}",
+            common::kakoune::quote(path.to_str().unwrap())
+        ));
+        kak.idle();
+        let asked = kak.wait_ui(SERVER, |ui| ui.info.clone());
+        eprintln!("Kakoune asks: {asked:?}");
+        assert!(
+            asked
+                .0
+                .contains(path.file_name().unwrap().to_str().unwrap()),
+            "{asked:?}"
+        );
+        kak.keys(&[answer]);
+        kak.wait_ui(SERVER, |ui| ui.info.is_none().then_some(()));
+    }
+    assert_eq!(kak.text(main_c), BROKEN_C);
+    assert!(!kak.modified(main_c));
+    assert_eq!(kak.text(app_py), BROKEN_PY);
+    assert!(kak.modified(app_py));
+    let pids = session.processes(2);
+    let Session { place, mut kak, .. } = session;
+    let log = kak.log.clone();
+    kak.quit_with("kill!", SERVER);
+    wait_gone(&place, &pids, &log);
+}
