@@ -32,7 +32,8 @@ const APP_PY: &str = "from util import greet\n\ngreet(\"a\")\ngreet(\"b\")\n";
 const PREFIX: &str = "mcp__ide-mcp__";
 /// The tools of the IDE of Neovim's proxies that the bridge lists: all but
 /// those [`LEFT_OUT`].
-const BRIDGED: [&str; 11] = [
+const BRIDGED: [&str; 14] = [
+    "callHierarchy",
     "checkDocumentDirty",
     "documentSymbols",
     "findReferences",
@@ -43,6 +44,8 @@ const BRIDGED: [&str; 11] = [
     "goToDefinition",
     "goToImplementation",
     "hover",
+    "quickFixes",
+    "renamePreview",
     "workspaceSymbols",
 ];
 /// What the bridge leaves out: what the CLI shows the model itself, and
