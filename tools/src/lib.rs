@@ -171,9 +171,9 @@ pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
 pub use open_file::open_file;
 pub use ports::{
-    BufferId, BufferStore, DiagnosticsQuery, DiffFuture, DiffOutcome, DiffReview, Document,
-    DocumentHandle, EditorAccess, FileDiagnostics, FileOpener, OpenBuffer, OpenDiffRequest,
-    OpenFileFuture, OpenFileRequest, Selection, SettleFuture,
+    BufferId, BufferStore, DiagnosticsMap, DiagnosticsQuery, DiffFuture, DiffOutcome, DiffReview,
+    Document, DocumentHandle, EditorAccess, FileDiagnostics, FileOpener, OpenBuffer,
+    OpenDiffRequest, OpenFileFuture, OpenFileRequest, Selection, SettleFuture,
 };
 pub use selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 pub use workspace_folders::{

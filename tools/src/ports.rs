@@ -248,6 +248,23 @@ pub struct FileDiagnostics {
     pub diagnostics: Arc<[Diagnostic]>,
 }
 
+/// Diagnostics by file, as the sources keep them (shared, so that a
+/// snapshot costs reference counts).
+pub type DiagnosticsMap = std::collections::BTreeMap<Arc<Path>, Arc<[Diagnostic]>>;
+
+impl FileDiagnostics {
+    /// Every file's entry of `map`, in path order: what
+    /// [`DiagnosticsQuery::all`] answers for a source that keeps one.
+    pub fn list(map: &DiagnosticsMap) -> Vec<Self> {
+        map.iter()
+            .map(|(path, diagnostics)| Self {
+                path: Arc::clone(path),
+                diagnostics: Arc::clone(diagnostics),
+            })
+            .collect()
+    }
+}
+
 /// The future [`DiagnosticsQuery::settle`] returns.
 pub type SettleFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 

@@ -311,7 +311,10 @@ mod tests {
             encoded_uri_path("file:///a/work%20space/x.c").as_deref(),
             Some(Path::new("/a/work space/x.c"))
         );
-        assert_eq!(encoded_uri_path("FILE:///x").as_deref(), Some(Path::new("/x")));
+        assert_eq!(
+            encoded_uri_path("FILE:///x").as_deref(),
+            Some(Path::new("/x"))
+        );
         assert_eq!(
             encoded_uri_path("file://localhost/x").as_deref(),
             Some(Path::new("/x"))

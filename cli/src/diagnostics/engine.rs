@@ -9,7 +9,7 @@
 //! debounce and long before cargo is done, so that query waits for the fresh
 //! result — up to [`DIAGNOSTICS_WAIT`], then it gets the last complete set.
 
-use std::collections::BTreeMap;
+use ide_mcp_tools::DiagnosticsMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,7 +76,7 @@ impl EngineConfig {
 #[derive(Debug, Default)]
 pub struct DiagnosticsSnapshot {
     generation: u64,
-    files: BTreeMap<Arc<Path>, Arc<[Diagnostic]>>,
+    files: DiagnosticsMap,
 }
 
 impl DiagnosticsSnapshot {
@@ -98,7 +98,7 @@ impl DiagnosticsSnapshot {
     }
 
     /// All diagnostics, by absolute file path; files without any are absent.
-    pub fn files(&self) -> &BTreeMap<Arc<Path>, Arc<[Diagnostic]>> {
+    pub fn files(&self) -> &DiagnosticsMap {
         &self.files
     }
 

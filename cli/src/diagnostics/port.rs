@@ -11,14 +11,7 @@ use super::engine::CargoDiagnostics;
 impl DiagnosticsQuery for CargoDiagnostics {
     fn all(&self) -> Vec<FileDiagnostics> {
         self.start_if_lazy();
-        self.snapshot()
-            .files()
-            .iter()
-            .map(|(path, diagnostics)| FileDiagnostics {
-                path: Arc::clone(path),
-                diagnostics: Arc::clone(diagnostics),
-            })
-            .collect()
+        FileDiagnostics::list(self.snapshot().files())
     }
 
     fn for_file(&self, path: &Path) -> Option<Arc<[Diagnostic]>> {

@@ -22,10 +22,10 @@ use tracing::Instrument as _;
 use super::known::ServerKind;
 use super::liveness::{self, Peer};
 use super::state::Store;
-use ide_mcp_tools::uri::{encoded_file_uri, encoded_uri_path};
 use super::{PROBE_METHOD, Probe};
 use crate::framing::{Frame, Message, MessageReader};
 use crate::published::{Published, UnreadLog};
+use ide_mcp_tools::uri::{encoded_file_uri, encoded_uri_path};
 
 /// How many lines of a server's stderr are kept for the log of its death.
 const STDERR_TAIL_LINES: usize = 20;

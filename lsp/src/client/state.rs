@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
+use ide_mcp_tools::{DiagnosticsMap, DiagnosticsQuery, FileDiagnostics, SettleFuture};
 use lsp_types::Diagnostic;
 use tokio::sync::watch;
 
@@ -49,7 +49,7 @@ enum Initial {
 pub(crate) struct State {
     /// Bumped after every change of `files`, atomically with it.
     generation: u64,
-    files: Arc<BTreeMap<Arc<Path>, Arc<[Diagnostic]>>>,
+    files: Arc<DiagnosticsMap>,
     /// Documents changed on disk and what is awaited of each.
     pending: HashMap<Arc<Path>, Awaited>,
     /// Work-done progress running: token → its line.
@@ -290,13 +290,7 @@ impl Store {
 impl DiagnosticsQuery for Store {
     fn all(&self) -> Vec<FileDiagnostics> {
         let files = Arc::clone(&self.state.borrow().files);
-        files
-            .iter()
-            .map(|(path, diagnostics)| FileDiagnostics {
-                path: Arc::clone(path),
-                diagnostics: Arc::clone(diagnostics),
-            })
-            .collect()
+        FileDiagnostics::list(&files)
     }
 
     fn for_file(&self, path: &Path) -> Option<Arc<[Diagnostic]>> {

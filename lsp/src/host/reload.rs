@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::observer::review::line_length;
-use ide_mcp_tools::uri::encoded_file_uri;
 use crate::workspace::{EditorRequest, LspWorkspace};
+use ide_mcp_tools::uri::encoded_file_uri;
 
 /// How often the open files are looked at.
 pub const POLL: Duration = Duration::from_millis(250);

@@ -28,8 +28,8 @@ use tokio::task::JoinHandle;
 
 use crate::observer::Decision;
 use crate::observer::review::{HunkView, Overlay, ReviewView};
-use ide_mcp_tools::uri::encoded_file_uri;
 use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
+use ide_mcp_tools::uri::encoded_file_uri;
 
 /// How long the typing pauses before a document's review is computed again.
 pub const EDIT_QUIET: std::time::Duration = std::time::Duration::from_millis(100);

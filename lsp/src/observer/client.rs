@@ -15,8 +15,8 @@ use serde_json::Value;
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
-use ide_mcp_tools::uri::encoded_uri_path;
 use crate::workspace::{EditorInfo, WorkspaceEvent};
+use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The private notification [`Observer::replay`] uses to restore the
 /// active document and its selection (UTF-16 positions).

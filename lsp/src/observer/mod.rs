@@ -35,9 +35,9 @@ pub use review::{Decision, Interest, Overlay};
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
 use crate::published::UnreadLog;
-use ide_mcp_tools::uri::encoded_uri_path;
 use crate::workspace::{LspWorkspace, StreamId};
 use envelope::Id;
+use ide_mcp_tools::uri::encoded_uri_path;
 
 /// How many of the editor's requests the observer tracks while they await
 /// the server's answer (code actions, pull diagnostics); past this, the

@@ -10,7 +10,7 @@ use std::time::Duration;
 use lsp_types::Diagnostic;
 use tokio::sync::watch;
 
-use crate::ports::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
+use crate::ports::{DiagnosticsMap, DiagnosticsQuery, FileDiagnostics, SettleFuture};
 
 /// How long `getDiagnostics {}` waits for a running check by default: the CLI
 /// gives the answer 2 s, and the rest of the call needs some of them.
@@ -25,7 +25,7 @@ pub const DEFAULT_SETTLE_BOUND: Duration = Duration::from_millis(1500);
 /// most the settle bound.
 #[derive(Debug)]
 pub struct MemoryDiagnostics {
-    files: Mutex<BTreeMap<Arc<Path>, Arc<[Diagnostic]>>>,
+    files: Mutex<DiagnosticsMap>,
     generation: AtomicU64,
     running: watch::Sender<usize>,
     settle_bound: Duration,
@@ -54,7 +54,7 @@ impl MemoryDiagnostics {
         self
     }
 
-    fn files(&self) -> MutexGuard<'_, BTreeMap<Arc<Path>, Arc<[Diagnostic]>>> {
+    fn files(&self) -> MutexGuard<'_, DiagnosticsMap> {
         self.files.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -123,13 +123,7 @@ impl Drop for CheckGuard {
 
 impl DiagnosticsQuery for MemoryDiagnostics {
     fn all(&self) -> Vec<FileDiagnostics> {
-        self.files()
-            .iter()
-            .map(|(path, diagnostics)| FileDiagnostics {
-                path: Arc::clone(path),
-                diagnostics: Arc::clone(diagnostics),
-            })
-            .collect()
+        FileDiagnostics::list(&self.files())
     }
 
     fn for_file(&self, path: &Path) -> Option<Arc<[Diagnostic]>> {

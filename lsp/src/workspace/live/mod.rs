@@ -37,9 +37,9 @@ use serde_json::{Map, Value, json};
 use super::LspWorkspace;
 use super::servers::{NoRoute, ServerRequests, ServerRoute};
 use crate::mirror::PositionEncoding;
-use ide_mcp_tools::uri::encoded_file_uri;
 #[cfg(test)]
 pub(crate) use fixes::OWN_COMMAND_PREFIX;
+use ide_mcp_tools::uri::encoded_file_uri;
 use texts::to_server;
 use texts::{Texts, hover_text};
 

@@ -11,8 +11,8 @@ use ropey::Rope;
 use serde_json::{Map, Value};
 
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
-use ide_mcp_tools::uri::encoded_uri_path;
 use crate::workspace::LspWorkspace;
+use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The position of `at` (the model's) in `text`, counted in `encoding`.
 pub(crate) fn to_server(text: &Rope, at: CharPosition, encoding: PositionEncoding) -> Position {
