@@ -12,6 +12,11 @@
 //! assert_eq!(offset(&chars, 0, 2, Units::Utf16), 1, "inside the emoji: before it");
 //! ```
 
+/// The characters that make positions hard, for generated texts: one
+/// byte, two, three and four in UTF-8 (the last two also two UTF-16 units),
+/// and the three line breaks' parts.
+pub const HARD_CHARS: [char; 8] = ['a', 'é', '中', '😀', '𝄞', '\n', '\r', ' '];
+
 /// The code units an LSP position's `character` counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Units {

@@ -212,20 +212,8 @@ mod tests {
     }
 
     fn text() -> impl Strategy<Value = String> {
-        proptest::collection::vec(
-            prop_oneof![
-                Just('a'),
-                Just('é'),
-                Just('中'),
-                Just('😀'),
-                Just('𝄞'),
-                Just('\n'),
-                Just('\r'),
-                Just(' ')
-            ],
-            0..60,
-        )
-        .prop_map(|chars| chars.into_iter().collect())
+        proptest::collection::vec(proptest::sample::select(&reference::HARD_CHARS[..]), 0..60)
+            .prop_map(|chars| chars.into_iter().collect())
     }
 
     proptest! {

@@ -37,16 +37,7 @@ fn naive_apply(
 }
 
 fn alphabet() -> impl Strategy<Value = char> {
-    prop_oneof![
-        Just('a'),
-        Just('é'),
-        Just('中'),
-        Just('😀'),
-        Just('𝄞'),
-        Just('\n'),
-        Just('\r'),
-        Just(' ')
-    ]
+    proptest::sample::select(&reference::HARD_CHARS[..])
 }
 
 fn text(max: usize) -> impl Strategy<Value = String> {
