@@ -40,7 +40,7 @@
 //! // The tools now see the document, edited and unsaved.
 //! let cx = ws.read_context().build();
 //! let dirty = ide_mcp_tools::check_document_dirty(&cx, "/ws/a b.c".into());
-//! assert!(dirty.result().is_dirty);
+//! assert!(dirty.is_dirty);
 //! let text = cx.buffers().unwrap().handle_for_path("/ws/a b.c".as_ref()).unwrap();
 //! assert_eq!(text.snapshot().text.to_string(), "int y;\n");
 //! # Ok(())
@@ -54,6 +54,7 @@ pub mod client;
 pub mod framing;
 #[cfg(unix)]
 pub mod host;
+mod live;
 pub mod mirror;
 pub mod observer;
 #[cfg(unix)]
