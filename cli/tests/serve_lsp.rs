@@ -503,6 +503,22 @@ fn the_live_tools_ask_the_host_s_own_clangd_and_pyright() {
         )}]})
     );
 
+    // No server for the file's extension.
+    let notes = file("notes.txt");
+    let none = call(
+        &mut session,
+        "hover",
+        &json!({"filePath": notes, "line": 1, "character": 1}),
+    );
+    assert_eq!(
+        none["content"][0]["text"],
+        format!(
+            "no language server run by this host (`serve --lsp`) handles {}: add `--lsp` with a server for its language",
+            notes.display()
+        )
+    );
+    assert_eq!(none["isError"], true);
+
     rename_is_previewed(&mut session, &ws);
     fixes_of_a_file_no_server_had_open(&mut session, &ws);
     a_killed_server_s_question_is_answered(&mut session, &at_add, &definition);

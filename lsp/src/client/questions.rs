@@ -242,7 +242,7 @@ impl ServerHost for OwnServers {
         let path: Arc<Path> = Arc::from(path);
         if asked.opened {
             // Its diagnostics (`quickFixes`) are awaited like a change's.
-            server.store.sent(&path, 0);
+            server.store.opened_for_question(&path);
         }
         let held = asked.held.then(|| Held {
             server: Arc::clone(server),
