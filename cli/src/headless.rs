@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use ide_mcp_lsp::client::language_id;
+use ide_mcp_lsp::client::{language_id, language_servers};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
 use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
@@ -123,7 +123,8 @@ pub struct Headless {
     pub folders: Vec<PathBuf>,
     /// Where the diagnostics sources report long work.
     pub progress: ProgressBoard,
-    /// The language servers, shut down by [`shutdown`](Self::shutdown).
+    /// The language servers (the diagnostics of `--lsp`, and the live LSP
+    /// tools' servers), shut down by [`shutdown`](Self::shutdown).
     pub lsp: LspSources,
 }
 
@@ -147,6 +148,11 @@ impl Headless {
             .workspace_folders(folders.iter().cloned());
         if let Some(port) = combine(sources) {
             builder = builder.diagnostics(port);
+        }
+        if !lsp.servers.is_empty() {
+            // The live LSP tools, on the servers' documents as synced from
+            // disk (the memory workspace's open files are the disk's too).
+            builder = builder.servers(language_servers(&lsp.servers, &folders));
         }
         Ok(Self {
             context: builder.build(),

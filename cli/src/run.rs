@@ -23,25 +23,30 @@ pub type BoxError = Box<dyn Error + Send + Sync>;
 pub const EDITOR_ONLY_TOOLS: &[&str] = &["openDiff"];
 
 /// Whether the headless host serves `tool`: not one of
-/// [`EDITOR_ONLY_TOOLS`], nor a live LSP tool
-/// ([`LSP_TOOL_NAMES`](ide_mcp_tools::LSP_TOOL_NAMES)), which asks the
-/// editor's own language servers, behind an LSP proxy.
-pub fn headless_serves(tool: &str) -> bool {
-    !EDITOR_ONLY_TOOLS.contains(&tool) && !ide_mcp_tools::LSP_TOOL_NAMES.contains(&tool)
+/// [`EDITOR_ONLY_TOOLS`], and a live LSP tool
+/// ([`LSP_TOOL_NAMES`](ide_mcp_tools::LSP_TOOL_NAMES)) only `with_servers`:
+/// when it runs language servers of its own (`--lsp`), which the tools
+/// then ask.
+pub fn headless_serves(tool: &str, with_servers: bool) -> bool {
+    !EDITOR_ONLY_TOOLS.contains(&tool)
+        && (with_servers || !ide_mcp_tools::LSP_TOOL_NAMES.contains(&tool))
 }
 
-/// What the headless host serves: every linked tool it [serves](headless_serves).
-pub fn headless_registry() -> Result<Registry, BoxError> {
+/// What the headless host serves: every linked tool it
+/// [serves](headless_serves), the live LSP tools `with_servers`.
+pub fn headless_registry(with_servers: bool) -> Result<Registry, BoxError> {
     let tools = ide_mcp_runtime::tools()
         .iter()
-        .filter(|tool| headless_serves(tool.name));
+        .filter(|tool| headless_serves(tool.name, with_servers));
     Ok(Registry::from_tools(tools)?)
 }
 
-/// The MCP server over the headless state, serving [`headless_registry`].
+/// The MCP server over the headless state, serving [`headless_registry`]
+/// (the live LSP tools when it runs a language server).
 pub fn server(headless: &Headless) -> Result<Server, BoxError> {
+    let with_servers = !headless.lsp.servers.is_empty();
     let server = Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))
-        .registry(Arc::new(headless_registry()?))
+        .registry(Arc::new(headless_registry(with_servers)?))
         .state(headless.context.clone())
         .build()?;
     Ok(server)
@@ -226,10 +231,11 @@ impl Drop for ProgressLine {
     }
 }
 
-/// `ide-mcp tools`: prints the `tools/list` result `serve` answers; with
-/// `--lint`, reports schema violations on stderr. Returns whether all was well.
+/// `ide-mcp tools`: prints the `tools/list` result `serve` answers
+/// (without `--lsp`); with `--lint`, reports schema violations on stderr.
+/// Returns whether all was well.
 pub fn tools(args: &ToolsArgs, out: &mut impl Write) -> Result<bool, BoxError> {
-    let registry = &headless_registry()?;
+    let registry = &headless_registry(false)?;
     serde_json::to_writer_pretty(&mut *out, &registry.list_result())?;
     writeln!(out)?;
     if !args.lint {
@@ -306,4 +312,57 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
     serde_json::to_writer_pretty(&mut *out, &result)?;
     writeln!(out)?;
     Ok(result.get("isError") != Some(&Value::Bool(true)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::sources::{CargoMode, SourceOptions};
+    use crate::headless::HeadlessOptions;
+
+    fn listed(options: &HeadlessOptions) -> Vec<String> {
+        let headless = Headless::new(options).unwrap();
+        let list = server(&headless).unwrap().registry().list_result();
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_live_tools_are_listed_only_with_a_language_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = HeadlessOptions {
+            workspaces: vec![dir.path().to_path_buf()],
+            sources: SourceOptions {
+                cargo: CargoMode::Off,
+                lazy: true,
+                watch: false,
+                ..SourceOptions::default()
+            },
+            ..HeadlessOptions::default()
+        };
+        let without = listed(&options);
+        let live = ide_mcp_tools::LSP_TOOL_NAMES;
+        assert!(
+            without.iter().all(|tool| !live.contains(&tool.as_str())),
+            "{without:?}"
+        );
+        assert!(without.iter().any(|tool| tool == "getDiagnostics"));
+        // Lazy: the server is never started.
+        options.sources.lsp = vec![vec!["ide-mcp-no-such-server".to_owned()]];
+        let with = listed(&options);
+        let mut expected: Vec<&str> = ide_mcp_tools::TOOL_NAMES
+            .iter()
+            .copied()
+            .filter(|tool| !EDITOR_ONLY_TOOLS.contains(tool))
+            .collect();
+        expected.sort_unstable();
+        let mut with: Vec<&str> = with.iter().map(String::as_str).collect();
+        with.sort_unstable();
+        assert_eq!(with, expected);
+        assert!(live.iter().all(|tool| with.contains(tool)));
+    }
 }

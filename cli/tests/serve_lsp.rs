@@ -8,6 +8,14 @@
 //! --hang`) is found by the liveness probe, killed and restarted, its
 //! diagnostics dropped, while a healthy one beside it is left alone; the
 //! probe is also run against pyright and clangd.
+//!
+//! The live LSP tools on the host's own clangd and pyright: listed with
+//! `--lsp` only; exact answers of goToDefinition across C files, hover,
+//! findReferences by position and by name, renamePreview's diffs (files
+//! untouched), quickFixes of a clangd error in a file no server had open,
+//! pyright's lack of implementations as an `isError` naming it; a killed
+//! server's question is answered (an error, or the restarted server's
+//! answer), never left hanging.
 
 mod common;
 
@@ -15,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::served_tools_with;
 use common::stdio::{StdioSession, messages_from};
 use common::{DEADLINE, Running, Sandbox, bin, children, installed, is_dead, wait_for_lockfile};
 use serde_json::{Value, json};
@@ -372,5 +381,244 @@ async fn until(what: &str, server: &Running, done: impl Fn() -> bool) {
             server.stderr()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The C and Python files of the live tools' test.
+const LIVE_FILES: [(&str, &str); 6] = [
+    ("add.h", "int add(int a, int b);\n"),
+    (
+        "add.c",
+        "#include \"add.h\"\n\nint add(int a, int b) { return a + b; }\n",
+    ),
+    (
+        "main.c",
+        "#include \"add.h\"\n\nint main(void) {\n  return add(1, 2);\n}\n",
+    ),
+    (
+        "bad.c",
+        "#include \"add.h\"\n\nint main(void) {\n  return add(1, 2)\n}\n",
+    ),
+    ("util.py", "def greet(name):\n    return \"hi \" + name\n"),
+    ("app.py", "from util import greet\n\ngreet(\"a\")\n"),
+];
+
+/// `tools/call` of `name`: the whole result (`isError` and all).
+fn call(session: &mut StdioSession, name: &str, arguments: &Value) -> Value {
+    let reply = session.request("tools/call", &json!({"name": name, "arguments": arguments}));
+    reply["result"].clone()
+}
+
+/// The answer of a call that succeeded.
+fn answer(result: &Value) -> Value {
+    assert_ne!(result["isError"], true, "{result}");
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+/// A location as the tools answer it.
+fn location(path: &Path, line: u32, character: u32, end: u32, text: &str) -> Value {
+    json!({"filePath": path, "line": line, "character": character, "endLine": line,
+           "endCharacter": end, "lineText": text})
+}
+
+/// Locations in a stable order (servers list references in their own).
+fn sorted(mut list: Value) -> Value {
+    list.as_array_mut()
+        .unwrap()
+        .sort_by_key(|l| (l["filePath"].to_string(), l["line"].as_u64()));
+    list
+}
+
+#[test]
+fn the_live_tools_ask_the_host_s_own_clangd_and_pyright() {
+    if !installed("clangd") || !installed("pyright-langserver") {
+        return;
+    }
+    let (dir, ws) = workspace(&LIVE_FILES);
+    let file = |name: &str| ws.join(name);
+    let mut session = serve(
+        dir.path(),
+        &ws,
+        &[
+            "--lsp",
+            "clangd",
+            "--lsp",
+            "pyright-langserver --stdio",
+            "--lsp-open",
+            "main.c",
+        ],
+    );
+    let list = session.request("tools/list", &json!({}));
+    assert_eq!(
+        common::tool_names(&list["result"]),
+        served_tools_with(true),
+        "every live tool is listed"
+    );
+
+    // C, across files: `add`'s declaration, in the header.
+    let at_add = json!({"filePath": file("main.c"), "line": 4, "character": 10});
+    let definition = answer(&call(&mut session, "goToDefinition", &at_add));
+    assert_eq!(
+        definition,
+        json!([location(&file("add.h"), 1, 5, 8, "int add(int a, int b);")])
+    );
+    let hover = answer(&call(&mut session, "hover", &at_add));
+    let contents = hover["contents"].as_str().unwrap().to_owned();
+    assert!(
+        contents.starts_with("### function `add`") && contents.contains("int add(int a, int b)"),
+        "{hover:#}"
+    );
+    assert_eq!(
+        hover,
+        json!({"contents": contents, "line": 4, "character": 10, "endLine": 4,
+               "endCharacter": 13, "lineText": "  return add(1, 2);"})
+    );
+    // clangd knows the references of the files it has open (no index).
+    let references = answer(&call(&mut session, "findReferences", &at_add));
+    assert_eq!(
+        references,
+        json!([location(&file("main.c"), 4, 10, 13, "  return add(1, 2);")])
+    );
+
+    // Python, by name: the definition, the import and the call.
+    let by_name = json!({"filePath": file("util.py"), "symbol": "greet"});
+    let references = answer(&call(&mut session, "findReferences", &by_name));
+    let greet_calls = sorted(json!([
+        location(&file("util.py"), 1, 5, 10, "def greet(name):"),
+        location(&file("app.py"), 1, 18, 23, "from util import greet"),
+        location(&file("app.py"), 3, 1, 6, "greet(\"a\")"),
+    ]));
+    assert_eq!(sorted(references), greet_calls);
+    let at_greet = json!({"filePath": file("util.py"), "line": 1, "character": 5});
+    let references = answer(&call(&mut session, "findReferences", &at_greet));
+    assert_eq!(sorted(references), greet_calls);
+
+    // pyright has no implementations: said, naming it.
+    let missing = call(&mut session, "goToImplementation", &at_greet);
+    assert_eq!(
+        missing,
+        json!({"isError": true, "content": [{"type": "text", "text": format!(
+            "the language server for {} (pyright) does not provide implementations",
+            file("util.py").display()
+        )}]})
+    );
+
+    // No server for the file's extension.
+    let notes = file("notes.txt");
+    let none = call(
+        &mut session,
+        "hover",
+        &json!({"filePath": notes, "line": 1, "character": 1}),
+    );
+    assert_eq!(
+        none["content"][0]["text"],
+        format!(
+            "no language server run by this host (`serve --lsp`) handles {}: add `--lsp` with a server for its language",
+            notes.display()
+        )
+    );
+    assert_eq!(none["isError"], true);
+
+    rename_is_previewed(&mut session, &ws);
+    fixes_of_a_file_no_server_had_open(&mut session, &ws);
+    a_killed_server_s_question_is_answered(&mut session, &at_add, &definition);
+}
+
+/// renamePreview: one diff per file, applied nowhere.
+fn rename_is_previewed(session: &mut StdioSession, ws: &Path) {
+    let args = json!({"filePath": ws.join("util.py"), "line": 1, "character": 5,
+                      "newName": "welcome"});
+    let mut preview = answer(&call(session, "renamePreview", &args));
+    preview["changes"]
+        .as_array_mut()
+        .unwrap()
+        .sort_by_key(|c| c["filePath"].to_string());
+    assert_eq!(
+        preview,
+        json!({"changes": [
+            {"filePath": ws.join("app.py"), "diff": "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,3 @@\n-from util import greet\n+from util import welcome\n \n-greet(\"a\")\n+welcome(\"a\")\n"},
+            {"filePath": ws.join("util.py"), "diff": "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n-def greet(name):\n+def welcome(name):\n     return \"hi \" + name\n"},
+        ]})
+    );
+    for (name, text) in LIVE_FILES {
+        assert_eq!(
+            std::fs::read_to_string(ws.join(name)).unwrap(),
+            text,
+            "{name} is untouched"
+        );
+    }
+}
+
+/// quickFixes of clangd's error in bad.c, which no server had open: opened
+/// for the question, its diagnostics awaited.
+fn fixes_of_a_file_no_server_had_open(session: &mut StdioSession, ws: &Path) {
+    let bad = ws.join("bad.c");
+    let fixes = answer(&call(
+        session,
+        "quickFixes",
+        &json!({"filePath": bad, "line": 5}),
+    ));
+    assert_eq!(
+        fixes,
+        json!({
+            "diagnostics": [{"message": "Expected ';' after return statement (fix available)",
+                "severity": "Error", "source": "clang", "code": "expected_semi_after_stmt",
+                "line": 5, "character": 1, "endLine": 5, "endCharacter": 2, "lineText": "}"}],
+            "fixes": [{"title": "insert ';'", "kind": "quickfix", "isPreferred": true,
+                "changes": [{"filePath": bad, "diff": "--- a/bad.c\n+++ b/bad.c\n@@ -1,5 +1,5 @@\n #include \"add.h\"\n \n int main(void) {\n-  return add(1, 2)\n+  return add(1, 2);\n }\n"}]}],
+        })
+    );
+}
+
+/// clangd killed: the next question gets the restarted server's answer,
+/// or an error saying so, never no answer.
+fn a_killed_server_s_question_is_answered(
+    session: &mut StdioSession,
+    at_add: &Value,
+    definition: &Value,
+) {
+    let clangd: Vec<u32> = servers(session)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).next() == Some(b"clangd"))
+        })
+        .collect();
+    assert_eq!(clangd.len(), 1, "{clangd:?}");
+    Command::new("kill")
+        .args(["-KILL", &clangd[0].to_string()])
+        .status()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let result = call(session, "goToDefinition", at_add);
+        if result["isError"] != true {
+            assert_eq!(&answer(&result), definition);
+            break;
+        }
+        let message = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            [
+                "the language server stopped before it answered (it is being restarted): ask again",
+                "the language server was restarted during the question: ask again",
+            ]
+            .contains(&message)
+                || message.ends_with("(clangd) is not running: it is starting or restarting, or failed too often (see the host's log)"),
+            "{message}"
+        );
+        assert!(start.elapsed() < DEADLINE, "clangd is not back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn without_lsp_the_live_tools_are_not_listed() {
+    let (dir, ws) = workspace(&[("notes.txt", "one\n")]);
+    let mut session = serve(dir.path(), &ws, &["--diagnostics", "none"]);
+    let list = session.request("tools/list", &json!({}));
+    let names = common::tool_names(&list["result"]);
+    common::assert_headless_tools(&names);
+    for tool in ide_mcp_tools::LSP_TOOL_NAMES {
+        assert!(!names.contains(tool), "{tool}: {names:?}");
     }
 }

@@ -54,6 +54,7 @@ pub mod client;
 pub mod framing;
 #[cfg(unix)]
 pub mod host;
+mod live;
 pub mod mirror;
 pub mod observer;
 #[cfg(unix)]

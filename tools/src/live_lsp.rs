@@ -1,10 +1,11 @@
 //! The live LSP tools: `findReferences`, `goToDefinition`,
 //! `goToImplementation`, `hover`, `documentSymbols`, `workspaceSymbols`,
-//! `callHierarchy`, `renamePreview` and `quickFixes`, asked of the
-//! editor's own language server for the file's language, on the editor's
-//! current text (unsaved edits included), through the [`LanguageServers`]
-//! port. `renamePreview` and `quickFixes` show edits as diffs and apply
-//! nothing.
+//! `callHierarchy`, `renamePreview` and `quickFixes`, asked of the IDE's
+//! language server for the file's language, on the IDE's current text,
+//! through the [`LanguageServers`] port: behind the LSP proxy, the
+//! editor's own server on the editor's text (unsaved edits included); in
+//! `ide-mcp serve --lsp`, the servers the host runs, on the disk's text.
+//! `renamePreview` and `quickFixes` show edits as diffs and apply nothing.
 //!
 //! Arguments are those of the CLI's own `LSP` tool: `filePath`, and `line`
 //! and `character` 1-based, characters counted as Unicode scalar values.
@@ -228,7 +229,8 @@ impl LspQuery {
 /// a message for the model.
 pub type LspFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
 
-/// The editor's running language servers (the LSP proxy's host).
+/// The host's running language servers: the editor's, behind the LSP
+/// proxy, or those `ide-mcp serve --lsp` runs.
 pub trait LanguageServers: Send + Sync {
     /// Asks `query` of the server for its file's language; the answer is
     /// in the model's positions, each location with its line's text.
@@ -238,7 +240,7 @@ pub trait LanguageServers: Send + Sync {
 
 /// The message of the result when the host has no [`LanguageServers`].
 pub const NO_SERVERS: &str =
-    "the live LSP tools are not available: this host has no editor's language server";
+    "the live LSP tools are not available: this host has no language server";
 
 /// Runs `query` through the context's servers, as a tool result.
 async fn run(cx: &ReadContext, query: Result<LspQuery, String>) -> CallToolResult {
@@ -340,8 +342,8 @@ impl ReferencesArgs {
     }
 }
 
-/// Finds every reference to a symbol, from the editor's own language
-/// server on the editor's current text (unsaved edits included): the
+/// Finds every reference to a symbol, from the IDE's language server on
+/// the IDE's current text (an editor's unsaved edits included): the
 /// symbol at `line` and `character`, or the one of the file named `symbol`
 /// (`greet`, `Greeter.greet`; a name several symbols share is an error
 /// listing them, unless they have the same references). Answers
@@ -352,8 +354,8 @@ pub async fn find_references(cx: &ReadContext, #[args] args: ReferencesArgs) -> 
     run(cx, args.query()).await
 }
 
-/// Finds where the symbol at a position is defined, from the editor's own
-/// language server on the editor's current text. Answers `[{filePath,
+/// Finds where the symbol at a position is defined, from the IDE's
+/// language server on the IDE's current text. Answers `[{filePath,
 /// line, character, endLine, endCharacter, lineText}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn go_to_definition(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
@@ -361,7 +363,7 @@ pub async fn go_to_definition(cx: &ReadContext, #[args] at: PositionArgs) -> Cal
 }
 
 /// Finds the implementations of the symbol at a position (of an interface,
-/// a trait, an abstract method), from the editor's own language server.
+/// a trait, an abstract method), from the IDE's language server.
 /// Answers `[{filePath, line, character, endLine, endCharacter,
 /// lineText}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
@@ -370,7 +372,7 @@ pub async fn go_to_implementation(cx: &ReadContext, #[args] at: PositionArgs) ->
 }
 
 /// The type and documentation of the symbol at a position, from the
-/// editor's own language server. Answers `{contents, range?}` (`contents`
+/// IDE's language server. Answers `{contents, range?}` (`contents`
 /// as text or Markdown; `null` when the server has nothing to say).
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn hover(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
@@ -378,7 +380,7 @@ pub async fn hover(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult
 }
 
 /// The symbols (functions, classes, variables, …) of a file, as the
-/// editor's own language server sees its current text. Answers `[{name,
+/// IDE's language server sees its current text. Answers `[{name,
 /// kind, detail?, line, character, endLine, endCharacter, lineText,
 /// children?}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
@@ -390,8 +392,8 @@ pub async fn document_symbols(
     run(cx, query).await
 }
 
-/// Searches the workspace's symbols by name through the editor's own
-/// language servers. Answers `[{name, kind, containerName?, filePath,
+/// Searches the workspace's symbols by name through the IDE's language
+/// servers. Answers `[{name, kind, containerName?, filePath,
 /// line?, character?, endLine?, endCharacter?, lineText?}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn workspace_symbols(
@@ -423,8 +425,8 @@ fn direction_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// The calls into (`incoming`) or out of (`outgoing`) the function at a
-/// position, from the editor's own language server on the editor's
-/// current text. Answers `[{name, kind, detail?, filePath, line,
+/// position, from the IDE's language server on the IDE's current text.
+/// Answers `[{name, kind, detail?, filePath, line,
 /// character, endLine, endCharacter, lineText, incoming|outgoing: [{name,
 /// kind, detail?, filePath, line, …, lineText, callSites: [{filePath,
 /// line, character, endLine, endCharacter, lineText}]}]}]`, 1-based: the
@@ -459,11 +461,11 @@ pub struct RenameArgs {
     pub new_name: String,
 }
 
-/// What renaming the symbol at a position would change, as the editor's
-/// own language server computes it on the editor's current text; nothing
-/// is applied. Answers `{changes: [...]}` in order: `{filePath, diff}`,
-/// one unified diff per file against its current text (the editor's,
-/// else the disk's; `git apply` or `patch -p1` applies it in the
+/// What renaming the symbol at a position would change, as the IDE's
+/// language server computes it on the IDE's current text; nothing is
+/// applied. Answers `{changes: [...]}` in order: `{filePath, diff}`, one
+/// unified diff per file against its current text (an editor's, else the
+/// disk's; `git apply` or `patch -p1` applies it in the
 /// workspace folder), and file operations `{operation: "create" |
 /// "rename" | "delete", filePath, newFilePath?}`. A symbol the server
 /// will not rename is an error saying why.
@@ -496,7 +498,7 @@ pub struct QuickFixesArgs {
 }
 
 /// The language server's quick fixes for the diagnostics on a line (as the
-/// server published them to the editor), each with its edit as diffs;
+/// server published them), each with its edit as diffs;
 /// nothing is applied. Answers `{diagnostics: [{message, severity, source?,
 /// code?, line, character, endLine, endCharacter}], fixes: [{title, kind?,
 /// isPreferred?, changes: [{filePath, diff} | {operation, …}], command?,

@@ -24,12 +24,18 @@ pub(crate) mod tmux;
 pub(crate) mod ws;
 
 /// The tools the headless host serves: the tools crate's list, less those
-/// only an editor host serves.
+/// only an editor host serves (and the live LSP tools, without `--lsp`).
 pub(crate) fn served_tools() -> Vec<&'static str> {
+    served_tools_with(false)
+}
+
+/// The tools the headless host serves, `with_servers` its own language
+/// servers (`--lsp`).
+pub(crate) fn served_tools_with(with_servers: bool) -> Vec<&'static str> {
     ide_mcp_tools::TOOL_NAMES
         .iter()
         .copied()
-        .filter(|tool| ide_mcp::run::headless_serves(tool))
+        .filter(|tool| ide_mcp::run::headless_serves(tool, with_servers))
         .collect()
 }
 

@@ -21,9 +21,11 @@ use tracing::Instrument as _;
 
 use super::known::ServerKind;
 use super::liveness::{self, Peer};
+use super::questions::Access;
 use super::state::Store;
 use super::{PROBE_METHOD, Probe};
 use crate::framing::{Frame, Message, MessageReader};
+use crate::live::{SERVER_REQUEST_TIMEOUT, ServerRequestError};
 use crate::published::{Published, UnreadLog};
 use ide_mcp_tools::uri::{encoded_file_uri, encoded_uri_path};
 
@@ -38,12 +40,34 @@ pub(crate) struct Context {
     pub(crate) folders: Vec<PathBuf>,
     /// What the server's diagnostics lost, logged once at warning level.
     pub(crate) unread: UnreadLog,
+    /// The server as the live tools reach it.
+    pub(crate) access: Arc<Access>,
 }
 
-type Responses = Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>;
+/// The requests waiting for the server's answers.
+#[derive(Debug, Default)]
+struct Pending {
+    waiting: HashMap<i64, oneshot::Sender<Value>>,
+    /// The server is gone (exited, found hung, or its life ended): every
+    /// request, waiting or sent later, fails at once.
+    gone: bool,
+}
+
+type Responses = Arc<Mutex<Pending>>;
+
+fn lock(responses: &Responses) -> std::sync::MutexGuard<'_, Pending> {
+    responses.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every request waiting, now or later, fails at once.
+fn fail_all(responses: &Responses) {
+    let mut pending = lock(responses);
+    pending.gone = true;
+    pending.waiting.clear();
+}
 
 /// The host's side of the server's stdio: what sends requests, shared by
-/// the connection and its liveness probe.
+/// the connection, its liveness probe and the live tools' questions.
 #[derive(Debug)]
 struct Wire {
     out: mpsc::UnboundedSender<Vec<u8>>,
@@ -57,43 +81,52 @@ struct Wire {
 
 impl Wire {
     /// Sends a request; resolves to the whole response, or `None` when the
-    /// server exited or was declared hung first. Dropped, forgets the request.
-    async fn response(&self, method: &str, params: Value) -> Option<Value> {
+    /// server exited or was declared hung first. Dropped, forgets the
+    /// request, and with `cancel` tells the server (`$/cancelRequest`).
+    async fn response(&self, method: &str, params: Value, cancel: bool) -> Option<Value> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.responses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, tx);
-        let _forget = Forget {
-            responses: &self.responses,
+        {
+            let mut pending = lock(&self.responses);
+            if pending.gone {
+                return None;
+            }
+            pending.waiting.insert(id, tx);
+        }
+        let mut forget = Forget {
+            wire: self,
             id,
+            cancel,
         };
         send(
             &self.out,
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
         let mut hung = self.hung.subscribe();
-        tokio::select! {
+        let response = tokio::select! {
             response = rx => response.ok(),
             _ = hung.wait_for(Option::is_some) => None,
-        }
+        };
+        // Answered, or gone: nothing to cancel.
+        forget.cancel = false;
+        response
     }
 
     /// The server stopped answering: says why, and every request waiting
     /// for it, now or later, fails at once.
     fn declare_hung(&self, why: String) {
         self.hung.send_replace(Some(why));
-        self.responses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        fail_all(&self.responses);
     }
 }
 
 impl Peer for Wire {
     async fn ping(&self) {
-        if self.response(PROBE_METHOD, Value::Null).await.is_none() {
+        if self
+            .response(PROBE_METHOD, Value::Null, false)
+            .await
+            .is_none()
+        {
             // Gone: its exit is the connection's to see, not the probe's.
             std::future::pending::<()>().await;
         }
@@ -104,18 +137,90 @@ impl Peer for Wire {
     }
 }
 
-/// Removes a request's slot when its wait ends, answered or not.
+/// Removes a request's slot when its wait ends, answered or not; with
+/// `cancel`, dropped unanswered, sends the server `$/cancelRequest`.
 struct Forget<'a> {
-    responses: &'a Responses,
+    wire: &'a Wire,
     id: i64,
+    cancel: bool,
 }
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.responses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id);
+        lock(&self.wire.responses).waiting.remove(&self.id);
+        if self.cancel {
+            send(
+                &self.wire.out,
+                &json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}}),
+            );
+        }
+    }
+}
+
+/// The way to one running server for the live tools' questions, cheap to
+/// clone: requests of their own (cancelled when dropped unanswered) and
+/// notifications, on the connection's wire.
+#[derive(Clone, Debug)]
+pub(crate) struct ServerLink {
+    wire: Arc<Wire>,
+}
+
+impl ServerLink {
+    /// Sends a notification.
+    pub(crate) fn notify(&self, method: &str, params: &Value) {
+        send(
+            &self.wire.out,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        );
+    }
+
+    /// Sends a request and waits, at most [`SERVER_REQUEST_TIMEOUT`], for
+    /// its `result`; timed out or dropped, the server gets
+    /// `$/cancelRequest`.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ServerRequestError> {
+        let answer = tokio::time::timeout(
+            SERVER_REQUEST_TIMEOUT,
+            self.wire.response(method, params, true),
+        )
+        .await;
+        match answer {
+            Ok(Some(mut response)) => match response.get_mut("error") {
+                Some(error) => Err(ServerRequestError::Failed(error.to_string())),
+                None => Ok(response
+                    .get_mut("result")
+                    .map(Value::take)
+                    .unwrap_or_default()),
+            },
+            Ok(None) => Err(ServerRequestError::Gone),
+            Err(_elapsed) => Err(ServerRequestError::TimedOut),
+        }
+    }
+
+    /// The server's life ended: every request waiting on it, now or later,
+    /// fails at once.
+    pub(crate) fn fail_all(&self) {
+        fail_all(&self.wire.responses);
+    }
+
+    /// A link to no process: what it sends arrives, framed, in the queue.
+    #[cfg(test)]
+    pub(crate) fn in_memory() -> (Self, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (out, queue) = mpsc::unbounded_channel();
+        let wire = Wire {
+            out,
+            responses: Responses::default(),
+            next_id: AtomicI64::new(1),
+            heard: Arc::default(),
+            hung: watch::Sender::new(None),
+        };
+        let link = Self {
+            wire: Arc::new(wire),
+        };
+        (link, queue)
     }
 }
 
@@ -198,10 +303,14 @@ impl Connection {
 
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: &Value) {
-        send(
-            &self.wire.out,
-            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
-        );
+        self.link().notify(method, params);
+    }
+
+    /// The way to the server for the live tools' questions.
+    pub(crate) fn link(&self) -> ServerLink {
+        ServerLink {
+            wire: Arc::clone(&self.wire),
+        }
     }
 
     /// Sends a request and waits, at most `timeout`, for its answer: the
@@ -212,7 +321,7 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, String> {
-        match tokio::time::timeout(timeout, self.wire.response(method, params)).await {
+        match tokio::time::timeout(timeout, self.wire.response(method, params, false)).await {
             Ok(Some(mut response)) => match response.get_mut("error") {
                 Some(error) => Err(error.to_string()),
                 None => Ok(response
@@ -351,10 +460,7 @@ async fn read_loop(
             Ok(None) | Err(_) => break,
         }
     }
-    responses
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clear();
+    fail_all(&responses);
     let _ = closed.send(true);
 }
 
@@ -372,12 +478,10 @@ fn handle(cx: &Context, out: &mpsc::UnboundedSender<Vec<u8>>, responses: &Respon
         }
         (Some(method), None) => notification(cx, method, value.get("params")),
         (None, Some(id)) => {
-            if let Some(tx) = id.as_i64().and_then(|id| {
-                responses
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&id)
-            }) {
+            if let Some(tx) = id
+                .as_i64()
+                .and_then(|id| lock(responses).waiting.remove(&id))
+            {
                 let _ = tx.send(value);
             }
         }
@@ -491,4 +595,70 @@ pub(crate) fn folder_name(folder: &std::path::Path) -> String {
         || folder.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The next message sent, parsed.
+    pub(crate) fn next_sent(queue: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> Option<Value> {
+        let bytes = queue.try_recv().ok()?;
+        let at = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
+        serde_json::from_slice(&bytes[at + 4..]).ok()
+    }
+
+    async fn sent(queue: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> Value {
+        for _ in 0..100 {
+            if let Some(message) = next_sent(queue) {
+                return message;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("nothing was sent")
+    }
+
+    fn asking(link: &ServerLink) -> JoinHandle<Result<Value, ServerRequestError>> {
+        let link = link.clone();
+        tokio::spawn(async move { link.request("textDocument/hover", json!({"x": 1})).await })
+    }
+
+    #[tokio::test]
+    async fn a_question_is_answered_cancelled_when_dropped_and_fails_when_the_server_is_gone() {
+        let (link, mut queue) = ServerLink::in_memory();
+        let question = asking(&link);
+        let request = sent(&mut queue).await;
+        assert_eq!(
+            (&request["method"], &request["params"]),
+            (&json!("textDocument/hover"), &json!({"x": 1}))
+        );
+        let id = request["id"].as_i64().unwrap();
+        let waiting = lock(&link.wire.responses).waiting.remove(&id).unwrap();
+        waiting
+            .send(json!({"jsonrpc": "2.0", "id": id, "result": {"contents": "x"}}))
+            .unwrap();
+        assert_eq!(question.await.unwrap(), Ok(json!({"contents": "x"})));
+        assert_eq!(next_sent(&mut queue), None, "an answer is not cancelled");
+
+        let question = asking(&link);
+        let id = sent(&mut queue).await["id"].clone();
+        question.abort();
+        let _ = question.await;
+        assert_eq!(
+            sent(&mut queue).await,
+            json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}})
+        );
+        assert!(lock(&link.wire.responses).waiting.is_empty());
+
+        let question = asking(&link);
+        sent(&mut queue).await;
+        link.fail_all();
+        assert_eq!(question.await.unwrap(), Err(ServerRequestError::Gone));
+        assert_eq!(
+            link.request("textDocument/hover", json!({})).await,
+            Err(ServerRequestError::Gone),
+            "at once, unsent"
+        );
+        assert_eq!(next_sent(&mut queue), None);
+    }
 }

@@ -27,11 +27,14 @@
 //!   stale, and queries stop waiting for its fresh ones.
 //! - Exit: [`LspDiagnostics::shutdown`] sends `shutdown` and `exit`, each
 //!   bounded, and kills a server that hangs; dropping the handle kills it.
+//! - Questions: [`language_servers`] serves the live LSP tools from the
+//!   running servers, on the disk's text (`questions`).
 
 mod connection;
 mod documents;
 mod known;
 mod liveness;
+mod questions;
 mod state;
 mod supervisor;
 
@@ -40,16 +43,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
+use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, LanguageServers, SettleFuture};
 use lsp_types::Diagnostic;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 pub use documents::language_id;
 pub use known::ServerKind;
+pub use questions::START_WAIT;
 
 use crate::published::UnreadLog;
 use connection::Context;
+use questions::{Access, OwnServers};
 use state::Store;
 use supervisor::supervise;
 
@@ -166,6 +171,7 @@ enum Command {
 /// [module documentation](self).
 pub struct LspDiagnostics {
     store: Arc<Store>,
+    access: Arc<Access>,
     kind: ServerKind,
     commands: mpsc::UnboundedSender<Command>,
     start: Arc<Notify>,
@@ -194,11 +200,13 @@ impl LspDiagnostics {
             store.starting(true);
             start.notify_one();
         }
+        let access = Arc::new(Access::default());
         let cx = Arc::new(Context {
             store: Arc::clone(&store),
             kind: kind.clone(),
             folders: options.folders.clone(),
             unread: UnreadLog::default(),
+            access: Arc::clone(&access),
         });
         let task = tokio::spawn(supervise(
             options.clone(),
@@ -209,6 +217,7 @@ impl LspDiagnostics {
         ));
         Self {
             store,
+            access,
             kind,
             commands,
             start,
@@ -289,6 +298,16 @@ impl DiagnosticsQuery for LspDiagnostics {
         self.start_if_lazy();
         self.store.settle()
     }
+}
+
+/// The live LSP tools' port over `servers` (run by this host), on the
+/// disk's text; `folders` are the workspace folders diffs are relative to.
+pub fn language_servers(
+    servers: &[Arc<LspDiagnostics>],
+    folders: &[PathBuf],
+) -> Arc<dyn LanguageServers> {
+    let host = OwnServers::new(servers.to_vec(), folders.to_vec());
+    Arc::new(crate::live::Live(Arc::new(host)))
 }
 
 #[cfg(test)]

@@ -133,6 +133,18 @@ impl Store {
         });
     }
 
+    /// A question opened `path` on the server as version 0: queries wait
+    /// for its diagnostics too, unless a version of the host's is awaited.
+    pub(crate) fn opened_for_question(&self, path: &Arc<Path>) {
+        self.state.send_modify(|s| {
+            s.pending
+                .entry(Arc::clone(path))
+                .or_default()
+                .sent
+                .get_or_insert(0);
+        });
+    }
+
     /// Nothing was sent for the change of `path` after all (its text is
     /// what was sent before, or it could not be read): stop waiting for it,
     /// though not for a version sent before.
@@ -373,6 +385,27 @@ mod tests {
         // An empty publish removes the file.
         store.publish(Arc::clone(&a), None, Vec::new());
         assert!(store.all().is_empty());
+    }
+
+    #[test]
+    fn a_document_a_question_opened_is_waited_for_without_hiding_a_change() {
+        let store = Store::new("clangd", Duration::from_secs(5));
+        let a = path("/w/a.c");
+        store.opened_for_question(&a);
+        assert!(store.settle().is_some(), "its first publish is awaited");
+        store.publish(Arc::clone(&a), Some(0), vec![diagnostic("e")]);
+        assert!(store.settle().is_none());
+        // Changed on disk, not sent yet: the change is still awaited.
+        store.changed(&a);
+        store.opened_for_question(&a);
+        store.publish(Arc::clone(&a), Some(0), Vec::new());
+        assert!(store.settle().is_some(), "the change is awaited");
+        store.not_sent(&a);
+        assert!(store.settle().is_none());
+        // Closed before any publish: no longer awaited.
+        store.opened_for_question(&a);
+        store.unanswered(&a);
+        assert!(store.settle().is_none());
     }
 
     #[test]

@@ -89,7 +89,7 @@ fn the_server_s_providers_reach_a_host_attached_early_or_late() {
         .servers
         .route_for(path, &[], LspFeature::References)
         .unwrap();
-    assert_eq!(route.name.as_deref(), Some("clangd"));
+    assert_eq!(route.server.name.as_deref(), Some("clangd"));
 
     let late_ws = Arc::new(LspWorkspace::new());
     let (mut late, _outgoing) = Observer::new(Arc::clone(&late_ws));
@@ -99,7 +99,7 @@ fn the_server_s_providers_reach_a_host_attached_early_or_late() {
         .servers
         .route_for(path, &[], LspFeature::References)
         .unwrap();
-    assert_eq!(route.name.as_deref(), Some("clangd"));
+    assert_eq!(route.server.name.as_deref(), Some("clangd"));
     assert!(
         late_ws
             .servers

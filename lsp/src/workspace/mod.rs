@@ -21,11 +21,11 @@ use ide_mcp_tools::{
 use lsp_types::Diagnostic;
 use tokio::sync::{broadcast, watch};
 
+#[cfg(test)]
+pub(crate) use crate::live::OWN_COMMAND_PREFIX;
 pub(crate) use diagnostics::Diagnostics;
 pub use diagnostics::SETTLE_QUIET;
 pub(crate) use documents::Documents;
-#[cfg(test)]
-pub(crate) use live::OWN_COMMAND_PREFIX;
 pub(crate) use requests::EditorRequests;
 pub use requests::{
     EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorCan, EditorRequest, EditorRequestError,
@@ -33,7 +33,7 @@ pub use requests::{
 };
 pub(crate) use servers::ServerRequests;
 pub use servers::{
-    NoRoute, SERVER_QUEUE_CAPACITY, SERVER_REQUEST_PREFIX, SERVER_REQUEST_TIMEOUT,
+    NoRoute, SERVER_QUEUE_CAPACITY, SERVER_REQUEST_PREFIX, SERVER_REQUEST_TIMEOUT, ServerFacts,
     ServerRequestError, ServerRoute,
 };
 
@@ -217,7 +217,7 @@ impl LspWorkspace {
             .buffers(self.clone())
             .diagnostics(self.clone())
             .opener(self.clone())
-            .servers(Arc::new(live::Live(self.clone())))
+            .servers(Arc::new(crate::live::Live(self.clone())))
             .workspace_folders(self.workspace_folders())
     }
 

@@ -14,11 +14,9 @@
 //! `$/cancelRequest`.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use ide_mcp_tools::LspFeature;
 use serde_json::{Value, json};
@@ -26,6 +24,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::StreamId;
 use crate::framing::Message;
+use crate::live::provider;
+pub use crate::live::{SERVER_REQUEST_TIMEOUT, ServerFacts, ServerRequestError};
 use crate::mirror::PositionEncoding;
 
 /// The prefix of the ids of requests sent toward a server.
@@ -33,38 +33,6 @@ pub const SERVER_REQUEST_PREFIX: &str = "ide-mcp/s/";
 
 /// How many messages toward the server may wait in one stream's queue.
 pub const SERVER_QUEUE_CAPACITY: usize = 16;
-
-/// How long a request toward a server waits for its answer.
-pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Why a request toward a server failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServerRequestError {
-    /// The stream's queue is full or closed.
-    NotSent,
-    /// No answer within [`SERVER_REQUEST_TIMEOUT`].
-    TimedOut,
-    /// The server answered with an error.
-    Failed(String),
-}
-
-impl fmt::Display for ServerRequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NotSent => f.write_str("the request could not be sent to the language server"),
-            Self::TimedOut => write!(
-                f,
-                "the language server did not answer within {} s",
-                SERVER_REQUEST_TIMEOUT.as_secs()
-            ),
-            Self::Failed(message) => {
-                write!(f, "the language server answered with an error: {message}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ServerRequestError {}
 
 /// What a stream's server said of itself, and the languages of the
 /// documents its editor opened on it.
@@ -107,14 +75,6 @@ impl Route {
     }
 }
 
-/// The provider of `feature` in `capabilities` (`true` or its options);
-/// `None` when absent or `false`.
-fn provider(capabilities: &Value, feature: LspFeature) -> Option<&Value> {
-    capabilities
-        .get(feature.capability())
-        .filter(|p| !matches!(p, Value::Null | Value::Bool(false)))
-}
-
 type Answer = Result<Value, String>;
 
 /// The streams requests toward servers can go out on, and those awaiting
@@ -134,31 +94,14 @@ pub(crate) struct ServerRequests {
 pub struct ServerRoute {
     pub(crate) stream: StreamId,
     queue: mpsc::Sender<Message>,
-    /// The server's name (`serverInfo.name`).
-    pub name: Option<String>,
-    /// The position encoding it counts in.
-    pub encoding: PositionEncoding,
+    /// What the server said of itself (its capabilities with those it
+    /// registered since).
+    pub server: ServerFacts,
     /// The `languageId` its editor opens files of this extension as.
     pub language_id: Option<String>,
-    /// Its capabilities for the live LSP tools (`initialize`'s, and those
-    /// registered since, with their options).
-    pub capabilities: Value,
 }
 
 impl ServerRoute {
-    /// The server's provider of `feature` (`true` or its options, such as
-    /// `{"prepareProvider": true}`); `None` when it does not provide it.
-    pub fn provider(&self, feature: LspFeature) -> Option<&Value> {
-        provider(&self.capabilities, feature)
-    }
-
-    /// Whether the provider of `feature` has option `option` set
-    /// (`renameProvider.prepareProvider`, `codeActionProvider.resolveProvider`).
-    pub fn provider_option(&self, feature: LspFeature, option: &str) -> bool {
-        self.provider(feature)
-            .is_some_and(|p| p[option] == Value::Bool(true))
-    }
-
     /// Sends notification `method` with `params` to the server.
     pub(crate) fn notify(&self, method: &str, params: &Value) -> bool {
         let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
@@ -338,10 +281,12 @@ impl ServerRequests {
         ServerRoute {
             stream: route.stream,
             queue: route.queue.clone(),
-            name: route.name.clone(),
-            encoding: route.encoding,
+            server: ServerFacts {
+                name: route.name.clone(),
+                encoding: route.encoding,
+                capabilities: route.current_capabilities(),
+            },
             language_id: extension.and_then(|e| route.languages.get(e).cloned()),
-            capabilities: route.current_capabilities(),
         }
     }
 
@@ -486,10 +431,10 @@ mod tests {
             .route_for(Path::new("/w/x.py"), &[a], LspFeature::References)
             .unwrap();
         assert_eq!(
-            route.provider(LspFeature::References),
+            route.server.provider(LspFeature::References),
             Some(&json!({"documentSelector": null}))
         );
-        assert_eq!(route.provider(LspFeature::Definition), None);
+        assert_eq!(route.server.provider(LspFeature::Definition), None);
         assert_eq!(
             requests
                 .routes_providing(LspFeature::References)

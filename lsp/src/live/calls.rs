@@ -12,8 +12,8 @@ use futures_util::future::join_all;
 use ide_mcp_tools::{CallDirection, CharPosition};
 use serde_json::{Map, Value, json};
 
-use super::Asking;
 use super::texts::Texts;
+use super::{Asking, ServerHost};
 use crate::mirror::PositionEncoding;
 use ide_mcp_tools::uri::encoded_uri_path;
 
@@ -96,7 +96,7 @@ pub(super) fn hierarchy(
         .collect()
 }
 
-impl Asking<'_> {
+impl<H: ServerHost> Asking<'_, H> {
     /// The calls into or out of the function at `at`.
     pub(super) async fn calls(
         &self,
@@ -136,7 +136,7 @@ mod tests {
     use ropey::Rope;
 
     use super::*;
-    use crate::workspace::LspWorkspace;
+    use crate::live::Disk;
 
     fn range(l: u32, c1: u32, c2: u32) -> Value {
         json!({"start": {"line": l, "character": c1}, "end": {"line": l, "character": c2}})
@@ -144,8 +144,7 @@ mod tests {
 
     #[test]
     fn callers_come_with_their_call_sites() {
-        let ws = LspWorkspace::new();
-        let mut texts = Texts::new(&ws)
+        let mut texts = Texts::new(&Disk)
             .with(
                 Path::new("/w/util.py"),
                 Rope::from("def greet(name):\n    return name\n"),

@@ -2,9 +2,9 @@
 //! diagnostics the server published for it and `only: ["quickfix"]`; each
 //! action's edit as diffs ([`edit`](super::edit)), applied nowhere.
 //!
-//! The diagnostics are the server's own, as it published them to the
-//! editor (from that server's stream: not another server's, nor Claude's
-//! review hunks), their ranges counted again in the server's encoding on
+//! The diagnostics are the server's own, as it published them (through
+//! the LSP proxy, to the editor on that server's stream: not another
+//! server's, nor Claude's review hunks), their ranges counted again in the server's encoding on
 //! the current text; servers match the fixes they computed by range and
 //! message. A `source` the server left out is its name, as
 //! `getDiagnostics` reports it.
@@ -24,8 +24,8 @@ use ide_mcp_tools::LspFeature;
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use serde_json::{Map, Value, json};
 
-use super::Asking;
 use super::texts::Texts;
+use super::{Asking, ServerHost};
 use crate::mirror::{PositionEncoding, char_to_position_in, from_utf16};
 
 /// The prefix of the commands of the code actions the IDE adds to the
@@ -156,14 +156,14 @@ fn action_for_model(
     Value::Object(out)
 }
 
-impl Asking<'_> {
+impl<H: ServerHost> Asking<'_, H> {
     /// The server's diagnostics touching `line` (0-based), in its own
     /// encoding.
-    fn line_diagnostics(&self, line: u32) -> Vec<Value> {
+    async fn line_diagnostics(&self, line: u32) -> Vec<Value> {
         let stored = self
-            .ws
-            .diagnostics
-            .of_stream(self.route.stream, &self.path)
+            .host
+            .published(&self.route, &self.path)
+            .await
             .unwrap_or_default();
         let encoding = self.encoding();
         stored
@@ -201,7 +201,7 @@ impl Asking<'_> {
             Position::new(zero, 0),
             char_to_position_in(&self.text, end_char, encoding),
         );
-        let diagnostics = self.line_diagnostics(zero);
+        let diagnostics = self.line_diagnostics(zero).await;
         let params = json!({
             "textDocument": self.document(),
             "range": range,
@@ -216,7 +216,7 @@ impl Asking<'_> {
             .filter(|a| !is_ours(a) && is_quick_fix(a))
             .collect();
         let server_resolves = self
-            .route
+            .facts()
             .provider_option(LspFeature::CodeActions, "resolveProvider");
         // A few at a time: the stream's queue toward the server is short.
         let resolved: Vec<Value> = stream::iter(actions.into_iter().cloned())

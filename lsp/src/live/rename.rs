@@ -6,7 +6,7 @@
 use ide_mcp_tools::{CharPosition, LspFeature};
 use serde_json::{Value, json};
 
-use super::Asking;
+use super::{Asking, ServerHost};
 
 /// The `message` of a JSON-RPC error as the server sent it (the whole
 /// error when it has none).
@@ -19,14 +19,14 @@ fn error_message(error: &str) -> String {
         .unwrap_or_else(|| raw.to_owned())
 }
 
-impl Asking<'_> {
+impl<H: ServerHost> Asking<'_, H> {
     /// `{changes}`: what renaming the symbol at `at` to `new_name` changes.
     pub(super) async fn rename(&self, at: CharPosition, new_name: &str) -> Result<Value, String> {
         let place = format!("{}:{}:{}", self.path.display(), at.line, at.character);
         let position = self.position(at);
         let document = self.document();
         if self
-            .route
+            .facts()
             .provider_option(LspFeature::Rename, "prepareProvider")
         {
             let params = json!({"textDocument": document, "position": position});

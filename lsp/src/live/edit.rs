@@ -108,7 +108,7 @@ impl Play<'_, '_> {
             return Ok(());
         }
         Err(format!(
-            "{} changed while the language server computed the edit (its version {theirs}, the editor's {ours}): ask again",
+            "{} changed while the language server computed the edit (its version {theirs}, now {ours}): ask again",
             path.display()
         ))
     }
@@ -285,7 +285,7 @@ fn diff_names(path: &Path, folders: &[PathBuf]) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::LspWorkspace;
+    use crate::live::Disk;
 
     fn edit(l1: u32, c1: u32, l2: u32, c2: u32, text: &str) -> Value {
         json!({"range": {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}, "newText": text})
@@ -295,8 +295,8 @@ mod tests {
         None
     }
 
-    fn texts(ws: &LspWorkspace) -> Texts<'_> {
-        Texts::new(ws)
+    fn texts() -> Texts<'static> {
+        Texts::new(&Disk)
             .with(
                 Path::new("/w/util.py"),
                 Rope::from("def greet(name):\n    return name\n"),
@@ -309,7 +309,6 @@ mod tests {
 
     #[test]
     fn changes_become_one_diff_per_file() {
-        let ws = LspWorkspace::new();
         let changes = json!({"changes": {
             "file:///w/util.py": [edit(0, 4, 0, 9, "hello")],
             "file:///w/app.py": [edit(2, 0, 2, 5, "hello"), edit(0, 17, 0, 22, "hello")],
@@ -317,7 +316,7 @@ mod tests {
         let folders = [PathBuf::from("/w")];
         let answer = preview(
             &changes,
-            &mut texts(&ws),
+            &mut texts(),
             PositionEncoding::Utf16,
             &no_versions,
             &folders,
@@ -334,7 +333,6 @@ mod tests {
 
     #[test]
     fn document_changes_play_in_order_with_file_operations() {
-        let ws = LspWorkspace::new();
         let edit = json!({"documentChanges": [
             {"textDocument": {"uri": "file:///w/util.py", "version": null}, "edits": [edit(0, 4, 0, 9, "hello")]},
             {"kind": "rename", "oldUri": "file:///w/util.py", "newUri": "file:///w/hello.py"},
@@ -345,7 +343,7 @@ mod tests {
         ]});
         let answer = preview(
             &edit,
-            &mut texts(&ws),
+            &mut texts(),
             PositionEncoding::Utf16,
             &no_versions,
             &[PathBuf::from("/w")],
@@ -366,26 +364,25 @@ mod tests {
 
     #[test]
     fn stale_overlapping_and_missing_are_refused() {
-        let ws = LspWorkspace::new();
         let versioned = json!({"documentChanges": [
             {"textDocument": {"uri": "file:///w/app.py", "version": 3}, "edits": [edit(0, 0, 0, 1, "F")]},
         ]});
         let at_five = |path: &Path| (path == Path::new("/w/app.py")).then_some(5);
         let stale = preview(
             &versioned,
-            &mut texts(&ws),
+            &mut texts(),
             PositionEncoding::Utf16,
             &at_five,
             &[],
         );
         assert_eq!(
             stale.unwrap_err(),
-            "/w/app.py changed while the language server computed the edit (its version 3, the editor's 5): ask again"
+            "/w/app.py changed while the language server computed the edit (its version 3, now 5): ask again"
         );
         let at_three = |_: &Path| Some(3);
         let fresh = preview(
             &versioned,
-            &mut texts(&ws),
+            &mut texts(),
             PositionEncoding::Utf16,
             &at_three,
             &[],
@@ -399,7 +396,7 @@ mod tests {
         assert_eq!(
             preview(
                 &overlapping,
-                &mut texts(&ws),
+                &mut texts(),
                 PositionEncoding::Utf16,
                 &no_versions,
                 &[]
@@ -411,7 +408,7 @@ mod tests {
         assert_eq!(
             preview(
                 &missing,
-                &mut texts(&ws),
+                &mut texts(),
                 PositionEncoding::Utf16,
                 &no_versions,
                 &[]
@@ -422,7 +419,7 @@ mod tests {
         assert_eq!(
             preview(
                 &json!({}),
-                &mut texts(&ws),
+                &mut texts(),
                 PositionEncoding::Utf16,
                 &no_versions,
                 &[]
@@ -434,12 +431,11 @@ mod tests {
 
     #[test]
     fn positions_count_in_the_server_s_encoding() {
-        let ws = LspWorkspace::new();
         // `é` is two bytes: the string's closing quote is at byte 9.
         let changes = json!({"changes": {"file:///w/app.py": [edit(2, 7, 2, 9, "ü")]}});
         let answer = preview(
             &changes,
-            &mut texts(&ws),
+            &mut texts(),
             PositionEncoding::Utf8,
             &no_versions,
             &[],

@@ -10,8 +10,8 @@ use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Map, Value};
 
+use super::FileTexts;
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
-use crate::workspace::LspWorkspace;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The position of `at` (the model's) in `text`, counted in `encoding`.
@@ -51,18 +51,19 @@ pub(super) fn position_of(value: &Value) -> Option<Position> {
     serde_json::from_value(value.clone()).ok()
 }
 
-/// Texts of the files results name: the editor's when open, else the
-/// file's; read once per file.
+/// Texts of the files results name, as the host has them (through the
+/// LSP proxy, the editor's when open, else the file's); read once per
+/// file.
 pub(super) struct Texts<'a> {
-    ws: &'a LspWorkspace,
+    files: &'a dyn FileTexts,
     read: HashMap<PathBuf, Option<Rope>>,
 }
 
 impl<'a> Texts<'a> {
     /// No text read yet.
-    pub(super) fn new(ws: &'a LspWorkspace) -> Self {
+    pub(super) fn new(files: &'a dyn FileTexts) -> Self {
         Self {
-            ws,
+            files,
             read: HashMap::new(),
         }
     }
@@ -73,12 +74,11 @@ impl<'a> Texts<'a> {
         self
     }
 
-    /// The text of `path` (the editor's when open, else the file's), read
-    /// once.
+    /// The text of `path` as the host has it, read once.
     pub(super) fn of(&mut self, path: &Path) -> Option<&Rope> {
         self.read
             .entry(path.to_path_buf())
-            .or_insert_with(|| self.ws.text_of(path))
+            .or_insert_with(|| self.files.text_of(path))
             .as_ref()
     }
 
@@ -258,6 +258,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::live::Disk;
 
     #[test]
     fn positions_go_to_the_server_and_back_in_each_encoding() {
@@ -298,9 +299,8 @@ mod tests {
 
     #[test]
     fn answers_become_the_models_locations() {
-        let ws = LspWorkspace::new();
         let mut texts = Texts {
-            ws: &ws,
+            files: &Disk,
             read: HashMap::from([(
                 PathBuf::from("/w/a.py"),
                 Some(Rope::from("def f():\n    return é(1)\n")),
@@ -333,10 +333,9 @@ mod tests {
 
     #[test]
     fn symbols_and_hovers_read_plainly() {
-        let ws = LspWorkspace::new();
         let path = PathBuf::from("/w/a.py");
         let mut texts = Texts {
-            ws: &ws,
+            files: &Disk,
             read: HashMap::from([(
                 path.clone(),
                 Some(Rope::from("class A:\n    def m(self): ...\n")),

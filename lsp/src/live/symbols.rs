@@ -22,8 +22,8 @@ use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Value, json};
 
-use super::Asking;
 use super::texts::{from_server, position_of, symbol_kind};
+use super::{Asking, ServerHost};
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
 
 /// At most this many symbols of one name get their references asked for;
@@ -214,10 +214,10 @@ fn same_locations(lists: &[Value]) -> bool {
     each.all(|other| Some(&other) == first.as_ref())
 }
 
-impl Asking<'_> {
+impl<H: ServerHost> Asking<'_, H> {
     /// The references of the symbol of the file named `symbol`.
     pub(super) async fn references_of(&self, symbol: &str) -> Result<Value, String> {
-        if self.route.provider(LspFeature::DocumentSymbols).is_none() {
+        if self.facts().provider(LspFeature::DocumentSymbols).is_none() {
             return Err(format!(
                 "{}, which finding a symbol by name needs: pass `line` and `character` instead",
                 self.unsupported(LspFeature::DocumentSymbols)
