@@ -5,7 +5,9 @@ use std::io::{IsTerminal as _, Write};
 use std::sync::Arc;
 
 use ide_mcp_runtime::lint::lint_registry;
-use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Registry, Server, ServingThread, WsOptions};
+use ide_mcp_runtime::{
+    HttpOptions, HttpServerHandle, Registry, Server, ServingThread, WsOptions, WsServerHandle,
+};
 use serde_json::{Value, json};
 
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
@@ -95,7 +97,26 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         headless.shutdown().await;
         return Ok(());
     }
-    let options = WsOptions {
+    let handle = serving
+        .run({
+            let (server, options) = (server.clone(), ws_options(args, &headless));
+            async move { server.serve_ws(options).await }
+        })
+        .await?;
+    // Not a log line: what a person starting the server needs to read.
+    eprintln!("{}", banner(&handle, &headless));
+    handle.shutdown_after(stop).await?;
+    if let Some(http) = http {
+        http.shutdown().await;
+    }
+    headless.shutdown().await;
+    Ok(())
+}
+
+/// The IDE's WebSocket for `serve`: the workspace folders, the flags' port,
+/// name and connection bound.
+fn ws_options(args: &ServeArgs, headless: &Headless) -> WsOptions {
+    WsOptions {
         port: args.port,
         workspace_folders: headless
             .folders
@@ -105,13 +126,12 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         ide_name: args.ide_name.clone(),
         max_connections: args.max_connections,
         ..WsOptions::default()
-    };
-    let handle = serving
-        .run({
-            let server = server.clone();
-            async move { server.serve_ws(options).await }
-        })
-        .await?;
+    }
+}
+
+/// What `serve` tells the person who started it: where it serves, and how
+/// `claude` connects.
+fn banner(handle: &WsServerHandle, headless: &Headless) -> String {
     let port = handle.port();
     let folders: Vec<String> = headless
         .folders
@@ -122,20 +142,12 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         .lockfile_path()
         .map(|path| format!(" (lockfile {})", path.display()))
         .unwrap_or_default();
-    let banner = format!(
+    format!(
         "ide-mcp: serving {} on ws://127.0.0.1:{port}{lockfile}\n\
          ide-mcp: connect with `CLAUDE_CODE_SSE_PORT={port} claude`, \
          or run `claude` in the workspace and type /ide",
         folders.join(", ")
-    );
-    // Not a log line: what a person starting the server needs to read.
-    eprintln!("{banner}");
-    handle.shutdown_after(stop).await?;
-    if let Some(http) = http {
-        http.shutdown().await;
-    }
-    headless.shutdown().await;
-    Ok(())
+    )
 }
 
 /// Starts Streamable HTTP and prints the `claude mcp add` line that uses it.
