@@ -122,14 +122,7 @@ impl Observer {
         let Some(super::envelope::Id::String(id)) = envelope.request_id() else {
             return ClientVerdict::Forward;
         };
-        let answer = match envelope.error {
-            Some(error) => Err(error.get().to_owned()),
-            None => Ok(envelope
-                .result
-                .and_then(|r| serde_json::from_str(r.get()).ok())
-                .unwrap_or(Value::Null)),
-        };
-        if self.ws.requests.resolve(&id, answer) {
+        if self.ws.requests.resolve(&id, envelope.answer()) {
             ClientVerdict::Drop
         } else {
             ClientVerdict::Forward

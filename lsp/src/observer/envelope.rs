@@ -156,6 +156,18 @@ impl<'a> Envelope<'a> {
     pub(crate) fn result<T: DeserializeOwned>(&self, what: &str) -> Option<T> {
         parse_member(self.result, what)
     }
+
+    /// A response's answer, as a request of the IDE's awaits it: the
+    /// result (`null` when absent or unreadable), or the error's JSON.
+    pub(crate) fn answer(&self) -> Result<serde_json::Value, String> {
+        match self.error {
+            Some(error) => Err(error.get().to_owned()),
+            None => Ok(self
+                .result
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or(serde_json::Value::Null)),
+        }
+    }
 }
 
 fn parse_member<T: DeserializeOwned>(raw: Option<&RawValue>, what: &str) -> Option<T> {

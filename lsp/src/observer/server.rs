@@ -62,13 +62,7 @@ impl Observer {
 
     fn server_response(&mut self, envelope: &Envelope<'_>) -> ServerVerdict {
         if let Some(super::envelope::Id::String(id)) = envelope.request_id() {
-            let answer = match envelope.error {
-                Some(error) => Err(error.get().to_owned()),
-                None => Ok(envelope
-                    .result
-                    .and_then(|r| serde_json::from_str(r.get()).ok())
-                    .unwrap_or(Value::Null)),
-            };
+            let answer = envelope.answer();
             // The answer to a request of the IDE's (a live LSP tool's):
             // the host's copy resolves it, the editor never sees it.
             if self.ws.servers.resolve(&id, answer) {
