@@ -27,7 +27,7 @@ use crate::notify::{NOTIFY_QUEUE, NotificationBytes, REPLAY_DELAY};
 use crate::peer::Peer;
 use crate::server::Server;
 use crate::session::Session;
-pub(crate) use crate::transport::wire::{Limits, Outbox, Recv, Wire};
+use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// At most this many messages are taken in one wake-up before writing, so
 /// that a client streaming requests still gets answers.
@@ -45,6 +45,23 @@ enum Event {
     /// Time to send the latest states once more.
     Replay,
     Shutdown,
+}
+
+impl Server {
+    /// Serves one MCP session over `wire` until the client leaves or
+    /// `shutdown` turns `true` (or its sender is dropped; `None`: never).
+    ///
+    /// At shutdown every call still running is answered with a cancellation
+    /// error, then [`Wire::close`] is called. Returns the read or write error
+    /// that ended the connection, if any.
+    pub async fn serve_wire<W: Wire>(
+        &self,
+        wire: W,
+        limits: Limits,
+        shutdown: Option<watch::Receiver<bool>>,
+    ) -> io::Result<()> {
+        run(self.clone(), wire, limits, shutdown).await
+    }
 }
 
 /// Serves one connection until the client leaves or `shutdown` turns `true`

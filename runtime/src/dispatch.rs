@@ -17,8 +17,8 @@ use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
 use crate::registry::RegisteredTool;
 use crate::relay::{Relay, RelayFuture, RelayReply};
+use crate::request::CallParams;
 use crate::result::ResultOut;
-use crate::session::CallParams;
 use crate::tool::{Execution, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools

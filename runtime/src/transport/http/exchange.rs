@@ -1,24 +1,27 @@
 //! One POST, one request: served in the POST's own task by a
 //! [`Session`] of its own, answered as JSON, or as an event stream
-//! ([`http_sse`](super::http_sse)) when the call sends notifications
+//! ([`sse`](super::sse)) when the call sends notifications
 //! (progress) before its result. A 2026-07-28 request gets a fresh session
 //! ([`exchange`]), after its routing headers were checked against the body
 //! ([`header_mismatch`]); a request of a 2025-11-25 session, one resumed at
 //! the session's version ([`serve`] with its
-//! [`Ticket`](super::http_session::Ticket)).
+//! [`Ticket`](super::sessions::Ticket)).
 
 use std::borrow::Cow;
 
 use hyper::StatusCode;
 
-use super::http_check::{Header, Heads, HttpResponse, json_response, refusal, status_of};
-use super::http_session::{RunningCall, Stop, Ticket};
-use super::http_sse::{CALL_NOTES, stream};
-use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
+use super::check::{Header, Heads};
+use super::response::{HttpResponse, json_response, refusal, status_of};
+use super::sessions::{RunningCall, Stop, Ticket};
+use super::sse::{CALL_NOTES, stream};
+use crate::era::HEADER_MISMATCH;
 use crate::jsonrpc::{self, INVALID_REQUEST, REQUEST_CANCELLED, RequestId};
 use crate::peer::{LazyPeer, PeerRef};
+use crate::request::Request;
+use crate::request::era::{self, Era, Unsupported};
 use crate::server::Server;
-use crate::session::{Request, Session};
+use crate::session::Session;
 
 /// Serves a 2026-07-28 request on a session of its own: 200 with the
 /// result, or the status its error maps to.

@@ -1,5 +1,10 @@
 //! The Claude Code IDE transport: JSON-RPC over a WebSocket on 127.0.0.1,
 //! one message per text frame, with the upgrade checked before it happens.
+//!
+//! From the bottom up: [`upgrade`] checks an upgrade request's head and
+//! writes the refusals, `admission` bounds the connections waiting to
+//! authenticate and those served, [`stream`] is the WebSocket wire over any
+//! byte stream, and this module the TCP server that ties them together.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -14,10 +19,15 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::discovery::{self, IdeIdentity};
 use crate::lockfile::Lockfile;
 use crate::server::Server;
-use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::admission::{Admission, PendingPlace};
-use crate::transport::websocket::Upgrader;
 use crate::transport::wire::Limits;
+use crate::transport::wire::MAX_MESSAGE_BYTES;
+
+mod admission;
+pub mod stream;
+pub mod upgrade;
+
+use admission::{Admission, PendingPlace};
+use stream::Upgrader;
 
 /// How many authenticated WebSocket connections one server serves at once by
 /// default; beyond it, a client with the right token gets HTTP 503.
