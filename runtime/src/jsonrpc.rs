@@ -102,11 +102,14 @@ pub struct Rejection<'a> {
     pub message: String,
 }
 
-// Members of a wrong type are kept (raw, or as `Text::Other`), so that they
-// are reported by us with a clear message rather than by serde as a parse
-// failure. `jsonrpc` and `method` are read as strings in the one pass.
+// A message's members as read, before `finish` checks them. Members of a
+// wrong type are kept (raw, or as `Text::Other`), so that they are reported
+// by us with a clear message rather than by serde as a parse failure.
+// `jsonrpc` and `method` are read as strings in the one pass. Serde's name
+// for it stays `Envelope`: clients read "expected struct Envelope".
 #[derive(Deserialize)]
-struct Envelope<'a> {
+#[serde(expecting = "struct Envelope")]
+struct Members<'a> {
     #[serde(borrow, default)]
     jsonrpc: Option<Text<'a>>,
     // `"id": null` must stay visible (an invalid id), not read as no id.
@@ -226,7 +229,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
             });
         }
     };
-    let envelope: Envelope<'_> = match serde_json::from_str(text) {
+    let envelope: Members<'_> = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
         Err(err) => return Err(reject_unparsed(&err)),
     };

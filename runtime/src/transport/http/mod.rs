@@ -28,14 +28,13 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 mod check;
 mod exchange;
@@ -56,6 +55,7 @@ use shared::Shared;
 use timer::{CoarseClock, Deadlines};
 
 use crate::server::Server;
+use crate::transport::handle::{ServerTask, close_all, stop_requested};
 
 /// What an HTTP server holds right now (for tests and monitoring).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,32 +74,29 @@ pub struct HttpStats {
 /// connections; [`shutdown`](Self::shutdown) does the same and waits.
 #[derive(Debug)]
 pub struct HttpServerHandle {
-    local_addr: SocketAddr,
-    token: String,
+    task: ServerTask,
     shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
 }
 
 impl HttpServerHandle {
     /// The port served.
     pub fn port(&self) -> u16 {
-        self.local_addr.port()
+        self.task.local_addr().port()
     }
 
     /// The address served.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.task.local_addr()
     }
 
     /// The endpoint's URL, e.g. `http://127.0.0.1:8123/mcp`.
     pub fn url(&self) -> String {
-        format!("http://{}{ENDPOINT}", self.local_addr)
+        format!("http://{}{ENDPOINT}", self.task.local_addr())
     }
 
     /// The bearer token clients must send.
     pub fn auth_token(&self) -> &str {
-        &self.token
+        self.task.token()
     }
 
     /// The command that adds this server to the `claude` CLI as `name`.
@@ -107,7 +104,7 @@ impl HttpServerHandle {
         format!(
             "claude mcp add --transport http {name} {} --header \"Authorization: Bearer {}\"",
             self.url(),
-            self.token
+            self.auth_token()
         )
     }
 
@@ -124,21 +121,9 @@ impl HttpServerHandle {
     /// Stops accepting, ends every session and closes every connection
     /// (waiting a couple of seconds at most).
     pub async fn shutdown(mut self) {
-        self.stop.send_replace(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.task.shutdown().await;
     }
 }
-
-impl Drop for HttpServerHandle {
-    fn drop(&mut self) {
-        self.stop.send_replace(true);
-    }
-}
-
-/// How long `shutdown` waits for connections to finish their answers.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 impl Server {
     /// Serves MCP's Streamable HTTP transport on `/mcp` (127.0.0.1 and a
@@ -180,16 +165,12 @@ impl Server {
             deadlines: Deadlines::new(clock),
             options,
         });
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared), stopped));
+        let task = ServerTask::spawn(local_addr, token, {
+            let shared = Arc::clone(&shared);
+            |stopped| accept_loop(listener, shared, stopped)
+        });
         tracing::info!(%local_addr, "serving MCP over HTTP on {ENDPOINT}");
-        Ok(HttpServerHandle {
-            local_addr,
-            token,
-            shared,
-            stop,
-            task: Some(task),
-        })
+        Ok(HttpServerHandle { task, shared })
     }
 }
 
@@ -221,13 +202,7 @@ async fn accept_loop(
     }
     shared.deadlines.stop();
     shared.sessions.clear();
-    let all_done = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, all_done)
-        .await
-        .is_err()
-    {
-        connections.shutdown().await;
-    }
+    close_all(&mut connections).await;
 }
 
 async fn serve_connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
@@ -259,9 +234,4 @@ async fn serve_connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
         tracing::debug!(%err, "HTTP connection ended with an error");
     }
     shared.connections.fetch_sub(1, Ordering::Relaxed);
-}
-
-async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
-    // A dropped handle stops the server too.
-    let _ = stopped.wait_for(|stop| *stop).await;
 }
