@@ -30,6 +30,9 @@ fn main() {
     let mut out = Vec::new();
     let folders = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{},"_meta":{"progressToken":42}}}"#;
     let dirty = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"checkDocumentDirty","arguments":{"filePath":"/ws/src/file3.rs"},"_meta":{"progressToken":42}}}"#;
+    // A 2026-07-28 client's call: its version, info and capabilities in
+    // `_meta`, the same with every request (the loadgen's).
+    let stateless = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"ide-mcp-loadgen","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     for _ in 0..n {
         out.clear();
         match variant.as_str() {
@@ -37,6 +40,9 @@ fn main() {
             "plain" => serde_json::to_writer(&mut out, black_box(&plain)).expect("plain"),
             "folders" => {
                 session.handle(black_box(folders), &mut out);
+            }
+            "folders-stateless" => {
+                session.handle(black_box(stateless), &mut out);
             }
             "folders-match" => {
                 ide_mcp_benches::baseline::dispatch(&cx, black_box(folders), &mut out);

@@ -256,10 +256,9 @@ fn reference_position(chars: &[char], idx: usize) -> Position {
 /// The jsonrpc target: the input as one message.
 ///
 /// Property: a `tools/call` the runtime reads in one pass
-/// (`jsonrpc::scan`) is read exactly as the general parser and the
+/// (`request::one_pass`) is read exactly as the general parser and the
 /// session's reading of its params read it, and nothing the general parser
-/// refuses is accepted; the same again when its `_meta` was kept from the
-/// first reading.
+/// refuses is accepted.
 pub fn jsonrpc(data: &[u8]) {
-    ide_mcp_runtime::jsonrpc::__check_one_pass(data);
+    ide_mcp_runtime::__check_one_pass(data);
 }

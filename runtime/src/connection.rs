@@ -27,7 +27,7 @@ use crate::notify::{NOTIFY_QUEUE, NotificationBytes, REPLAY_DELAY};
 use crate::peer::Peer;
 use crate::server::Server;
 use crate::session::Session;
-pub(crate) use crate::transport::wire::{Limits, Outbox, Recv, Wire};
+use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// At most this many messages are taken in one wake-up before writing, so
 /// that a client streaming requests still gets answers.
@@ -47,109 +47,239 @@ enum Event {
     Shutdown,
 }
 
+impl Server {
+    /// Serves one MCP session over `wire` until the client leaves or
+    /// `shutdown` turns `true` (or its sender is dropped; `None`: never).
+    ///
+    /// At shutdown every call still running is answered with a cancellation
+    /// error, then [`Wire::close`] is called. Returns the read or write error
+    /// that ended the connection, if any.
+    pub async fn serve_wire<W: Wire>(
+        &self,
+        wire: W,
+        limits: Limits,
+        shutdown: Option<watch::Receiver<bool>>,
+    ) -> io::Result<()> {
+        run(self.clone(), wire, limits, shutdown).await
+    }
+}
+
 /// Serves one connection until the client leaves or `shutdown` turns `true`
 /// (or its sender is dropped; `None`: never).
 pub(crate) async fn run<W: Wire>(
     server: Server,
-    mut wire: W,
+    wire: W,
     limits: Limits,
-    mut shutdown: Option<watch::Receiver<bool>>,
+    shutdown: Option<watch::Receiver<bool>>,
 ) -> io::Result<()> {
-    let mut session = Session::new(server.clone());
-    let mut out = Outbox::new(W::TERMINATOR);
-    // The session's own notifications (its calls' progress) are sent from
-    // the start; the server-wide ones once the client is initialized.
-    let (peer, peer_notes) = Peer::channel(NOTIFY_QUEUE);
-    session.set_peer(peer);
-    let mut own: Option<mpsc::Receiver<NotificationBytes>> = Some(peer_notes);
-    let mut notes: Option<mpsc::Receiver<NotificationBytes>> = None;
-    let mut subscribed = false;
-    // The latest states (the selection) are replayed to this client at its
-    // `ide_connected` and once more `REPLAY_DELAY` after it subscribed.
-    let mut replay: Option<Pin<Box<Sleep>>> = None;
-    let mut replayed_when_ready = false;
+    let mut connection = Connection::new(server, wire, limits, shutdown);
     loop {
-        let mark = out.buf.len();
+        let event = connection.next_event().await;
+        if let Some(end) = connection.take(event) {
+            return connection.end(end).await;
+        }
+        connection.flush().await?;
+    }
+}
+
+/// Why a connection ends.
+enum End {
+    Shutdown,
+    Closed,
+    Failed(io::Error),
+}
+
+/// One connection between wake-ups: its session, what waits to be sent,
+/// and where notifications come from.
+struct Connection<W> {
+    server: Server,
+    wire: W,
+    limits: Limits,
+    shutdown: Option<watch::Receiver<bool>>,
+    session: Session,
+    out: Outbox,
+    /// The session's own notifications (its calls' progress), sent from
+    /// the start.
+    own: Option<mpsc::Receiver<NotificationBytes>>,
+    /// The server-wide notifications, once the client is initialized.
+    notes: Option<mpsc::Receiver<NotificationBytes>>,
+    subscribed: bool,
+    /// The latest states (the selection) are replayed to this client at its
+    /// `ide_connected` and once more `REPLAY_DELAY` after it subscribed.
+    replay: Option<Pin<Box<Sleep>>>,
+    replayed_when_ready: bool,
+}
+
+impl<W: Wire> Connection<W> {
+    fn new(
+        server: Server,
+        wire: W,
+        limits: Limits,
+        shutdown: Option<watch::Receiver<bool>>,
+    ) -> Self {
+        let mut session = Session::new(server.clone());
+        let (peer, peer_notes) = Peer::channel(NOTIFY_QUEUE);
+        session.set_peer(peer);
+        Self {
+            server,
+            wire,
+            limits,
+            shutdown,
+            session,
+            out: Outbox::new(W::TERMINATOR),
+            own: Some(peer_notes),
+            notes: None,
+            subscribed: false,
+            replay: None,
+            replayed_when_ready: false,
+        }
+    }
+
+    /// Waits for the next thing to do.
+    async fn next_event(&mut self) -> Event {
+        let mark = self.out.buf.len();
         // A call's own notifications (its progress) before the calls'
         // answers: what a call reported before it finished is queued before
         // its answer, and must reach the client before it (a client drops
         // progress for a request it has its answer to).
-        let event = tokio::select! {
+        tokio::select! {
             biased;
-            () = stopped(&mut shutdown) => Event::Shutdown,
-            note = next_note(&mut own) => Event::Notification(note),
-            () = session.complete(&mut out.buf) => Event::Completed(mark),
-            note = next_note(&mut notes) => Event::Notification(note),
-            () = replay_due(&mut replay) => Event::Replay,
-            recv = wire.recv() => Event::Recv(recv),
-        };
+            () = stopped(&mut self.shutdown) => Event::Shutdown,
+            note = next_note(&mut self.own) => Event::Notification(note),
+            () = self.session.complete(&mut self.out.buf) => Event::Completed(mark),
+            note = next_note(&mut self.notes) => Event::Notification(note),
+            () = replay_due(&mut self.replay) => Event::Replay,
+            recv = self.wire.recv() => Event::Recv(recv),
+        }
+    }
+
+    /// Handles `event`, then whatever else is ready without waiting, up to
+    /// a batch; `Some` when the connection ends.
+    fn take(&mut self, event: Event) -> Option<End> {
         let mut taken = 1;
         let mut next = Some(event);
         while let Some(event) = next.take() {
-            match event {
-                Event::Shutdown => {
-                    cancel_all(&mut session, &mut out, CancelReason::Shutdown);
-                    let _ = flush(&mut wire, &mut out, limits).await;
-                    wire.close().await;
-                    return Ok(());
-                }
-                Event::Recv(Recv::Closed) => {
-                    flush(&mut wire, &mut out, limits).await?;
-                    if W::DRAIN_ON_EOF {
-                        drain(&mut session, &mut wire, &mut out, limits, &mut shutdown).await;
-                    }
-                    return Ok(());
-                }
-                Event::Recv(Recv::Failed(err)) => {
-                    let _ = flush(&mut wire, &mut out, limits).await;
-                    return Err(err);
-                }
-                Event::Recv(Recv::Message) => {
-                    out.push(|buf| session.handle_with(wire.message(), wire.peer(), buf));
-                }
-                Event::Recv(Recv::Refused(code, message)) => out.push(|buf| {
-                    crate::jsonrpc::write_error(buf, None, code, &message);
-                    true
-                }),
-                Event::Completed(start) => out.record(start),
-                Event::Recv(Recv::Skip) => {}
-                Event::Notification(Some(bytes)) => out.push(|buf| {
-                    buf.extend_from_slice(&bytes);
-                    true
-                }),
-                // The server dropped its notifier. (The session's own queue
-                // never closes: the session holds its sender.)
-                Event::Notification(None) => notes = None,
-                Event::Replay => {
-                    replay = None;
-                    push_latest(&server, &mut out);
-                }
+            if let Err(end) = self.handle(event) {
+                return Some(end);
             }
-            if !subscribed && session.is_initialized() {
-                subscribed = true;
-                notes = Some(server.notifier().subscribe());
-                replay = Some(Box::pin(tokio::time::sleep(REPLAY_DELAY)));
-            }
-            if subscribed && !replayed_when_ready && session.is_ide_connected() {
-                replayed_when_ready = true;
-                push_latest(&server, &mut out);
-            }
-            // Take whatever else is ready without waiting, up to a batch.
+            self.subscribe_when_ready();
             if taken < MAX_BATCH {
                 taken += 1;
-                let start = out.buf.len();
-                if let Some(note) = own.as_mut().and_then(|rx| rx.try_recv().ok()) {
-                    next = Some(Event::Notification(Some(note)));
-                } else if session.try_complete(&mut out.buf) {
-                    next = Some(Event::Completed(start));
-                } else if let Some(note) = notes.as_mut().and_then(|rx| rx.try_recv().ok()) {
-                    next = Some(Event::Notification(Some(note)));
-                } else {
-                    next = wire.recv().now_or_never().map(Event::Recv);
-                }
+                next = self.ready();
             }
         }
-        flush(&mut wire, &mut out, limits).await?;
+        None
+    }
+
+    /// Handles one event; `Err` when the connection ends.
+    fn handle(&mut self, event: Event) -> Result<(), End> {
+        let out = &mut self.out;
+        match event {
+            Event::Shutdown => return Err(End::Shutdown),
+            Event::Recv(Recv::Closed) => return Err(End::Closed),
+            Event::Recv(Recv::Failed(err)) => return Err(End::Failed(err)),
+            Event::Recv(Recv::Message) => {
+                let (session, wire) = (&mut self.session, &self.wire);
+                out.push(|buf| session.handle_with(wire.message(), wire.peer(), buf));
+            }
+            Event::Recv(Recv::Refused(code, message)) => out.push(|buf| {
+                crate::jsonrpc::write_error(buf, None, code, &message);
+                true
+            }),
+            Event::Completed(start) => out.record(start),
+            Event::Recv(Recv::Skip) => {}
+            Event::Notification(Some(bytes)) => out.push(|buf| {
+                buf.extend_from_slice(&bytes);
+                true
+            }),
+            // The server dropped its notifier. (The session's own queue
+            // never closes: the session holds its sender.)
+            Event::Notification(None) => self.notes = None,
+            Event::Replay => {
+                self.replay = None;
+                push_latest(&self.server, out);
+            }
+        }
+        Ok(())
+    }
+
+    /// Subscribes to the server's notifications once the client is
+    /// initialized, and replays the latest states once it is connected.
+    fn subscribe_when_ready(&mut self) {
+        if !self.subscribed && self.session.is_initialized() {
+            self.subscribed = true;
+            self.notes = Some(self.server.notifier().subscribe());
+            self.replay = Some(Box::pin(tokio::time::sleep(REPLAY_DELAY)));
+        }
+        if self.subscribed && !self.replayed_when_ready && self.session.is_ide_connected() {
+            self.replayed_when_ready = true;
+            push_latest(&self.server, &mut self.out);
+        }
+    }
+
+    /// The next event that is ready now, in the order of [`next_event`](Self::next_event).
+    fn ready(&mut self) -> Option<Event> {
+        let start = self.out.buf.len();
+        if let Some(note) = self.own.as_mut().and_then(|rx| rx.try_recv().ok()) {
+            Some(Event::Notification(Some(note)))
+        } else if self.session.try_complete(&mut self.out.buf) {
+            Some(Event::Completed(start))
+        } else if let Some(note) = self.notes.as_mut().and_then(|rx| rx.try_recv().ok()) {
+            Some(Event::Notification(Some(note)))
+        } else {
+            self.wire.recv().now_or_never().map(Event::Recv)
+        }
+    }
+
+    /// Sends what is left and ends the connection: at shutdown, each call
+    /// still running is answered as cancelled; at the end of the input, the
+    /// calls may still answer (see [`DRAIN_BOUND`]).
+    async fn end(mut self, end: End) -> io::Result<()> {
+        match end {
+            End::Shutdown => {
+                cancel_all(&mut self.session, &mut self.out, CancelReason::Shutdown);
+                let _ = self.flush().await;
+                self.wire.close().await;
+                Ok(())
+            }
+            End::Closed => {
+                self.flush().await?;
+                if W::DRAIN_ON_EOF {
+                    self.drain().await;
+                }
+                Ok(())
+            }
+            End::Failed(err) => {
+                let _ = self.flush().await;
+                Err(err)
+            }
+        }
+    }
+
+    /// Answers the calls still running after the input ended: with their
+    /// results when they finish within [`DRAIN_BOUND`], else with a cancellation.
+    async fn drain(&mut self) {
+        let deadline = tokio::time::sleep(DRAIN_BOUND);
+        tokio::pin!(deadline);
+        while self.session.in_flight() > 0 {
+            let start = self.out.buf.len();
+            tokio::select! {
+                () = stopped(&mut self.shutdown) => {
+                    cancel_all(&mut self.session, &mut self.out, CancelReason::Shutdown);
+                }
+                () = &mut deadline => {
+                    cancel_all(&mut self.session, &mut self.out, CancelReason::InputEnded);
+                }
+                () = self.session.complete(&mut self.out.buf) => self.out.record(start),
+            }
+            if self.flush().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        flush(&mut self.wire, &mut self.out, self.limits).await
     }
 }
 
@@ -186,34 +316,6 @@ fn cancel_all(session: &mut Session, out: &mut Outbox, reason: CancelReason) {
             break;
         }
         out.record(start);
-    }
-}
-
-/// Answers the calls still running after the input ended: with their
-/// results when they finish within [`DRAIN_BOUND`], else with a cancellation.
-async fn drain<W: Wire>(
-    session: &mut Session,
-    wire: &mut W,
-    out: &mut Outbox,
-    limits: Limits,
-    shutdown: &mut Option<watch::Receiver<bool>>,
-) {
-    let deadline = tokio::time::sleep(DRAIN_BOUND);
-    tokio::pin!(deadline);
-    while session.in_flight() > 0 {
-        let start = out.buf.len();
-        tokio::select! {
-            () = stopped(shutdown) => {
-                cancel_all(session, out, CancelReason::Shutdown);
-            }
-            () = &mut deadline => {
-                cancel_all(session, out, CancelReason::InputEnded);
-            }
-            () = session.complete(&mut out.buf) => out.record(start),
-        }
-        if flush(wire, out, limits).await.is_err() {
-            return;
-        }
     }
 }
 

@@ -17,9 +17,9 @@ use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
 use crate::registry::RegisteredTool;
 use crate::relay::{Relay, RelayFuture, RelayReply};
+use crate::request::CallParams;
 use crate::result::ResultOut;
-use crate::session::CallParams;
-use crate::tool::{Execution, ToolFuture};
+use crate::tool::{Execution, ToolDef, ToolFuture};
 
 /// How many requests one connection may have running at once (async tools
 /// still pending and blocking tools). A call of such a tool beyond it is
@@ -65,6 +65,25 @@ pub(crate) struct Completion {
     slot: u32,
     generation: u32,
     outcome: Outcome,
+}
+
+/// Where a call that answers later sends how it ended: the one way a
+/// completion is sent, once per claimed slot.
+struct Completer {
+    slot: u32,
+    generation: u32,
+    tx: mpsc::UnboundedSender<Completion>,
+}
+
+impl Completer {
+    fn send(self, outcome: Outcome) {
+        // A connection that is gone waits for no answer.
+        let _ = self.tx.send(Completion {
+            slot: self.slot,
+            generation: self.generation,
+            outcome,
+        });
+    }
 }
 
 /// How a call that did not answer at once ended.
@@ -133,6 +152,27 @@ impl InFlight {
 
     pub(crate) fn len(&self) -> usize {
         self.busy
+    }
+
+    /// Runs a call that answers later: claims a slot for request `id`,
+    /// starts the call with `start`, which is given where to send how it
+    /// ended, and keeps the handle that aborts it when the slot is released.
+    fn start(
+        &mut self,
+        id: RequestId<'_>,
+        tool: Cow<'static, str>,
+        stateless: bool,
+        cancel: CancellationToken,
+        start: impl FnOnce(Completer) -> Option<AbortHandle>,
+    ) {
+        let (slot, generation) = self.claim(id, tool, stateless, cancel);
+        let tx = self.sender();
+        let abort = start(Completer {
+            slot,
+            generation,
+            tx,
+        });
+        self.slots[slot as usize].abort = abort;
     }
 
     fn claim(
@@ -288,26 +328,51 @@ pub(crate) fn call(
     out: &mut Vec<u8>,
 ) -> bool {
     let def = tool.def;
-    if def.execution != Execution::Inline && inflight.len() >= MAX_IN_FLIGHT {
+    let call = call.with_id(id);
+    // Inline calls run to their end before the next message is read: only
+    // the others take a place among the calls in flight, and can be cancelled.
+    if def.execution == Execution::Inline {
+        return run_now(&call, inflight, id, def, args, stateless, None, out);
+    }
+    if inflight.len() >= MAX_IN_FLIGHT {
         write_overloaded(out, id, def.name);
         return true;
     }
-    // Inline calls run to their end before the next message is read: only
-    // the others can be cancelled.
-    let cancel = (def.execution != Execution::Inline).then(CancellationToken::new);
-    let call = call.with_id(id).with_cancellation(cancel.as_ref());
+    let cancel = CancellationToken::new();
+    let call = call.with_cancellation(Some(&cancel));
     if def.execution == Execution::Blocking {
-        let owned = call.to_owned();
-        let (slot, generation) = inflight.claim(
-            id,
-            Cow::Borrowed(def.name),
-            stateless,
-            cancel.unwrap_or_default(),
-        );
-        let args: Option<Box<str>> = args.map(|args| args.json().into());
-        let tx = inflight.sender();
-        let span = tracing::Span::current();
-        let handle = tokio::task::spawn_blocking(move || {
+        run_blocking(&call, inflight, id, def, args, stateless, cancel.clone());
+        return false;
+    }
+    run_now(
+        &call,
+        inflight,
+        id,
+        def,
+        args,
+        stateless,
+        Some(cancel.clone()),
+        out,
+    )
+}
+
+/// Runs a blocking tool's shim on the blocking pool; its answer comes from
+/// [`InFlight::complete`].
+fn run_blocking(
+    call: &Call<'_>,
+    inflight: &mut InFlight,
+    id: RequestId<'_>,
+    def: &'static ToolDef,
+    args: Option<Arguments<'_>>,
+    stateless: bool,
+    cancel: CancellationToken,
+) {
+    let owned = call.to_owned();
+    let args: Option<Box<str>> = args.map(|args| args.json().into());
+    let span = tracing::Span::current();
+    let tool = Cow::Borrowed(def.name);
+    inflight.start(id, tool, stateless, cancel, |done| {
+        let task = tokio::task::spawn_blocking(move || {
             let _span = span.enter();
             let mut result = Vec::new();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -318,73 +383,63 @@ pub(crate) fn call(
                 )
             }));
             match outcome {
-                Ok(None) => {
-                    let _ = tx.send(Completion {
-                        slot,
-                        generation,
-                        outcome: Outcome::Result(result),
-                    });
-                }
+                Ok(None) => done.send(Outcome::Result(result)),
                 // A blocking shim that still returns a future: run it as an async call.
-                Ok(Some(future)) => spawn_future(future, slot, generation, tx),
-                Err(panic) => {
-                    let _ = tx.send(Completion {
-                        slot,
-                        generation,
-                        outcome: Outcome::Panic(panic_message(&*panic)),
-                    });
+                Ok(Some(future)) => {
+                    // Not aborted with the slot: the blocking task's handle is kept.
+                    let _ = spawn_reply(AssertUnwindSafe(future).catch_unwind(), done);
                 }
+                Err(panic) => done.send(Outcome::Panic(panic_message(&*panic))),
             }
         });
-        inflight.slots[slot as usize].abort = Some(handle.abort_handle());
-        return false;
-    }
+        Some(task.abort_handle())
+    });
+}
 
+/// Runs a tool's shim on the connection's task: an inline tool's answer is
+/// appended to `out` (`true`); so is an async tool's when its future is
+/// ready at once, else the future is spawned (`false`: the answer comes
+/// from [`InFlight::complete`]).
+#[allow(clippy::too_many_arguments)]
+fn run_now(
+    call: &Call<'_>,
+    inflight: &mut InFlight,
+    id: RequestId<'_>,
+    def: &'static ToolDef,
+    args: Option<Arguments<'_>>,
+    stateless: bool,
+    cancel: Option<CancellationToken>,
+    out: &mut Vec<u8>,
+) -> bool {
     let start = out.len();
-    let write = |out: &mut ResultOut<'_>| (def.call)(&call, args, out);
-    match write_result_inline(out, id, def.name, stateless, write) {
-        Some(future) => {
-            out.truncate(start);
-            // Fast path: a future that is ready at once is answered inline, with no task.
-            let mut future = AssertUnwindSafe(future).catch_unwind();
-            match (&mut future).now_or_never() {
-                Some(Ok(reply)) => {
-                    // Written straight into the response: no buffer in between.
-                    write_result_inline(out, id, def.name, stateless, |out: &mut ResultOut<'_>| {
-                        reply(out);
-                        None
-                    });
-                    true
-                }
-                Some(Err(panic)) => {
-                    write_panic(out, id, def.name, &panic_message(&*panic));
-                    true
-                }
-                None => {
-                    let (slot, generation) = inflight.claim(
-                        id,
-                        Cow::Borrowed(def.name),
-                        stateless,
-                        cancel.unwrap_or_default(),
-                    );
-                    let tx = inflight.sender();
-                    let task = tokio::spawn(
-                        async move {
-                            let outcome = finish(future.await).into();
-                            let _ = tx.send(Completion {
-                                slot,
-                                generation,
-                                outcome,
-                            });
-                        }
-                        .instrument(tracing::Span::current()),
-                    );
-                    inflight.slots[slot as usize].abort = Some(task.abort_handle());
-                    false
-                }
-            }
+    let write = |out: &mut ResultOut<'_>| (def.call)(call, args, out);
+    let Some(future) = write_result_inline(out, id, def.name, stateless, write) else {
+        return true;
+    };
+    out.truncate(start);
+    // Fast path: a future that is ready at once is answered inline, with no task.
+    let mut future = AssertUnwindSafe(future).catch_unwind();
+    match (&mut future).now_or_never() {
+        Some(Ok(reply)) => {
+            // Written straight into the response: no buffer in between.
+            write_result_inline(out, id, def.name, stateless, |out: &mut ResultOut<'_>| {
+                reply(out);
+                None
+            });
+            true
         }
-        None => true,
+        Some(Err(panic)) => {
+            write_panic(out, id, def.name, &panic_message(&*panic));
+            true
+        }
+        None => {
+            let tool = Cow::Borrowed(def.name);
+            let cancel = cancel.unwrap_or_default();
+            inflight.start(id, tool, stateless, cancel, |done| {
+                spawn_reply(future, done)
+            });
+            false
+        }
     }
 }
 
@@ -415,20 +470,13 @@ pub(crate) fn relay(
             return true;
         }
     };
-    let (slot, generation) = inflight.claim(id, Cow::Owned(name.to_owned()), stateless, cancel);
-    let tx = inflight.sender();
-    let task = tokio::spawn(
-        async move {
-            let outcome = relayed(future).await;
-            let _ = tx.send(Completion {
-                slot,
-                generation,
-                outcome,
-            });
-        }
-        .instrument(tracing::Span::current()),
-    );
-    inflight.slots[slot as usize].abort = Some(task.abort_handle());
+    let tool = Cow::Owned(name.to_owned());
+    inflight.start(id, tool, stateless, cancel, |done| {
+        let task = tokio::spawn(
+            async move { done.send(relayed(future).await) }.instrument(tracing::Span::current()),
+        );
+        Some(task.abort_handle())
+    });
     false
 }
 
@@ -492,29 +540,20 @@ fn write_result_inline(
     None
 }
 
-fn spawn_future(
-    future: ToolFuture,
-    slot: u32,
-    generation: u32,
-    tx: mpsc::UnboundedSender<Completion>,
-) {
-    let future = AssertUnwindSafe(future).catch_unwind();
+/// An async tool's future, its panic caught.
+type Guarded = futures_util::future::CatchUnwind<AssertUnwindSafe<ToolFuture>>;
+
+/// Spawns the task that awaits an async tool's future and sends its reply
+/// through `done`; outside a tokio runtime, sends a panic instead.
+fn spawn_reply(future: Guarded, done: Completer) -> Option<AbortHandle> {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        let _ = tx.send(Completion {
-            slot,
-            generation,
-            outcome: Outcome::Panic("no async runtime".to_owned()),
-        });
-        return;
+        done.send(Outcome::Panic("no async runtime".to_owned()));
+        return None;
     };
-    runtime.spawn(async move {
-        let outcome = finish(future.await).into();
-        let _ = tx.send(Completion {
-            slot,
-            generation,
-            outcome,
-        });
-    });
+    let task = runtime.spawn(
+        async move { done.send(finish(future.await).into()) }.instrument(tracing::Span::current()),
+    );
+    Some(task.abort_handle())
 }
 
 /// Runs the reply of a spawned call into its own buffer, catching a panic.

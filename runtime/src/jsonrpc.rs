@@ -13,12 +13,7 @@ use std::fmt::Display;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-mod scan;
-
-pub(crate) use scan::object_members;
-
 use crate::result::write_display_escaped;
-use crate::session::CallParams;
 
 /// Invalid JSON was received.
 pub const PARSE_ERROR: i32 = -32700;
@@ -107,11 +102,14 @@ pub struct Rejection<'a> {
     pub message: String,
 }
 
-// Members of a wrong type are kept (raw, or as `Text::Other`), so that they
-// are reported by us with a clear message rather than by serde as a parse
-// failure. `jsonrpc` and `method` are read as strings in the one pass.
+// A message's members as read, before `finish` checks them. Members of a
+// wrong type are kept (raw, or as `Text::Other`), so that they are reported
+// by us with a clear message rather than by serde as a parse failure.
+// `jsonrpc` and `method` are read as strings in the one pass. Serde's name
+// for it stays `Envelope`: clients read "expected struct Envelope".
 #[derive(Deserialize)]
-struct Envelope<'a> {
+#[serde(expecting = "struct Envelope")]
+struct Members<'a> {
     #[serde(borrow, default)]
     jsonrpc: Option<Text<'a>>,
     // `"id": null` must stay visible (an invalid id), not read as no id.
@@ -231,7 +229,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
             });
         }
     };
-    let envelope: Envelope<'_> = match serde_json::from_str(text) {
+    let envelope: Members<'_> = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
         Err(err) => return Err(reject_unparsed(&err)),
     };
@@ -245,39 +243,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejection<'_>> {
     )
 }
 
-/// Parses one message like [`parse`]; a `tools/call` of the common shape
-/// (see [`scan`]) is read in one pass with its params, which are returned
-/// beside a message whose `params` are `None`. Anything else is read by
-/// [`parse`], which says what is wrong.
-pub(crate) fn parse_call(
-    bytes: &[u8],
-) -> Result<(Message<'_>, Option<CallParams<'_>>), Rejection<'_>> {
-    let call = std::str::from_utf8(bytes).ok().and_then(scan::tools_call);
-    let Some((id, call)) = call else {
-        return parse(bytes).map(|message| (message, None));
-    };
-    let message = Message::Request {
-        id,
-        method: Cow::Borrowed("tools/call"),
-        params: None,
-    };
-    Ok((message, Some(call)))
-}
-
-/// Not public API (the fuzz target `jsonrpc`): panics when [`parse_call`]
-/// reads `bytes` otherwise than [`parse`] and the session's reading of a
-/// call's params do. Read twice: the second reading may find its `_meta`
-/// kept from the first.
-#[doc(hidden)]
-pub fn __check_one_pass(bytes: &[u8]) {
-    let text = String::from_utf8_lossy(bytes);
-    let general = scan::general_reading(&text);
-    for _ in 0..2 {
-        assert_eq!(scan::one_pass_reading(&text), general, "{text}");
-    }
-}
-
-/// The checks of an envelope read by either parser.
+/// The checks of an envelope once its members are read.
 fn finish<'a>(
     jsonrpc: Option<&Text<'a>>,
     id: Option<&'a RawValue>,
@@ -425,7 +391,6 @@ fn write_error_open(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::Arguments;
 
     fn rejected(input: &str) -> (Option<String>, i32, String) {
         let r = parse(input.as_bytes()).unwrap_err();
@@ -518,58 +483,6 @@ mod tests {
             "]".repeat(100_000)
         );
         assert!(parse(deep_params.as_bytes()).is_ok());
-    }
-
-    #[test]
-    fn a_call_is_read_with_its_envelope_and_anything_else_as_parse_reads_it() {
-        // Read in one pass: the method comes before the params.
-        let (message, call) = parse_call(
-            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{}}},"extra":null}"#,
-        )
-        .unwrap();
-        let Message::Request { id, method, params } = message else {
-            panic!("a request")
-        };
-        assert_eq!(
-            (id.as_json(), &*method, params.is_none()),
-            ("4", "tools/call", true)
-        );
-        let call = call.expect("read in the same pass");
-        assert_eq!(
-            (&*call.name, call.arguments.map(Arguments::json)),
-            ("t", Some(r#"{"a":[1]}"#))
-        );
-
-        // Everything else is exactly what `parse` makes of it.
-        for text in [
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"t"}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"params":{"name":"t"},"method":"tools/call"}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":["t",{}]}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":3}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","_meta":7}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":7}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","id":5,"params":{"name":"t"}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}} x"#,
-            r#"{"jsonrpc":"1.0","id":4,"method":"tools/call","params":{"name":"t"}}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"name":"t"}}"#,
-            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
-            "42",
-            "{",
-        ] {
-            let (fast, slow) = (parse_call(text.as_bytes()), parse(text.as_bytes()));
-            let call_read = matches!(&fast, Ok((_, Some(_))));
-            let fast = fast.map(|(message, _)| format!("{message:?}"));
-            let slow = slow.map(|message| format!("{message:?}"));
-            if call_read {
-                // Read in one pass: the same message but for the params it took.
-                assert!(slow.is_ok(), "{text}");
-            } else {
-                assert_eq!(fast, slow, "{text}");
-            }
-        }
     }
 
     #[test]

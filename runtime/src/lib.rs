@@ -15,13 +15,14 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
-mod args;
 mod connection;
 pub mod context;
+mod decode;
 pub mod discovery;
 mod dispatch;
 pub mod era;
 pub mod extract;
+mod json_cursor;
 pub mod jsonrpc;
 #[cfg(feature = "lint")]
 pub mod lint;
@@ -30,6 +31,7 @@ pub mod notify;
 pub mod peer;
 pub mod registry;
 pub mod relay;
+mod request;
 pub mod result;
 pub mod schema;
 pub mod server;
@@ -43,8 +45,8 @@ pub mod transport;
 #[path = "private/mod.rs"]
 pub mod __private0_1;
 
-pub use args::ArgsError;
 pub use context::{MissingState, StateReq, ToolContext};
+pub use decode::ArgsError;
 pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
 pub use era::{STATELESS_VERSIONS, SUPPORTED_VERSIONS};
 pub use extract::{Call, CancellationToken, FromCall, OwnedCall, Rejection};
@@ -63,9 +65,12 @@ pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::http::{HttpOptions, HttpServerHandle, HttpStats};
 pub use transport::memory::MemoryClient;
-pub use transport::websocket::{Upgrader, WsWire};
 pub use transport::wire::{Limits, Outbox, Recv, Wire};
+pub use transport::ws::stream::{Upgrader, WsWire};
 pub use transport::ws::{WsOptions, WsServerHandle};
+
+#[doc(hidden)]
+pub use request::__check_one_pass;
 
 /// Keeps a tool crate linked into this binary.
 ///

@@ -122,7 +122,19 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
             rule,
         });
     };
+    root_rules(kind, schema, &mut report);
+    walk(schema, &mut String::new(), &mut |pointer, key, value| {
+        keyword_rules(kind, pointer, key, value, &mut report);
+    });
+    findings
+}
 
+/// A finding's profile, the pointer into the schema, and the rule broken.
+type Report<'a> = dyn FnMut(Profile, &str, String) + 'a;
+
+/// The rules about the whole schema: valid JSON Schema, an object at the
+/// root of the arguments, no union at the root.
+fn root_rules(kind: SchemaKind, schema: &Value, report: &mut Report<'_>) {
     if let Err((pointer, why)) = meta_schema_check(schema) {
         report(
             Profile::MetaSchema,
@@ -130,7 +142,6 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
             format!("not valid JSON Schema 2020-12: {why}"),
         );
     }
-
     let root_ok = schema.get("type") == Some(&Value::from("object"))
         && schema.get("properties").is_some_and(Value::is_object);
     if kind == SchemaKind::Input && !root_ok {
@@ -145,68 +156,66 @@ pub fn lint_schema(tool: &str, kind: SchemaKind, schema: &Value) -> Vec<LintFind
             report(Profile::OpenAiStrict, "", format!("`{key}` at the root"));
         }
     }
+}
 
-    walk(
-        schema,
-        &mut String::new(),
-        &mut |pointer, key, value| match key {
-            "$schema" => {
-                report(Profile::Claude, pointer, "`$schema` is not allowed".into());
-                report(Profile::Gemini, pointer, "`$schema` is not allowed".into());
-            }
-            "$ref" | "$defs" | "definitions" => {
-                report(
-                    Profile::Claude,
-                    pointer,
-                    format!("`{key}`: subschemas must be inlined"),
-                );
+/// The rules about one keyword `key` (with its `value`) at `pointer`.
+fn keyword_rules(
+    kind: SchemaKind,
+    pointer: &str,
+    key: &str,
+    value: &Value,
+    report: &mut Report<'_>,
+) {
+    let input = kind == SchemaKind::Input;
+    match key {
+        "$schema" => {
+            report(Profile::Claude, pointer, "`$schema` is not allowed".into());
+            report(Profile::Gemini, pointer, "`$schema` is not allowed".into());
+        }
+        "$ref" | "$defs" | "definitions" => {
+            let rule = format!("`{key}`: subschemas must be inlined");
+            report(Profile::Claude, pointer, rule.clone());
+            report(Profile::Gemini, pointer, rule);
+        }
+        "type" if input && value.is_array() => {
+            report(
+                Profile::Gemini,
+                pointer,
+                "type arrays are not allowed".into(),
+            );
+        }
+        "nullable" if input => {
+            report(Profile::Gemini, pointer, "`nullable` is not allowed".into());
+        }
+        "format" if input => {
+            if let Some(format) = value.as_str()
+                && !crate::schema::is_standard_format(format)
+            {
                 report(
                     Profile::Gemini,
                     pointer,
-                    format!("`{key}`: subschemas must be inlined"),
+                    format!("non-standard format `{format}`"),
                 );
             }
-            "type" if kind == SchemaKind::Input && value.is_array() => {
-                report(
-                    Profile::Gemini,
-                    pointer,
-                    "type arrays are not allowed".into(),
-                );
-            }
-            "nullable" if kind == SchemaKind::Input => {
-                report(Profile::Gemini, pointer, "`nullable` is not allowed".into());
-            }
-            "format" if kind == SchemaKind::Input => {
-                if let Some(format) = value.as_str()
-                    && !crate::schema::is_standard_format(format)
-                {
-                    report(
-                        Profile::Gemini,
-                        pointer,
-                        format!("non-standard format `{format}`"),
-                    );
-                }
-            }
-            "allOf"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "dependentRequired"
-            | "dependentSchemas"
-            | "patternProperties"
-            | "unevaluatedProperties"
-            | "$dynamicRef" => {
-                report(
-                    Profile::OpenAiStrict,
-                    pointer,
-                    format!("`{key}` is not supported"),
-                );
-            }
-            _ => {}
-        },
-    );
-    findings
+        }
+        "allOf"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "dependentRequired"
+        | "dependentSchemas"
+        | "patternProperties"
+        | "unevaluatedProperties"
+        | "$dynamicRef" => {
+            report(
+                Profile::OpenAiStrict,
+                pointer,
+                format!("`{key}` is not supported"),
+            );
+        }
+        _ => {}
+    }
 }
 
 /// Compiles `schema` as JSON Schema 2020-12, which validates it against the

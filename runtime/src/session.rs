@@ -11,18 +11,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::dispatch::{self, InFlight};
-use crate::era::{self, Era};
+use crate::era;
 use crate::extract::Call;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
 use crate::peer::{Peer, PeerRef};
+use crate::request::era::Era;
+use crate::request::{self, CallParams, Request, cancelled_request};
 use crate::server::Server;
-use crate::tool::Arguments;
 
-/// The handshake-era MCP protocol versions this server negotiates in
-/// `initialize`, newest first. A client asking for another version is answered
-/// with the newest. The stateless versions are
-/// [`STATELESS_VERSIONS`](crate::era::STATELESS_VERSIONS).
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub use crate::request::era::PROTOCOL_VERSIONS;
 
 /// One client's session: feed it messages with [`handle`](Self::handle), and
 /// collect the answers of calls that complete later with
@@ -123,7 +120,7 @@ impl Session {
         peer: Option<&Peer>,
         out: &mut Vec<u8>,
     ) -> bool {
-        match jsonrpc::parse_call(message) {
+        match request::parse(message) {
             Ok((Message::Request { id, method, params }, call)) => {
                 let peer = peer.map(|peer| PeerRef::Given(Some(peer)));
                 self.request(&Request::read(id, method, params, call), peer, out)
@@ -285,7 +282,7 @@ impl Session {
                     INVALID_PARAMS,
                     &format_args!(
                         "invalid `initialize` params: {}",
-                        crate::args::without_position(&err)
+                        crate::decode::without_position(&err)
                     ),
                 );
                 return true;
@@ -406,160 +403,5 @@ impl Session {
             // Any other notification: accepted silently.
             _ => tracing::debug!(method, "notification ignored"),
         }
-    }
-}
-
-/// The `requestId` (JSON text) that `notifications/cancelled`'s params
-/// name, if they name one.
-pub(crate) fn cancelled_request(params: Option<&RawValue>) -> Option<&str> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow, rename = "requestId")]
-        request_id: &'a RawValue,
-    }
-    let params: Params<'_> = serde_json::from_str(params?.get()).ok()?;
-    Some(params.request_id.get())
-}
-
-/// One request as a session serves it: the envelope's parts, the era, and
-/// for `tools/call` its params, each read once. A transport that must look
-/// at the era or the tool before serving (HTTP's header check) reads the
-/// same `Request` the session then serves.
-pub(crate) struct Request<'a> {
-    pub(crate) id: RequestId<'a>,
-    pub(crate) method: Cow<'a, str>,
-    pub(crate) params: Option<&'a RawValue>,
-    /// The era its `_meta` names, or why it names none this server speaks.
-    pub(crate) era: Result<Era, era::Unsupported<'a>>,
-    /// `tools/call`'s params, or what is wrong with them; `None` for other methods.
-    call: Option<Result<CallParams<'a>, String>>,
-}
-
-impl<'a> Request<'a> {
-    /// The request of a parsed message: `call` is a `tools/call`'s params
-    /// when [`jsonrpc::parse_call`] read them with the envelope. Otherwise
-    /// what the session needs is read from `params`: one pass over a
-    /// `tools/call`'s params for its tool, arguments, progress token and
-    /// version; `_meta`'s version alone for other methods.
-    pub(crate) fn read(
-        id: RequestId<'a>,
-        method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
-        call: Option<CallParams<'a>>,
-    ) -> Self {
-        let call = match call {
-            Some(call) => Some(Ok(call)),
-            None => (method == "tools/call").then(|| CallParams::read(params)),
-        };
-        let era = match &call {
-            Some(Ok(call)) => era::era_of_version(call.meta.as_ref().and_then(|m| m.version)),
-            // Invalid params: the era still decides which error comes first.
-            _ => era::era_of(params),
-        };
-        Self {
-            id,
-            method,
-            params,
-            era,
-            call,
-        }
-    }
-
-    /// The params of a `tools/call`, or the message saying why they are invalid.
-    pub(crate) fn call(&self) -> Result<&CallParams<'a>, &str> {
-        match &self.call {
-            Some(Ok(call)) => Ok(call),
-            Some(Err(why)) => Err(why),
-            None => Err("not a `tools/call`"),
-        }
-    }
-}
-
-/// The params of a `tools/call`. Unknown members (`claudecode/toolUseId`,
-/// …) are ignored.
-#[derive(Deserialize)]
-pub(crate) struct CallParams<'a> {
-    /// The params' JSON text, as the client wrote it (for a relay).
-    #[serde(skip)]
-    pub(crate) json: &'a str,
-    #[serde(borrow)]
-    pub(crate) name: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "arguments")]
-    pub(crate) arguments: Option<Arguments<'a>>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<CallMeta<'a>>,
-}
-
-/// `arguments` as serde reads them: `null` is none.
-fn arguments<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Arguments<'de>>, D::Error> {
-    let raw = Option::<&'de RawValue>::deserialize(deserializer)?;
-    Ok(raw.map(Arguments::from))
-}
-
-#[derive(Deserialize)]
-struct CallMeta<'a> {
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a RawValue>,
-    /// As raw JSON: `null` stays visible (not a string), not read as no version.
-    #[serde(
-        borrow,
-        default,
-        rename = "io.modelcontextprotocol/protocolVersion",
-        deserialize_with = "jsonrpc::present_text"
-    )]
-    version: Option<&'a str>,
-}
-
-impl<'a> CallParams<'a> {
-    /// The params of a call of tool `name`; `version` is the raw JSON of
-    /// `_meta`'s protocol version.
-    pub(crate) fn new(
-        json: &'a str,
-        name: Cow<'a, str>,
-        arguments: Option<Arguments<'a>>,
-        progress_token: Option<&'a RawValue>,
-        version: Option<&'a str>,
-    ) -> Self {
-        let meta = (progress_token.is_some() || version.is_some()).then_some(CallMeta {
-            progress_token,
-            version,
-        });
-        Self {
-            json,
-            name,
-            arguments,
-            meta,
-        }
-    }
-
-    /// The call's progress token and `_meta` protocol version, as raw JSON.
-    pub(crate) fn meta_json(&self) -> (Option<&str>, Option<&str>) {
-        let meta = self.meta.as_ref();
-        (
-            meta.and_then(|m| m.progress_token).map(RawValue::get),
-            meta.and_then(|m| m.version),
-        )
-    }
-
-    /// Reads a `tools/call`'s params, or says why they are invalid.
-    pub(crate) fn read(params: Option<&'a RawValue>) -> Result<Self, String> {
-        let Some(params) = params else {
-            return Err("`tools/call` needs params with the tool's `name`".to_owned());
-        };
-        // serde would also read a struct from an array (`["name", {…}]`);
-        // MCP's `tools/call` params are an object, so say so instead.
-        if !params.get().starts_with('{') {
-            return Err("`tools/call` params must be an object with the tool's `name`".to_owned());
-        }
-        let mut call: Self = serde_json::from_str(params.get()).map_err(|err| {
-            format!(
-                "invalid `tools/call` params: {}",
-                crate::args::without_position(&err)
-            )
-        })?;
-        call.json = params.get();
-        Ok(call)
     }
 }

@@ -45,7 +45,7 @@ pub const fn argument<T: Argument>() -> Arg<T> {
 /// Decodes `json`; on failure, the path inside the value (`""` at its root,
 /// `.start` or `[0]` below) and serde's message without its position.
 fn decode_value<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, (String, String)> {
-    crate::args::decode(json).map_err(|err| {
+    crate::decode::decode(json).map_err(|err| {
         let path = match err.path() {
             index if index.is_empty() || index.starts_with('[') => index.to_owned(),
             field => format!(".{field}"),
@@ -237,7 +237,7 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
         // An object of plain member names, read by hand; anything else
         // (`null`, escapes in a name, not JSON) by serde, which also says
         // what is wrong.
-        let split = crate::jsonrpc::object_members(json, |name, value| {
+        let split = crate::json_cursor::object_members(json, |name, value| {
             if let Some(slot) = fields.names.iter().position(|known| *known == name) {
                 fields.values[slot] = Some(value);
             }

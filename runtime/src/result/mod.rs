@@ -9,30 +9,12 @@ mod escape;
 mod out;
 
 use std::fmt::Display;
-use std::sync::Arc;
 
 use serde::Serialize;
 
 pub(crate) use escape::write_display_escaped;
 pub use escape::{InStringFormatter, JsonStringWriter};
-pub use out::ResultOut;
-
-/// Types that write themselves as a `CallToolResult`.
-///
-/// Implemented for [`CallToolResult`], [`PreparedResult`], [`Json<T>`] and
-/// `Result<T, E>` with `T: IntoToolResult` and `E: Display`: an `Err` is a
-/// result with `isError: true` and the error's message, wherever it is
-/// returned. A `#[mcp_tool]` function may also return any `T: Serialize`
-/// (sent as JSON text) or `Result<T: Serialize, E: Display>`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be written as a tool result",
-    label = "not a tool result",
-    note = "wrap a `Serialize` value in `ide_mcp_runtime::result::Json`, or return a `CallToolResult`"
-)]
-pub trait IntoToolResult {
-    /// Writes one complete `CallToolResult` to `out`.
-    fn write_tool_result(self, out: &mut ResultOut<'_>);
-}
+pub use out::{IntoToolResult, PreparedResult, ResultOut};
 
 /// A value sent as JSON text content: `{"content":[{"type":"text","text":"<value as JSON>"}]}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,37 +99,6 @@ impl IntoToolResult for CallToolResult {
             }
             out.push(b'}');
         });
-    }
-}
-
-/// A `CallToolResult` serialized ahead of time and shared.
-///
-/// Data is read far more often than it changes: a tool can keep the bytes it
-/// built for one version of its data and answer from them until it changes.
-/// Built only through [`ResultOut`], so its bytes are a valid result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PreparedResult(Arc<[u8]>);
-
-impl PreparedResult {
-    /// Serializes `value` as the JSON text content of a result, once.
-    pub fn json_text<T: Serialize + ?Sized>(value: &T) -> Self {
-        Self::written(|out| out.json_text(value))
-    }
-
-    /// Prepares any tool result.
-    pub fn from_result(result: impl IntoToolResult) -> Self {
-        Self::written(|out| result.write_tool_result(out))
-    }
-
-    fn written(write: impl FnOnce(&mut ResultOut<'_>)) -> Self {
-        let mut buf = Vec::new();
-        write(&mut ResultOut::new(&mut buf));
-        Self(buf.into())
-    }
-
-    /// The bytes of the `CallToolResult` object.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
     }
 }
 

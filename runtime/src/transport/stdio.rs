@@ -12,7 +12,7 @@ use tokio::io::{
 
 use crate::connection;
 use crate::server::Server;
-use crate::transport::MAX_MESSAGE_BYTES;
+use crate::transport::wire::MAX_MESSAGE_BYTES;
 use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// How long a write may wait on a client that does not read stdout.

@@ -1,9 +1,10 @@
 //! The contract between the protocol core and a transport: a [`Wire`] moves
-//! whole messages in and out, and [`Server::serve_wire`] drives one MCP
-//! session over it.
+//! whole messages in and out, and [`Server::serve_wire`](crate::Server::serve_wire)
+//! drives one MCP session over it.
 //!
 //! A transport of your own (a named pipe, an HTTP stream, a test harness)
-//! implements [`Wire`] and hands it to [`Server::serve_wire`]; it gets the
+//! implements [`Wire`] and hands it to
+//! [`Server::serve_wire`](crate::Server::serve_wire); it gets the
 //! same session, in-flight limits, cancellation, notifications and shutdown
 //! behaviour as the built-in WebSocket and stdio transports.
 //!
@@ -60,10 +61,17 @@ use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use tokio::sync::watch;
-
 use crate::peer::Peer;
-use crate::server::Server;
+
+/// The largest message accepted: a WebSocket message or frame, or a stdio line.
+///
+/// 16 MiB: requests are small (tool names and arguments such as a path or
+/// URI), but a host's own tools may take whole file contents (an `openDiff`
+/// carries the new text of a file), and generated files of several MiB exist.
+/// The limit bounds what one client can make the server buffer; it is also
+/// tungstenite's default frame limit. A larger WebSocket message is refused
+/// with close code 1009 (message too big); a longer stdio line with -32600.
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 
 /// What a transport's read produced.
 #[derive(Debug)]
@@ -233,23 +241,6 @@ impl Default for Limits {
     /// A write timeout of 30 s.
     fn default() -> Self {
         Self::with_write_timeout(Duration::from_secs(30))
-    }
-}
-
-impl Server {
-    /// Serves one MCP session over `wire` until the client leaves or
-    /// `shutdown` turns `true` (or its sender is dropped; `None`: never).
-    ///
-    /// At shutdown every call still running is answered with a cancellation
-    /// error, then [`Wire::close`] is called. Returns the read or write error
-    /// that ended the connection, if any.
-    pub async fn serve_wire<W: Wire>(
-        &self,
-        wire: W,
-        limits: Limits,
-        shutdown: Option<watch::Receiver<bool>>,
-    ) -> io::Result<()> {
-        crate::connection::run(self.clone(), wire, limits, shutdown).await
     }
 }
 

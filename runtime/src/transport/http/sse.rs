@@ -7,19 +7,15 @@
 //! closed the stream) aborts the task that waits for the result, and with it
 //! the call: its session is dropped.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::StatusCode;
-use hyper::body::{Body, Frame};
 use hyper::header::{self, HeaderValue};
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
-use tokio::task::AbortHandle;
+use tokio::sync::mpsc;
 
-use super::http_check::{HttpBody, HttpResponse};
+use super::response::{HttpBody, HttpResponse, SseBody};
 use crate::notify::NotificationBytes;
 
 /// Events waiting for a client that reads slowly; the call waits beyond it.
@@ -29,44 +25,6 @@ const SSE_QUEUE: usize = 16;
 /// they are dropped, as a [`Peer`](crate::Peer) drops what finds its queue
 /// full).
 pub(crate) const CALL_NOTES: usize = 64;
-
-/// The body of an event-stream answer.
-pub(crate) struct SseBody {
-    rx: mpsc::Receiver<Bytes>,
-    task: AbortHandle,
-    /// The request's place among those in flight, given back when the
-    /// stream ends (see [`hold`](Self::hold)).
-    permit: Option<OwnedSemaphorePermit>,
-}
-
-impl SseBody {
-    /// Keeps the request's in-flight permit until the stream ends: a call
-    /// that streams is in flight for as long as it runs.
-    pub(crate) fn hold(&mut self, permit: OwnedSemaphorePermit) {
-        self.permit = Some(permit);
-    }
-}
-
-impl Drop for SseBody {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-impl Body for SseBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.get_mut()
-            .rx
-            .poll_recv(cx)
-            .map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
-    }
-}
 
 /// One JSON-RPC message as an SSE event.
 fn event(message: &[u8]) -> Bytes {
@@ -110,11 +68,7 @@ pub(crate) fn stream(
         }
         let _ = tx.send(event(&out)).await;
     });
-    let body = SseBody {
-        rx,
-        task: task.abort_handle(),
-        permit: None,
-    };
+    let body = SseBody::new(rx, task.abort_handle());
     let mut response = hyper::Response::new(HttpBody::Right(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

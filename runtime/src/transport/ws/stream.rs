@@ -6,7 +6,7 @@
 //! socket or an in-memory `tokio::io::duplex` serve alike:
 //!
 //! ```
-//! use ide_mcp_runtime::transport::websocket::Upgrader;
+//! use ide_mcp_runtime::transport::ws::stream::Upgrader;
 //! use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest as _};
 //! use futures_util::{SinkExt as _, StreamExt as _};
 //!
@@ -42,9 +42,9 @@ use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Frame, Utf8Byt
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message};
 
+use super::upgrade::{self, Refusal};
 use crate::server::Server;
-use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::upgrade::{self, Refusal};
+use crate::transport::wire::MAX_MESSAGE_BYTES;
 use crate::transport::wire::{Limits, Outbox, Recv, Wire};
 
 /// The read buffer reserved per WebSocket connection (tungstenite's default

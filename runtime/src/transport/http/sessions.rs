@@ -3,7 +3,7 @@
 //! it.
 //!
 //! Every POST of a session is served in its own task, as a 2026-07-28
-//! exchange is ([`http_stateless`](super::http_stateless)): a
+//! exchange is ([`exchange`](super::exchange)): a
 //! [`Session`](crate::Session) resumed at the negotiated version serves its
 //! one request. So the session itself is only that version and a table of
 //! its calls still running, each named by its request id: a
@@ -21,7 +21,7 @@ use std::time::Duration;
 use rustc_hash::FxHashMap;
 use tokio::sync::oneshot;
 
-use super::http_timer::CoarseClock;
+use super::timer::CoarseClock;
 
 /// Why a running call of a session was stopped before it answered. (Its
 /// stop's sender dropped: the session ended.)
@@ -277,5 +277,13 @@ impl Drop for RunningCall {
         if let Some(running) = self.state.running().as_mut() {
             running.retain(|(_, s, _)| *s != serial);
         }
+    }
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("open", &self.len())
+            .finish()
     }
 }

@@ -1,6 +1,6 @@
 //! Answering one HTTP request: the gate, the body, then a 2026-07-28
 //! exchange or a message of a 2025-11-25 session. Either answers a call
-//! that reports progress as an event stream ([`http_sse`](super::http_sse)).
+//! that reports progress as an event stream ([`sse`](super::sse)).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,15 +11,19 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 
-use super::http::{ENDPOINT, SESSION_HEADER, Shared};
-use super::http_check::{
-    Gate, Heads, HttpResponse, duplicate, empty, json_response, method_not_allowed, overloaded,
-    refusal, refuse_accept, refuse_content_type,
+use super::check::{Gate, Heads, SESSION_HEADER, refuse_accept, refuse_content_type};
+use super::exchange::{exchange, header_mismatch, serve};
+use super::response::{
+    HttpResponse, duplicate, empty, json_response, method_not_allowed, overloaded, refusal,
 };
-use super::http_stateless::{exchange, header_mismatch, serve};
+use super::shared::Shared;
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
 use crate::peer::PeerRef;
-use crate::session::{Request as McpRequest, Session, cancelled_request};
+use crate::request::{self, Request as McpRequest, cancelled_request};
+use crate::session::Session;
+
+/// The one endpoint.
+pub const ENDPOINT: &str = "/mcp";
 
 /// [`SESSION_HEADER`], parsed once.
 const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
@@ -128,7 +132,7 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> 
 }
 
 async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpResponse {
-    let (message, call) = match jsonrpc::parse_call(&body) {
+    let (message, call) = match request::parse(&body) {
         Ok(parsed) => parsed,
         Err(rejection) => {
             let mut out = Vec::with_capacity(128);
@@ -266,7 +270,7 @@ mod tests {
     use hyper::header::{HeaderMap, HeaderValue};
 
     use super::*;
-    use crate::transport::http_check::tests::{error_body, parts};
+    use crate::transport::http::response::tests::{error_body, parts};
 
     #[test]
     fn a_session_named_twice_is_refused() {

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinSet};
 
-use crate::transport::upgrade::Refusal;
+use super::upgrade::Refusal;
 
 /// The two pools of one server's connections.
 #[derive(Debug)]

@@ -1,24 +1,27 @@
 //! One POST, one request: served in the POST's own task by a
 //! [`Session`] of its own, answered as JSON, or as an event stream
-//! ([`http_sse`](super::http_sse)) when the call sends notifications
+//! ([`sse`](super::sse)) when the call sends notifications
 //! (progress) before its result. A 2026-07-28 request gets a fresh session
 //! ([`exchange`]), after its routing headers were checked against the body
 //! ([`header_mismatch`]); a request of a 2025-11-25 session, one resumed at
 //! the session's version ([`serve`] with its
-//! [`Ticket`](super::http_session::Ticket)).
+//! [`Ticket`](super::sessions::Ticket)).
 
 use std::borrow::Cow;
 
 use hyper::StatusCode;
 
-use super::http_check::{Header, Heads, HttpResponse, json_response, refusal, status_of};
-use super::http_session::{RunningCall, Stop, Ticket};
-use super::http_sse::{CALL_NOTES, stream};
-use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
+use super::check::{Header, Heads};
+use super::response::{HttpResponse, json_response, refusal, status_of};
+use super::sessions::{RunningCall, Stop, Ticket};
+use super::sse::{CALL_NOTES, stream};
+use crate::era::HEADER_MISMATCH;
 use crate::jsonrpc::{self, INVALID_REQUEST, REQUEST_CANCELLED, RequestId};
 use crate::peer::{LazyPeer, PeerRef};
+use crate::request::Request;
+use crate::request::era::{self, Era, Unsupported};
 use crate::server::Server;
-use crate::session::{Request, Session};
+use crate::session::Session;
 
 /// Serves a 2026-07-28 request on a session of its own: 200 with the
 /// result, or the status its error maps to.
@@ -26,16 +29,23 @@ pub(crate) async fn exchange(server: &Server, request: &Request<'_>) -> HttpResp
     serve(Session::new(server.clone()), request, None, status_of).await
 }
 
+/// The first capacity of an answer's buffer: room for most answers (a
+/// selection, a file's diagnostics) at once, growing it on the way costs a
+/// reallocation and a copy each time. Measured when it was set (callgrind,
+/// the server under `loadgen`, BENCHMARKS.md § 6b): from 256 bytes, a
+/// `getCurrentSelection` answer (433 bytes) was reallocated on every
+/// request, 25.6K instructions a request, 25.3K from 1016. 1016 bytes is
+/// the largest request glibc serves from its per-thread cache (chunks of up
+/// to 1032 bytes with their header); a larger first size takes the slower
+/// path every time.
+const ANSWER_CAPACITY: usize = 1016;
+
 /// Serves `request` on `session` and answers it: `status` of the JSON
 /// response, or, when the call sends notifications (progress) before its
 /// result, an event stream. A call that does not answer at once is
 /// registered with `ticket`'s session while it runs, which can stop it
 /// (`notifications/cancelled`, the session's end). Dropping the future (the
 /// client closed the connection) drops the session, which aborts the call.
-/// The first capacity of an answer's buffer: the largest size the
-/// allocator serves from its per-thread cache (glibc: 1032 bytes a chunk).
-const ANSWER_CAPACITY: usize = 1016;
-
 pub(crate) async fn serve(
     mut session: Session,
     request: &Request<'_>,
@@ -43,9 +53,6 @@ pub(crate) async fn serve(
     status: fn(&[u8], &str) -> StatusCode,
 ) -> HttpResponse {
     let peer = LazyPeer::new(CALL_NOTES);
-    // Room for most answers (a selection, a file's diagnostics) at once:
-    // growing the buffer on the way costs a reallocation and a copy each
-    // time, more than allocating the larger size from the start.
     let mut out = Vec::with_capacity(ANSWER_CAPACITY);
     let answered = session.handle_request(request, PeerRef::Lazy(&peer), &mut out);
     let id = request.id.as_json();

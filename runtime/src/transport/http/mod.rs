@@ -25,77 +25,37 @@
 
 use std::convert::Infallible;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
-use super::http_route::handle;
-use super::http_session::Sessions;
-use super::http_timer::{CoarseClock, Deadlines};
+mod check;
+mod exchange;
+mod response;
+mod route;
+mod sessions;
+mod shared;
+mod sse;
+mod timer;
+
+pub use check::SESSION_HEADER;
+pub use route::ENDPOINT;
+pub use shared::HttpOptions;
+
+use route::handle;
+use sessions::Sessions;
+use shared::Shared;
+use timer::{CoarseClock, Deadlines};
+
 use crate::server::Server;
-use crate::transport::MAX_MESSAGE_BYTES;
-
-/// The one endpoint.
-pub const ENDPOINT: &str = "/mcp";
-
-/// The header naming a 2025-11-25 session.
-pub const SESSION_HEADER: &str = "mcp-session-id";
-
-/// How to serve Streamable HTTP ([`Server::serve_http`]). Start from
-/// `HttpOptions::default()` and set what you need.
-#[derive(Clone, Debug)]
-pub struct HttpOptions {
-    /// The address to listen on: 127.0.0.1 by default. Any other address
-    /// exposes the tools beyond this machine, guarded by the token alone.
-    pub address: IpAddr,
-    /// The port; `None` for an ephemeral one.
-    pub port: Option<u16>,
-    /// The bearer token clients send as `Authorization: Bearer <token>`;
-    /// `None` (the default) makes a fresh one of 128 random bits. A token
-    /// given here must have at least 32 characters.
-    pub auth_token: Option<String>,
-    /// Browser origins allowed beside the server's own localhost ones
-    /// (e.g. `"https://inspector.example"`); requests from any other `Origin`
-    /// get 403.
-    pub allowed_origins: Vec<String>,
-    /// The largest request body accepted; larger ones get 413.
-    pub max_body_bytes: usize,
-    /// The most requests being answered at once, over all clients; more get 503.
-    pub max_in_flight: usize,
-    /// The most 2025-11-25 sessions open at once; more `initialize`s get 503.
-    pub max_sessions: usize,
-    /// How long a 2025-11-25 session may stay idle before it is ended.
-    pub session_idle: Duration,
-    /// The most connections served at once; more are closed at once.
-    pub max_connections: usize,
-    /// How long a client may take to send a request's headers.
-    pub header_timeout: Duration,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        Self {
-            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            port: None,
-            auth_token: None,
-            allowed_origins: Vec::new(),
-            max_body_bytes: MAX_MESSAGE_BYTES,
-            max_in_flight: 256,
-            max_sessions: 64,
-            session_idle: Duration::from_mins(30),
-            max_connections: 256,
-            header_timeout: Duration::from_secs(10),
-        }
-    }
-}
+use crate::transport::handle::{ServerTask, close_all, stop_requested};
 
 /// What an HTTP server holds right now (for tests and monitoring).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,32 +74,29 @@ pub struct HttpStats {
 /// connections; [`shutdown`](Self::shutdown) does the same and waits.
 #[derive(Debug)]
 pub struct HttpServerHandle {
-    local_addr: SocketAddr,
-    token: String,
+    task: ServerTask,
     shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
 }
 
 impl HttpServerHandle {
     /// The port served.
     pub fn port(&self) -> u16 {
-        self.local_addr.port()
+        self.task.local_addr().port()
     }
 
     /// The address served.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.task.local_addr()
     }
 
     /// The endpoint's URL, e.g. `http://127.0.0.1:8123/mcp`.
     pub fn url(&self) -> String {
-        format!("http://{}{ENDPOINT}", self.local_addr)
+        format!("http://{}{ENDPOINT}", self.task.local_addr())
     }
 
     /// The bearer token clients must send.
     pub fn auth_token(&self) -> &str {
-        &self.token
+        self.task.token()
     }
 
     /// The command that adds this server to the `claude` CLI as `name`.
@@ -147,7 +104,7 @@ impl HttpServerHandle {
         format!(
             "claude mcp add --transport http {name} {} --header \"Authorization: Bearer {}\"",
             self.url(),
-            self.token
+            self.auth_token()
         )
     }
 
@@ -164,45 +121,7 @@ impl HttpServerHandle {
     /// Stops accepting, ends every session and closes every connection
     /// (waiting a couple of seconds at most).
     pub async fn shutdown(mut self) {
-        self.stop.send_replace(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for HttpServerHandle {
-    fn drop(&mut self) {
-        self.stop.send_replace(true);
-    }
-}
-
-/// How long `shutdown` waits for connections to finish their answers.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-
-/// What every connection of one HTTP server shares.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) server: Server,
-    pub(crate) token: String,
-    pub(crate) port: u16,
-    pub(crate) loopback: bool,
-    /// `127.0.0.1:<port>`: the `Host` clients send most.
-    pub(crate) usual_host: String,
-    pub(crate) options: HttpOptions,
-    pub(crate) sessions: Sessions,
-    pub(crate) in_flight: Arc<Semaphore>,
-    pub(crate) exchanges: AtomicUsize,
-    connections: AtomicUsize,
-    /// The header-read deadlines of the connections.
-    deadlines: Deadlines,
-}
-
-impl std::fmt::Debug for Sessions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sessions")
-            .field("open", &self.len())
-            .finish()
+        self.task.shutdown().await;
     }
 }
 
@@ -246,16 +165,12 @@ impl Server {
             deadlines: Deadlines::new(clock),
             options,
         });
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared), stopped));
+        let task = ServerTask::spawn(local_addr, token, {
+            let shared = Arc::clone(&shared);
+            |stopped| accept_loop(listener, shared, stopped)
+        });
         tracing::info!(%local_addr, "serving MCP over HTTP on {ENDPOINT}");
-        Ok(HttpServerHandle {
-            local_addr,
-            token,
-            shared,
-            stop,
-            task: Some(task),
-        })
+        Ok(HttpServerHandle { task, shared })
     }
 }
 
@@ -287,13 +202,7 @@ async fn accept_loop(
     }
     shared.deadlines.stop();
     shared.sessions.clear();
-    let all_done = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, all_done)
-        .await
-        .is_err()
-    {
-        connections.shutdown().await;
-    }
+    close_all(&mut connections).await;
 }
 
 async fn serve_connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
@@ -325,9 +234,4 @@ async fn serve_connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
         tracing::debug!(%err, "HTTP connection ended with an error");
     }
     shared.connections.fetch_sub(1, Ordering::Relaxed);
-}
-
-async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
-    // A dropped handle stops the server too.
-    let _ = stopped.wait_for(|stop| *stop).await;
 }

@@ -1,5 +1,10 @@
 //! The Claude Code IDE transport: JSON-RPC over a WebSocket on 127.0.0.1,
 //! one message per text frame, with the upgrade checked before it happens.
+//!
+//! From the bottom up: [`upgrade`] checks an upgrade request's head and
+//! writes the refusals, `admission` bounds the connections waiting to
+//! authenticate and those served, [`stream`] is the WebSocket wire over any
+//! byte stream, and this module the TCP server that ties them together.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -9,15 +14,21 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 use crate::discovery::{self, IdeIdentity};
 use crate::lockfile::Lockfile;
 use crate::server::Server;
-use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::admission::{Admission, PendingPlace};
-use crate::transport::websocket::Upgrader;
+use crate::transport::handle::{ServerTask, close_all, stop_requested};
 use crate::transport::wire::Limits;
+use crate::transport::wire::MAX_MESSAGE_BYTES;
+
+mod admission;
+pub mod stream;
+pub mod upgrade;
+
+use admission::{Admission, PendingPlace};
+use stream::Upgrader;
 
 /// How many authenticated WebSocket connections one server serves at once by
 /// default; beyond it, a client with the right token gets HTTP 503.
@@ -34,9 +45,6 @@ pub const MAX_UNAUTHENTICATED: usize = 1024;
 /// How long a client may take from connecting to a complete upgrade request,
 /// by default. The CLI sends its request at once.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// How long `shutdown` waits for connections to close before aborting them.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How to serve the IDE WebSocket ([`Server::serve_ws`]). Start from
 /// `WsOptions::default()` and set what you need.
@@ -101,27 +109,25 @@ impl Default for WsOptions {
 /// the same and waits for it.
 #[derive(Debug)]
 pub struct WsServerHandle {
-    local_addr: SocketAddr,
-    token: String,
+    // Dropped first: the loop is told to stop before the lockfile goes.
+    task: ServerTask,
     lockfile: Option<Lockfile>,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
 }
 
 impl WsServerHandle {
     /// The port served on 127.0.0.1 (for `CLAUDE_CODE_SSE_PORT`).
     pub fn port(&self) -> u16 {
-        self.local_addr.port()
+        self.task.local_addr().port()
     }
 
     /// The address served: always 127.0.0.1.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.task.local_addr()
     }
 
     /// The auth token clients must send in `x-claude-code-ide-authorization`.
     pub fn auth_token(&self) -> &str {
-        &self.token
+        self.task.token()
     }
 
     /// The lockfile, when one was written.
@@ -132,10 +138,7 @@ impl WsServerHandle {
     /// Stops accepting, closes every connection (code 1001), waits for them
     /// (at most a couple of seconds) and removes the lockfile.
     pub async fn shutdown(mut self) {
-        self.stop.send_replace(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.task.shutdown().await;
         drop(self.lockfile.take());
     }
 
@@ -165,12 +168,6 @@ impl WsServerHandle {
     }
 }
 
-impl Drop for WsServerHandle {
-    fn drop(&mut self) {
-        self.stop.send_replace(true);
-    }
-}
-
 impl Server {
     /// Serves the Claude Code IDE WebSocket on 127.0.0.1 and, unless told
     /// not to, writes the lockfile through which the CLI finds it.
@@ -192,22 +189,12 @@ impl Server {
         } else {
             None
         };
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept_loop(
-            self.clone(),
-            listener,
-            options,
-            token.clone(),
-            stopped,
-        ));
+        let server = self.clone();
+        let task = ServerTask::spawn(local_addr, token.clone(), |stopped| {
+            accept_loop(server, listener, options, token, stopped)
+        });
         tracing::info!(%local_addr, lockfile = ?lockfile.as_ref().map(Lockfile::path), "serving the IDE WebSocket");
-        Ok(WsServerHandle {
-            local_addr,
-            token,
-            lockfile,
-            stop,
-            task: Some(task),
-        })
+        Ok(WsServerHandle { task, lockfile })
     }
 }
 
@@ -257,15 +244,7 @@ async fn accept_loop(
         }
     }
     drop(listener);
-    let closing = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, closing).await.is_err() {
-        connections.abort_all();
-    }
-}
-
-async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
-    // An error means the handle is gone: stop too.
-    let _ = stopped.wait_for(|stop| *stop).await;
+    close_all(&mut connections).await;
 }
 
 /// What every connection of one server shares.
