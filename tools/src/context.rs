@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cache::Caches;
-use crate::live_lsp::LanguageServers;
-use crate::ports::{BufferStore, DiagnosticsQuery, DiffReview, EditorAccess, FileOpener};
+use crate::ports::{
+    BufferStore, DiagnosticsQuery, DiffReview, EditorAccess, FileOpener, LanguageServers,
+};
 
 /// What the read tools read: the editor's ports and the workspace folders.
 ///

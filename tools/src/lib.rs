@@ -163,17 +163,17 @@ pub use diff_tabs::{close_all_diff_tabs, close_tab};
 pub use document_dirty::{DocumentDirty, check_document_dirty, document_dirty_result};
 pub use latest_selection::{LatestSelection, get_latest_selection};
 pub use live_lsp::{
-    CallDirection, CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery, call_hierarchy,
-    document_symbols, find_references, go_to_definition, go_to_implementation, hover, quick_fixes,
-    rename_preview, workspace_symbols,
+    call_hierarchy, document_symbols, find_references, go_to_definition, go_to_implementation,
+    hover, quick_fixes, rename_preview, workspace_symbols,
 };
 pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
 pub use open_file::open_file;
 pub use ports::{
-    BufferId, BufferStore, DiagnosticsMap, DiagnosticsQuery, DiffFuture, DiffOutcome, DiffReview,
-    Document, DocumentHandle, EditorAccess, FileDiagnostics, FileOpener, OpenBuffer,
-    OpenDiffRequest, OpenFileFuture, OpenFileRequest, Selection, SettleFuture,
+    BufferId, BufferStore, CallDirection, CharPosition, DiagnosticsMap, DiagnosticsQuery,
+    DiffFuture, DiffOutcome, DiffReview, Document, DocumentHandle, EditorAccess, FileDiagnostics,
+    FileOpener, LanguageServers, LspFeature, LspFuture, LspQuery, OpenBuffer, OpenDiffRequest,
+    OpenFileFuture, OpenFileRequest, Selection, SettleFuture,
 };
 pub use selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 pub use workspace_folders::{

@@ -1,10 +1,13 @@
 //! The editor ports: what the tools read, implemented by the editor (or by
 //! [`memory`](crate::memory)); [`FileOpener`], through which `openFile`
-//! shows a file; and [`DiffReview`], through which `openDiff` asks a person.
+//! shows a file; [`DiffReview`], through which `openDiff` asks a person;
+//! and [`LanguageServers`], which the live LSP tools ask.
 //!
 //! All the traits are object-safe and `Send + Sync`; the tools hold them as
 //! `Arc<dyn …>` in a [`ReadContext`](crate::ReadContext). They hand out owned,
 //! cheap snapshots: a tool never holds a port's lock while it serializes.
+
+mod servers;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -15,6 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use lsp_types::{Diagnostic, Position};
 use ropey::Rope;
+
+pub use servers::{CallDirection, CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery};
 
 /// An editor's identifier for one open buffer; stable while the buffer is open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
