@@ -15,28 +15,14 @@ use std::time::{Duration, Instant};
 
 use common::emacs::Emacs;
 use common::ide::{
-    ACCEPT, CHOSEN_C, EditTexts, Editor, PROPOSED_C, REJECT, REVIEWED_C, SERVER, assert_hunk_menu,
-    assert_hunks_unseen, assert_lockfile_alone, claude_writes, client_of, close_no_diff_tabs,
-    labels, open_diff, processes, texts, two_files, until, wait_closed, wait_dirty, wait_gone,
-    wait_mention, wait_selection, withdraw_review,
+    APP_PY, BROKEN_C, BROKEN_PY, EDIT_TEXTS, Editor, MAIN_C, REVIEWED_C, Review, SEND, SERVER,
+    assert_lockfile_alone, assert_lockfile_names, claude_writes, client_of, close_no_diff_tabs,
+    open_reaches_claude, processes, review_hunk_by_hunk, two_files, wait_closed, wait_dirty,
+    wait_gone, wait_mention, wait_selection, withdraw_review,
 };
 use common::lsp::Place;
 use common::ws::WsClient;
-use serde_json::{Value, json};
-
-const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
-const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
-const APP_PY: &str = "count: int = 1\n";
-const BROKEN_PY: &str = "count: int = \"one\"\n";
-
-const EDIT_TEXTS: EditTexts = EditTexts {
-    main_c: MAIN_C,
-    broken_c: BROKEN_C,
-    broken_py: BROKEN_PY,
-};
-
-/// Our code action's title.
-const SEND: &str = "Send selection to Claude Code";
+use serde_json::Value;
 
 fn installed() -> bool {
     ["emacs", "emacsclient", "clangd", "pyright-langserver"]
@@ -134,21 +120,9 @@ async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     } = &session;
 
     // eglot sends no `clientInfo`: the IDE is named after Emacs's process.
-    assert_eq!(content["ideName"], "emacs", "{content}");
-    assert_eq!(
-        content["workspaceFolders"],
-        json!([place.workspace.to_str().unwrap()])
-    );
+    assert_lockfile_names(content, "emacs", &place.workspace);
     let mut client = session.client().await;
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), true)]
-    })
-    .await;
-    emacs.open(app_py, SERVER);
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
-    })
-    .await;
+    open_reaches_claude(&mut client, app_py, |path| emacs.open(path, SERVER)).await;
 
     // Two servers, one IDE: only its `<port>.lock`, which the CLI's
     // clean-up keeps.
@@ -296,9 +270,9 @@ fn pick(
 /// shows three hunks beside clangd's own error; from
 /// `M-x eglot-code-actions` the user accepts the first, edits elsewhere
 /// (the hunks are computed again; the edit is not offered back as one),
-/// rejects the second and accepts the third; the call answers
-/// `FILE_SAVED` with exactly that text, the file untouched. A second
-/// review, withdrawn with `close_tab`, is answered and its hunk goes.
+/// rejects the second and accepts the third
+/// ([`common::ide::review_hunk_by_hunk`]). A second review, withdrawn with
+/// `close_tab`, is answered and its hunk goes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_emacs() {
     if !installed() {
@@ -323,51 +297,34 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_emacs() {
     eprintln!("the test took {:?}", started.elapsed());
 }
 
+impl Review for Emacs {
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64> {
+        let what = format!("hunks at {lines:?}");
+        wait_review(self, path, &what, |s| s.hunks == lines && s.own).rev
+    }
+
+    /// The revision kept, so the menu's actions stay valid.
+    fn wait_same_hunks(&self, path: &Path, lines: &[u32], first: Option<u64>) {
+        let what = format!("the same hunks at {lines:?}");
+        wait_review(self, path, &what, |s| {
+            s.hunks == lines && s.own && s.rev == first
+        });
+    }
+
+    /// From `M-x eglot-code-actions`.
+    fn decide(&self, path: &Path, at: (u32, u32, &str), title: &str) -> Option<Vec<String>> {
+        Some(pick(self, path, at, title))
+    }
+
+    fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        Emacs::replace_line(self, path, line, text);
+    }
+}
+
 /// The review of `main.c`, hunk by hunk, with an edit of the user's.
 async fn review_main_c(session: &Session, client: &mut WsClient) {
     let (emacs, main_c) = (&session.emacs, &session.main_c);
-    let mut reviewer = session.client().await;
-    reviewer.answer_within = SERVER * 3;
-    let asked = Instant::now();
-    let review = open_diff(
-        reviewer,
-        main_c,
-        PROPOSED_C,
-        "✻ [Claude Code] main.c (5f680c) ⧉",
-    );
-    let first = wait_review(emacs, main_c, "three hunks", |s| {
-        s.hunks == [3, 6, 7] && s.own
-    });
-    eprintln!("three hunks shown after {:?}", asked.elapsed());
-    assert_hunks_unseen(client).await;
-
-    let menu = pick(emacs, main_c, (3, 2, "return"), ACCEPT);
-    eprintln!("eglot's menu on a hunk: {menu:?}");
-    assert_hunk_menu(&menu);
-    wait_review(emacs, main_c, "two hunks", |s| s.hunks == [6, 7] && s.own);
-    // An edit outside the hunks, unsaved: computed again, the same hunks at
-    // the same lines (the revision kept, so the menu's actions stay valid),
-    // and the edit is not offered back as one.
-    emacs.replace_line(main_c, 1, "// edited");
-    wait_dirty(client, main_c, true).await;
-    wait_review(emacs, main_c, "the same two hunks", |s| {
-        s.hunks == [6, 7] && s.own && s.rev == first.rev
-    });
-    pick(emacs, main_c, (6, 0, "int"), REJECT);
-    wait_review(emacs, main_c, "one hunk", |s| s.hunks == [7] && s.own);
-    pick(emacs, main_c, (7, 2, "int"), ACCEPT);
-    let result = review.await.unwrap();
-    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
-    eprintln!("reviewed in {:?}", asked.elapsed());
-    // Decided: clangd's own diagnostics alone.
-    wait_review(emacs, main_c, "clangd's error alone", |s| {
-        s.hunks.is_empty() && s.own
-    });
-    assert_eq!(
-        std::fs::read_to_string(main_c).unwrap(),
-        REVIEWED_C,
-        "the IDE never writes the file"
-    );
+    review_hunk_by_hunk(emacs, client, &session.lockfile, main_c).await;
     // eglot 1.9 does not advertise `window.showMessage`: never asked. An
     // eglot that does is asked once (the init file answers "Review").
     let prompts = emacs.prompts();

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::ide::{
-    ACCEPT, CHOSEN_C, EditTexts, Editor, PROPOSED_C, REJECT, REVIEWED_C, SERVER, assert_hunk_menu,
-    assert_hunks_unseen, assert_lockfile_alone, claude_writes, client_of, close_no_diff_tabs,
-    labels, open_diff, processes, texts, two_files, until, wait_closed, wait_dirty, wait_gone,
-    wait_mention, wait_selection, withdraw_review,
+    APP_PY, BROKEN_PY, EditTexts, Editor, REVIEWED_C, Review, SEND, SERVER, assert_lockfile_alone,
+    assert_lockfile_names, claude_writes, client_of, close_no_diff_tabs, labels,
+    open_reaches_claude, processes, review_hunk_by_hunk, two_files, until, wait_closed, wait_dirty,
+    wait_gone, wait_mention, wait_selection, withdraw_review,
 };
 use common::kakoune::Kakoune;
 use common::lsp::Place;
@@ -29,17 +29,12 @@ use serde_json::{Value, json};
 const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n/* é */ int other;\n";
 const BROKEN_C: &str =
     "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n/* é */ int other;\n";
-const APP_PY: &str = "count: int = 1\n";
-const BROKEN_PY: &str = "count: int = \"one\"\n";
 
 const EDIT_TEXTS: EditTexts = EditTexts {
     main_c: MAIN_C,
     broken_c: BROKEN_C,
     broken_py: BROKEN_PY,
 };
-
-/// Our code action's title.
-const SEND: &str = "Send selection to Claude Code";
 
 fn installed() -> bool {
     ["kak", "kak-lsp", "clangd", "pyright-langserver"]
@@ -143,21 +138,9 @@ async fn a_kakoune_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     } = &session;
 
     // kak-lsp's `clientInfo` names the IDE.
-    assert_eq!(content["ideName"], "kakoune-lsp", "{content}");
-    assert_eq!(
-        content["workspaceFolders"],
-        json!([place.workspace.to_str().unwrap()])
-    );
+    assert_lockfile_names(content, "kakoune-lsp", &place.workspace);
     let mut client = session.client().await;
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), true)]
-    })
-    .await;
-    kak.open(app_py);
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
-    })
-    .await;
+    open_reaches_claude(&mut client, app_py, |path| kak.open(path)).await;
 
     // Two servers, one IDE: only its `<port>.lock`, which the CLI's
     // clean-up keeps.
@@ -326,38 +309,7 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_kakoune() {
     kak.open(main_c);
     wait_review(kak, main_c, (&[], true));
 
-    let mut reviewer = session.client().await;
-    reviewer.answer_within = SERVER * 3;
-    let review = open_diff(
-        reviewer,
-        main_c,
-        PROPOSED_C,
-        "✻ [Claude Code] main.c (5f680c) ⧉",
-    );
-    let listed = wait_review(kak, main_c, (&[3, 6, 7], true));
-    eprintln!("*diagnostics* under review: {listed:?}");
-    assert_hunks_unseen(&mut client).await;
-    answer_the_prompt(kak);
-
-    let menu = pick(kak, main_c, (3, 2, "return"), ACCEPT);
-    eprintln!("kak-lsp's menu on a hunk: {menu:?}");
-    assert_hunk_menu(&menu);
-    wait_review(kak, main_c, (&[6, 7], true));
-    // An edit outside the hunks, unsaved: computed again, the same hunks.
-    kak.replace_line(main_c, 1, "// edited");
-    wait_dirty(&mut client, main_c, true).await;
-    wait_review(kak, main_c, (&[6, 7], true));
-    pick(kak, main_c, (6, 0, "int"), REJECT);
-    wait_review(kak, main_c, (&[7], true));
-    pick(kak, main_c, (7, 2, "int"), ACCEPT);
-    let result = review.await.unwrap();
-    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
-    wait_review(kak, main_c, (&[], true));
-    assert_eq!(
-        std::fs::read_to_string(main_c).unwrap(),
-        REVIEWED_C,
-        "the IDE never writes the file"
-    );
+    review_hunk_by_hunk(kak, &mut client, &session.lockfile, main_c).await;
 
     withdraw_app_py(&session, &mut client).await;
     close_no_diff_tabs(&mut client).await;
@@ -367,6 +319,27 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_kakoune() {
     let log = kak.log.clone();
     kak.quit_with("kill!", SERVER);
     wait_gone(&place, &pids, &log);
+}
+
+impl Review for Kakoune {
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64> {
+        let listed = wait_review(self, path, (lines, true));
+        eprintln!("*diagnostics* under review: {listed:?}");
+        None
+    }
+
+    /// From `:lsp-code-actions`'s menu.
+    fn decide(&self, path: &Path, at: (u32, u32, &str), title: &str) -> Option<Vec<String>> {
+        Some(pick(self, path, at, title))
+    }
+
+    fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        Kakoune::replace_line(self, path, line, text);
+    }
+
+    fn prompted(&self) {
+        answer_the_prompt(self);
+    }
 }
 
 /// The review's prompt, queued by kak-lsp (`lsp_modeline_message_requests`

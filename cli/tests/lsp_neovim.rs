@@ -13,19 +13,15 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::ide::{
-    CHOSEN_C, EditTexts, Editor, PROPOSED_C, REVIEWED_C, SERVER, assert_hunks_unseen,
-    assert_lockfile_alone, claude_writes, client_of, close_no_diff_tabs, labels, notification,
-    open_diff, texts, two_files, until, wait_closed, wait_dirty, wait_errors, withdraw_review,
+    APP_PY, BROKEN_C, BROKEN_PY, EDIT_TEXTS, Editor, MAIN_C, REVIEWED_C, Review, SEND, SERVER,
+    assert_lockfile_alone, assert_lockfile_names, claude_writes, client_of, close_no_diff_tabs,
+    labels, notification, open_reaches_claude, review_hunk_by_hunk, two_files, until, wait_closed,
+    wait_dirty, wait_errors, withdraw_review,
 };
 use common::lsp::Place;
 use common::neovim::Neovim;
 use common::ws::WsClient;
 use serde_json::{Value, json};
-
-const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
-const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
-const APP_PY: &str = "count: int = 1\n";
-const BROKEN_PY: &str = "count: int = \"one\"\n";
 
 /// Sets the whole text of the buffer of `path` without saving.
 fn set_text(nvim: &Neovim, path: &Path, text: &str) {
@@ -36,12 +32,6 @@ fn set_text(nvim: &Neovim, path: &Path, text: &str) {
         serde_json::to_string(&lines).unwrap()
     ));
 }
-
-const EDIT_TEXTS: EditTexts = EditTexts {
-    main_c: MAIN_C,
-    broken_c: BROKEN_C,
-    broken_py: BROKEN_PY,
-};
 
 fn installed() -> bool {
     ["nvim", "clangd", "pyright-langserver"]
@@ -74,17 +64,11 @@ async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
     let lockfiles = place.wait_lockfiles_of(&nvim.running, |found| found.len() == 1);
     let (lockfile, content) = &lockfiles[0];
-    assert_eq!(content["ideName"], "Neovim");
-    assert_eq!(content["workspaceFolders"], json!([ws.to_str().unwrap()]));
+    assert_lockfile_names(content, "Neovim", &ws);
     let port = common::lockfile_port(lockfile);
     let mut client = common::ws::connect(port, content["authToken"].as_str().unwrap()).await;
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), true)]
-    })
-    .await;
-    nvim.command(&format!("edit {}", app_py.display()));
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
+    open_reaches_claude(&mut client, &app_py, |path| {
+        nvim.command(&format!("edit {}", path.display()));
     })
     .await;
     // Neovim sends `didChange` after a debounce; `:w` saves main.c, the
@@ -120,13 +104,13 @@ async fn select_and_send(nvim: &Neovim, client: &mut WsClient, main_c: &Path) {
     })
     .await;
 
-    let title = nvim.lua(
+    let title = nvim.lua(&format!(
         "(function() for _, a in ipairs(_G.actions) do \
-         if a.title == 'Send selection to Claude Code' then \
+         if a.title == '{SEND}' then \
          vim.lsp.buf.execute_command(a.command or a); return a.title end end; \
          return 'none' end)()",
-    );
-    assert_eq!(title, "Send selection to Claude Code");
+    ));
+    assert_eq!(title, SEND);
     let mention = notification(client, "at_mentioned", |_| true).await;
     assert_eq!(
         mention["params"]["filePath"],
@@ -372,6 +356,43 @@ fn wait_shown(nvim: &Neovim, path: &Path, expected: (usize, bool)) {
     nvim.wait_hunks(path, "missing_name", expected, SERVER);
 }
 
+impl Review for Neovim {
+    /// How many of its diagnostics are Claude's hunks (Neovim's
+    /// diagnostics do not tell their lines apart here).
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64> {
+        wait_shown(self, path, (lines.len(), true));
+        None
+    }
+
+    /// The code action on the hunk's line, executed.
+    fn decide(
+        &self,
+        _path: &Path,
+        (line, _, _): (u32, u32, &str),
+        title: &str,
+    ) -> Option<Vec<String>> {
+        self.run_action(line, title);
+        None
+    }
+
+    /// clangd publishes again and the hunks stay.
+    fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        self.lua(&format!(
+            "vim.api.nvim_buf_set_lines(vim.fn.bufnr('{}'), {line}, {}, false, {{'{text}'}})",
+            path.display(),
+            line + 1
+        ));
+    }
+
+    /// The prompt Neovim's `window/showMessageRequest` handler saw.
+    fn prompted(&self) {
+        assert_eq!(
+            self.lua("_G.prompts[1]").trim(),
+            "Claude Code proposes 3 changes to main.c"
+        );
+    }
+}
+
 /// Claude proposes an edit (`openDiff`, as the CLI calls it): Neovim shows
 /// three hunks beside clangd's own diagnostics; the user accepts the first,
 /// edits elsewhere (the hunks are computed again, clangd publishes again),
@@ -392,43 +413,7 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     };
     wait_shown(&nvim, &main_c, (0, true));
     let mut client = client_of(&lockfile).await;
-    let mut reviewer = client_of(&lockfile).await;
-    reviewer.answer_within = SERVER * 3;
-    let review = open_diff(
-        reviewer,
-        &main_c,
-        PROPOSED_C,
-        "✻ [Claude Code] main.c (5f680c) ⧉",
-    );
-    wait_shown(&nvim, &main_c, (3, true));
-    assert_eq!(
-        nvim.lua("_G.prompts[1]").trim(),
-        "Claude Code proposes 3 changes to main.c"
-    );
-    assert_hunks_unseen(&mut client).await;
-
-    nvim.run_action(3, "Claude: accept this change");
-    wait_shown(&nvim, &main_c, (2, true));
-    // An edit outside the hunks: computed again; clangd publishes again
-    // and the hunks stay.
-    nvim.lua(&format!(
-        "vim.api.nvim_buf_set_lines(vim.fn.bufnr('{}'), 1, 2, false, {{'// edited'}})",
-        main_c.display()
-    ));
-    wait_dirty(&mut client, &main_c, true).await;
-    wait_shown(&nvim, &main_c, (2, true));
-    nvim.run_action(6, "Claude: reject this change");
-    wait_shown(&nvim, &main_c, (1, true));
-    nvim.run_action(7, "Claude: accept this change");
-    let result = review.await.unwrap();
-    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
-    // Decided: the server's own diagnostics alone.
-    wait_shown(&nvim, &main_c, (0, true));
-    assert_eq!(
-        std::fs::read_to_string(&main_c).unwrap(),
-        REVIEWED_C,
-        "the IDE never writes the file"
-    );
+    review_hunk_by_hunk(&nvim, &mut client, &lockfile, &main_c).await;
 
     // A second review, withdrawn by `close_tab` (the user answered in the
     // terminal): answered rejected, its hunks gone.

@@ -15,6 +15,23 @@ use super::ws::WsClient;
 /// a loaded machine).
 pub(crate) const SERVER: Duration = Duration::from_secs(90);
 
+/// `main.c` of the real-editor tests' workspace.
+pub(crate) const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
+/// [`MAIN_C`] with a type error: clangd reports `missing_name`.
+pub(crate) const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
+/// `app.py` of the real-editor tests' workspace.
+pub(crate) const APP_PY: &str = "count: int = 1\n";
+/// [`APP_PY`] with a type error: pyright reports a string for an `"int"`.
+pub(crate) const BROKEN_PY: &str = "count: int = \"one\"\n";
+/// [`edit_save_and_fix`] of [`MAIN_C`] and [`APP_PY`].
+pub(crate) const EDIT_TEXTS: EditTexts = EditTexts {
+    main_c: MAIN_C,
+    broken_c: BROKEN_C,
+    broken_py: BROKEN_PY,
+};
+/// Our code action's title.
+pub(crate) const SEND: &str = "Send selection to Claude Code";
+
 /// A file to review: clangd reports `missing_name`, which the proposal
 /// keeps.
 pub(crate) const REVIEWED_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return missing_name;\n}\n";
@@ -406,4 +423,107 @@ pub(crate) fn two_files(
     std::fs::write(&main_c, main_c_text).unwrap();
     std::fs::write(&app_py, app_py_text).unwrap();
     (place, main_c, app_py)
+}
+
+/// Asserts that the lockfile's `content` names the IDE `ide_name` and
+/// the one workspace folder `workspace`.
+pub(crate) fn assert_lockfile_names(content: &Value, ide_name: &str, workspace: &Path) {
+    assert_eq!(content["ideName"], ide_name, "{content}");
+    assert_eq!(
+        content["workspaceFolders"],
+        json!([workspace.to_str().unwrap()])
+    );
+}
+
+/// With `main.c` open: listed, active; `app_py` opened → both listed,
+/// `app.py` active.
+pub(crate) async fn open_reaches_claude(
+    client: &mut WsClient,
+    app_py: &Path,
+    open: impl FnOnce(&Path),
+) {
+    until(client, "getOpenEditors", json!({}), |e| {
+        labels(e) == [("main.c".to_owned(), true)]
+    })
+    .await;
+    open(app_py);
+    until(client, "getOpenEditors", json!({}), |e| {
+        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
+    })
+    .await;
+}
+
+/// How an editor shows Claude's hunks and lets the user decide them, for
+/// [`review_hunk_by_hunk`].
+pub(crate) trait Review {
+    /// Waits until the editor shows, of `path`, Claude's hunks at `lines`
+    /// (their first lines, 0-based) beside the server's own `missing_name`
+    /// error; the hunks' revision, where the editor shows it.
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64>;
+    /// As [`Review::wait_hunks`], the hunks computed again after an edit
+    /// elsewhere: where the editor shows it, of revision `first` still.
+    fn wait_same_hunks(&self, path: &Path, lines: &[u32], first: Option<u64>) {
+        let _ = first;
+        self.wait_hunks(path, lines);
+    }
+    /// Picks `title` on the hunk at `at` (line, column, the word there) of
+    /// `path`; the menu it was picked from, where the editor shows one.
+    fn decide(&self, path: &Path, at: (u32, u32, &str), title: &str) -> Option<Vec<String>>;
+    /// Replaces line `line` of the buffer of `path` by `text`, unsaved.
+    fn replace_line(&self, path: &Path, line: u32, text: &str);
+    /// What the editor does with the review's prompt once the hunks are
+    /// shown (answer it, check it); nothing by default.
+    fn prompted(&self) {}
+}
+
+/// Claude proposes an edit of `main_c` ([`REVIEWED_C`] → [`PROPOSED_C`],
+/// `openDiff` as the CLI calls it, on a connection of its own to the IDE
+/// of `lockfile`): the editor shows three hunks beside the server's own
+/// error; the user accepts the first, edits elsewhere (the hunks are
+/// computed again), rejects the second and accepts the third; the call
+/// answers `FILE_SAVED` with exactly that text ([`CHOSEN_C`]), the file
+/// untouched.
+pub(crate) async fn review_hunk_by_hunk(
+    editor: &impl Review,
+    client: &mut WsClient,
+    lockfile: &(PathBuf, Value),
+    main_c: &Path,
+) {
+    let mut reviewer = client_of(lockfile).await;
+    reviewer.answer_within = SERVER * 3;
+    let asked = Instant::now();
+    let review = open_diff(
+        reviewer,
+        main_c,
+        PROPOSED_C,
+        "✻ [Claude Code] main.c (5f680c) ⧉",
+    );
+    let first = editor.wait_hunks(main_c, &[3, 6, 7]);
+    eprintln!("three hunks shown after {:?}", asked.elapsed());
+    assert_hunks_unseen(client).await;
+    editor.prompted();
+
+    if let Some(menu) = editor.decide(main_c, (3, 2, "return"), ACCEPT) {
+        eprintln!("the menu on a hunk: {menu:?}");
+        assert_hunk_menu(&menu);
+    }
+    editor.wait_hunks(main_c, &[6, 7]);
+    // An edit outside the hunks, unsaved: computed again, the same hunks at
+    // the same lines, and the edit is not offered back as one.
+    editor.replace_line(main_c, 1, "// edited");
+    wait_dirty(client, main_c, true).await;
+    editor.wait_same_hunks(main_c, &[6, 7], first);
+    editor.decide(main_c, (6, 0, "int"), REJECT);
+    editor.wait_hunks(main_c, &[7]);
+    editor.decide(main_c, (7, 2, "int"), ACCEPT);
+    let result = review.await.unwrap();
+    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
+    eprintln!("reviewed in {:?}", asked.elapsed());
+    // Decided: the server's own diagnostics alone.
+    editor.wait_hunks(main_c, &[]);
+    assert_eq!(
+        std::fs::read_to_string(main_c).unwrap(),
+        REVIEWED_C,
+        "the IDE never writes the file"
+    );
 }
