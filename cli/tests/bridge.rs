@@ -17,39 +17,9 @@ use std::time::{Duration, Instant, SystemTime};
 use common::stdio::StdioSession;
 use common::ws::WsClient;
 use common::{Running, Sandbox, lockfile_port, tool_names, wait_for_lockfile};
+use ide_mcp::bridge::tools::{FIRST_TIME_NAMES, left_out};
 use ide_mcp_runtime::{Progress, Registry, Server, WsOptions, WsServerHandle, mcp_tool};
 use serde_json::{Value, json};
-
-/// What the bridge leaves out of its list: what the CLI shows the model
-/// itself, and what only the CLI calls.
-const LEFT_OUT: [&str; 6] = [
-    "getDiagnostics",
-    "executeCode",
-    "openDiff",
-    "close_tab",
-    "closeAllDiffTabs",
-    "openFile",
-];
-
-/// The tools listed before any IDE was seen, as the README documents them:
-/// an ide-mcp IDE's (lsp-proxy's host, with the live LSP tools) less the
-/// CLI's.
-const FIRST_TIME: [&str; 14] = [
-    "callHierarchy",
-    "checkDocumentDirty",
-    "documentSymbols",
-    "findReferences",
-    "getCurrentSelection",
-    "getLatestSelection",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-    "goToDefinition",
-    "goToImplementation",
-    "hover",
-    "quickFixes",
-    "renamePreview",
-    "workspaceSymbols",
-];
 
 /// What the bridge relays of the headless host (`serve`, which has no
 /// language servers of an editor's to ask).
@@ -152,7 +122,7 @@ fn the_headless_host_s_tools_are_relayed_as_it_answers_them() {
     let listed = bridge.request("tools/list", &json!({}));
     let relayed: Vec<&str> = common::served_tools()
         .into_iter()
-        .filter(|tool| !LEFT_OUT.contains(tool))
+        .filter(|tool| !left_out(tool))
         .collect();
     assert_eq!(tool_names(&listed["result"]), relayed);
     assert_eq!(relayed, HEADLESS);
@@ -161,7 +131,7 @@ fn the_headless_host_s_tools_are_relayed_as_it_answers_them() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|tool| !LEFT_OUT.contains(&tool["name"].as_str().unwrap()))
+        .filter(|tool| !left_out(tool["name"].as_str().unwrap()))
         .cloned()
         .collect();
     assert_eq!(listed["result"]["tools"], Value::Array(kept));
@@ -282,7 +252,7 @@ fn with_no_ide_the_first_time_tools_then_the_ide_once_it_runs_and_after_it_resta
     let sandbox = Sandbox::new();
     let mut bridge = bridge(&sandbox, &sandbox.ws, &[]);
     let first = bridge.request("tools/list", &json!({}));
-    assert_eq!(tool_names(&first["result"]), FIRST_TIME);
+    assert_eq!(tool_names(&first["result"]), FIRST_TIME_NAMES);
     assert_eq!(
         call(&mut bridge, "getWorkspaceFolders", &json!({})),
         no_ide(&sandbox.ws)
@@ -566,7 +536,7 @@ fn the_ide_host_of_lsp_proxy_is_relayed() {
     place.environment(&mut command);
     let mut bridge = StdioSession::start(command);
     // The host serves every IDE tool (openDiff too): the CLI's are left out.
-    assert_eq!(list_names(&mut bridge), FIRST_TIME);
+    assert_eq!(list_names(&mut bridge), FIRST_TIME_NAMES);
     let start = Instant::now();
     loop {
         let editors = call_json(&mut bridge, "getOpenEditors", &json!({}));

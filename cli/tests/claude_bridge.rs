@@ -17,11 +17,13 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::claude::Deadline;
 use common::ide::SERVER;
 use common::lsp::Place;
 use common::model::{ModelStandIn, Script, ToolCall, tool_results};
 use common::neovim::Neovim;
 use common::tmux::Terminal;
+use ide_mcp::bridge::tools::{CALLED_BY_THE_CLI, FIRST_TIME_NAMES, SHOWN_BY_THE_CLI, left_out};
 use serde_json::{Value, json};
 
 const UTIL_PY: &str = "def greet(name):\n    return name\n";
@@ -30,35 +32,6 @@ const APP_PY: &str = "from util import greet\n\ngreet(\"a\")\ngreet(\"b\")\n";
 /// The server's name in the README's `claude mcp add` line; the CLI names
 /// its tools `mcp__<server>__<tool>`.
 const PREFIX: &str = "mcp__ide-mcp__";
-/// The tools of the IDE of Neovim's proxies that the bridge lists: all but
-/// those [`LEFT_OUT`].
-const BRIDGED: [&str; 14] = [
-    "callHierarchy",
-    "checkDocumentDirty",
-    "documentSymbols",
-    "findReferences",
-    "getCurrentSelection",
-    "getLatestSelection",
-    "getOpenEditors",
-    "getWorkspaceFolders",
-    "goToDefinition",
-    "goToImplementation",
-    "hover",
-    "quickFixes",
-    "renamePreview",
-    "workspaceSymbols",
-];
-/// What the bridge leaves out: what the CLI shows the model itself, and
-/// what only the CLI calls.
-const LEFT_OUT: [&str; 6] = [
-    "getDiagnostics",
-    "executeCode",
-    "openDiff",
-    "close_tab",
-    "closeAllDiffTabs",
-    "openFile",
-];
-
 /// Where `greet` is named: its import and two calls, its definition.
 const EVERY_REFERENCE: [(&str, u64); 4] =
     [("app.py", 1), ("app.py", 3), ("app.py", 4), ("util.py", 1)];
@@ -74,21 +47,9 @@ const REFERENCES_ID: &str = "toolu_stand_in_references";
 /// The whole test, start to end.
 const TOTAL: Duration = Duration::from_mins(4);
 
-/// The end of the test's time; each wait gets what is left of it.
-struct Deadline(Instant);
-
-impl Deadline {
-    fn left(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
-
 #[test]
 fn the_cli_offers_the_bridge_s_tools_and_relays_a_call_to_the_ide() {
-    if !["claude", "tmux", "nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(common::installed)
-    {
+    if !common::claude::installed() {
         return;
     }
     let start = Instant::now();
@@ -151,13 +112,15 @@ fn the_cli_offers_the_bridge_s_tools_and_relays_a_call_to_the_ide() {
     let ide_names: Vec<&str> = ide_tools
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
-        .filter(|name| !LEFT_OUT.contains(name))
+        .filter(|name| !left_out(name))
         .collect();
-    assert_eq!(ide_names, BRIDGED);
+    // The tools of the IDE of Neovim's proxies that the bridge lists: all
+    // but those left out, as before any IDE was seen.
+    assert_eq!(ide_names, FIRST_TIME_NAMES);
     let conversation = model.conversation(PROMPT);
     let offered = offered_names(&conversation[0]);
     assert_eq!(offered, expected_names(), "{}", model.summary());
-    for name in LEFT_OUT {
+    for name in SHOWN_BY_THE_CLI.iter().chain(CALLED_BY_THE_CLI) {
         assert!(!offered.contains(&format!("{PREFIX}{name}")), "{name}");
     }
     // Fetched, the tool comes with the IDE's description and schema.
@@ -345,7 +308,7 @@ fn offered_names(request: &Value) -> BTreeSet<String> {
 /// The bridge's tools under its prefix, and the IDE's `getDiagnostics` as
 /// the CLI shows it itself.
 fn expected_names() -> BTreeSet<String> {
-    BRIDGED
+    FIRST_TIME_NAMES
         .iter()
         .map(|name| format!("{PREFIX}{name}"))
         .chain(["mcp__ide__getDiagnostics".to_owned()])

@@ -16,6 +16,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::claude::Deadline;
 use common::lsp::Place;
 use common::model::{ModelStandIn, Script, ToolCall, tool_results};
 use common::neovim::Neovim;
@@ -45,21 +46,9 @@ const TOTAL: Duration = Duration::from_mins(2);
 /// What the CLI says when its Edit is waiting in the IDE.
 const OPENED_IN_IDE: &str = "Opened changes in Neovim";
 
-/// The end of the test's time; each wait gets what is left of it.
-struct Deadline(Instant);
-
-impl Deadline {
-    fn left(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
-
 #[test]
 fn claude_s_edit_is_reviewed_in_neovim_and_the_cli_writes_the_chosen_hunks() {
-    if !["claude", "tmux", "nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(common::installed)
-    {
+    if !common::claude::installed() {
         return;
     }
     let start = Instant::now();

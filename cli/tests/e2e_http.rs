@@ -77,10 +77,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
     let sandbox = Sandbox::new();
     let warns = sandbox.file("warns/src/lib.rs");
     let select = format!("{warns}:5:9-5:15");
-    let mut server = Running::spawn(sandbox.command(&[
-        "serve",
-        "--workspace",
-        sandbox.ws.to_str().unwrap(),
+    let mut server = sandbox.serve(&[
         "--open",
         &warns,
         "--select",
@@ -88,7 +85,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
         "--diagnostics",
         "none",
         "--http",
-    ]));
+    ]);
     let (url, token) = printed_line(&mut server);
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
@@ -146,17 +143,14 @@ async fn http_beside_the_websocket_serves_the_same_state() {
 
 /// `serve --http --no-ide` with the token in `token_file`.
 fn serve_http_alone(sandbox: &Sandbox, token_file: &std::path::Path) -> Running {
-    Running::spawn(sandbox.command(&[
-        "serve",
-        "--workspace",
-        sandbox.ws.to_str().unwrap(),
+    sandbox.serve(&[
         "--diagnostics",
         "none",
         "--http",
         "--no-ide",
         "--http-token-file",
         token_file.to_str().unwrap(),
-    ]))
+    ])
 }
 
 #[test]

@@ -24,10 +24,7 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
     let broken = sandbox.file("broken/src/lib.rs");
     let warns = sandbox.file("warns/src/lib.rs");
     let select = format!("{warns}:5:9-5:15");
-    let mut server = Running::spawn(sandbox.command(&[
-        "serve",
-        "--workspace",
-        sandbox.ws.to_str().unwrap(),
+    let mut server = sandbox.serve(&[
         "--open",
         &broken,
         "--select",
@@ -37,7 +34,7 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
         // Long enough that the query after the edit below must see its check.
         "--diagnostics-wait",
         "120000",
-    ]));
+    ]);
 
     let (lockfile, port, token) = check_lockfile(&sandbox, &mut server);
 
@@ -288,17 +285,14 @@ async fn the_selection_reaches_a_client_that_listens_late() {
     let sandbox = Sandbox::new();
     let warns = sandbox.file("warns/src/lib.rs");
     let select = format!("{warns}:5:9-5:15");
-    let mut server = Running::spawn(sandbox.command(&[
-        "serve",
-        "--workspace",
-        sandbox.ws.to_str().unwrap(),
+    let mut server = sandbox.serve(&[
         "--select",
         &select,
         "--ide-name",
         "e2e IDE",
         "--diagnostics",
         "none",
-    ]));
+    ]);
     let (_lockfile, port, token) = check_lockfile(&sandbox, &mut server);
     // As the `claude` CLI: connect, initialize, say `ide_connected`, and see
     // nothing of what arrives in the next 300 ms (its UI takes the

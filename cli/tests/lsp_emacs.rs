@@ -15,20 +15,14 @@ use std::time::{Duration, Instant};
 
 use common::emacs::Emacs;
 use common::ide::{
-    CHOSEN_C, PROPOSED_C, REVIEWED_C, SERVER, client_of, has_error, labels, notification,
-    open_diff, texts, until,
+    APP_PY, BROKEN_C, BROKEN_PY, EDIT_TEXTS, Editor, MAIN_C, REVIEWED_C, Review, SEND, SERVER,
+    assert_lockfile_alone, assert_lockfile_names, claude_writes, client_of, close_no_diff_tabs,
+    open_reaches_claude, processes, review_hunk_by_hunk, two_files, wait_closed, wait_dirty,
+    wait_gone, wait_mention, wait_selection, withdraw_review,
 };
 use common::lsp::Place;
 use common::ws::WsClient;
-use serde_json::{Value, json};
-
-const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
-const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
-const APP_PY: &str = "count: int = 1\n";
-const BROKEN_PY: &str = "count: int = \"one\"\n";
-
-/// Our code action's title.
-const SEND: &str = "Send selection to Claude Code";
+use serde_json::Value;
 
 fn installed() -> bool {
     ["emacs", "emacsclient", "clangd", "pyright-langserver"]
@@ -51,11 +45,8 @@ struct Session {
 impl Session {
     /// With `main_c_text` the text of `main.c`.
     fn start(main_c_text: &str) -> Self {
-        let place = Place::new();
+        let (place, main_c, app_py) = two_files(main_c_text, APP_PY);
         let ws = place.workspace.clone();
-        let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-        std::fs::write(&main_c, main_c_text).unwrap();
-        std::fs::write(&app_py, APP_PY).unwrap();
         let emacs = Emacs::start(&place, &ws, "emacs", 0);
         emacs.open(&main_c, SERVER);
         let lockfile = place
@@ -78,39 +69,26 @@ impl Session {
     /// the host (a child of the proxy that started it, in a process group
     /// of its own).
     fn processes(&self) -> Vec<u32> {
-        let host = u32::try_from(self.lockfile.1["pid"].as_u64().unwrap()).unwrap();
         let proxies = common::children(self.emacs.running.child.id());
-        assert_eq!(proxies.len(), 2, "{proxies:?}");
-        let mut all = vec![host];
-        for &proxy in &proxies {
-            let servers: Vec<u32> = common::children(proxy)
-                .into_iter()
-                .filter(|&pid| pid != host)
-                .collect();
-            assert_eq!(servers.len(), 1, "proxy {proxy}: {servers:?}");
-            all.push(proxy);
-            all.extend(servers);
-        }
-        all
+        processes(&self.lockfile, &[], &proxies, 2)
     }
 }
 
-/// Waits until each of `pids` (proxies, servers, the host) has ended and
-/// nothing is left in the IDE directory nor in the private one.
-fn wait_gone(place: &Place, pids: &[u32], log: &Path) {
-    let start = Instant::now();
-    while !pids.iter().all(|&pid| common::is_dead(pid)) {
-        assert!(
-            start.elapsed() < SERVER,
-            "left behind: {:?}; log:\n{}",
-            pids.iter()
-                .filter(|&&pid| !common::is_dead(pid))
-                .collect::<Vec<_>>(),
-            std::fs::read_to_string(log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(20));
+impl Editor for Emacs {
+    fn set_text(&self, path: &Path, text: &str) {
+        Emacs::set_text(self, path, text);
     }
-    place.wait_all_gone(SERVER);
+
+    /// `C-x C-s`.
+    fn save(&self, path: &Path) {
+        Emacs::save(self, path);
+    }
+
+    /// flymake's diagnostics.
+    fn shows_errors(&self, main_c: &Path, app_py: &Path) {
+        wait_shown(self, main_c, "missing_name");
+        wait_shown(self, app_py, "\"int\"");
+    }
 }
 
 /// Waits until Emacs shows (flymake) a diagnostic of `path` containing
@@ -142,32 +120,18 @@ async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     } = &session;
 
     // eglot sends no `clientInfo`: the IDE is named after Emacs's process.
-    assert_eq!(content["ideName"], "emacs", "{content}");
-    assert_eq!(
-        content["workspaceFolders"],
-        json!([place.workspace.to_str().unwrap()])
-    );
+    assert_lockfile_names(content, "emacs", &place.workspace);
     let mut client = session.client().await;
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), true)]
-    })
-    .await;
-    emacs.open(app_py, SERVER);
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
-    })
-    .await;
+    open_reaches_claude(&mut client, app_py, |path| emacs.open(path, SERVER)).await;
 
     // Two servers, one IDE: only its `<port>.lock`, which the CLI's
     // clean-up keeps.
-    let name = lockfile.file_name().unwrap().to_str().unwrap().to_owned();
     assert_eq!(common::children(emacs.running.child.id()).len(), 2);
-    assert_eq!(place.lockfiles().len(), 1);
-    assert_eq!(place.ide_dir_entries(), std::slice::from_ref(&name));
-    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
-    assert_eq!(place.ide_dir_entries(), [name]);
+    assert_lockfile_alone(place, lockfile);
 
-    edit_save_and_fix(emacs, &mut client, main_c, app_py).await;
+    // eglot sends `didChange` after `eglot-send-changes-idle-time`;
+    // `C-x C-s` saves.
+    common::ide::edit_save_and_fix(emacs, &mut client, (main_c, app_py), &EDIT_TEXTS).await;
     select_and_send(emacs, &mut client, main_c).await;
 
     // `M-x eglot-shutdown-all`: proxies, servers and host gone, nothing
@@ -184,49 +148,7 @@ async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     );
     // Claude's connection ended with the host (after notifications still
     // unread).
-    let closing = Instant::now();
-    while client.next_message(SERVER).await.is_some() {
-        assert!(
-            closing.elapsed() < SERVER,
-            "the host's connection stays open"
-        );
-    }
-}
-
-/// An unsaved type error in each file → dirty, each server's diagnostic;
-/// `C-x C-s` → clean; the fix → the diagnostic goes.
-async fn edit_save_and_fix(emacs: &Emacs, client: &mut WsClient, main_c: &Path, app_py: &Path) {
-    emacs.set_text(main_c, BROKEN_C);
-    emacs.set_text(app_py, BROKEN_PY);
-    // eglot sends `didChange` after `eglot-send-changes-idle-time`.
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    until(client, "getDiagnostics", json!({}), |all| {
-        has_error(all, main_c, "missing_name") && has_error(all, app_py, "\"int\"")
-    })
-    .await;
-    wait_shown(emacs, main_c, "missing_name");
-    wait_shown(emacs, app_py, "\"int\"");
-
-    emacs.save(main_c);
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == false,
-    )
-    .await;
-    emacs.set_text(main_c, MAIN_C);
-    let uri = format!("file://{}", main_c.display());
-    until(client, "getDiagnostics", json!({"uri": uri}), |one| {
-        *one == json!([{"uri": uri, "diagnostics": []}])
-    })
-    .await;
+    wait_closed(&mut client).await;
 }
 
 /// A region and eglot's code actions for it → the selection, pushed; our
@@ -235,38 +157,25 @@ async fn select_and_send(emacs: &Emacs, client: &mut WsClient, main_c: &Path) {
     assert_eq!(emacs.select(main_c, 1, 2, 3), "int");
     let actions = emacs.code_actions(main_c);
     assert!(actions.iter().any(|a| a == SEND), "{actions:?}");
-    let selection = until(client, "getCurrentSelection", json!({}), |s| {
-        s["text"] == "int"
-    })
-    .await;
-    assert_eq!(
-        selection,
-        json!({
-            "success": true,
-            "text": "int",
-            "filePath": main_c,
-            "fileUrl": format!("file://{}", main_c.display()),
-            "selection": {
-                "start": {"line": 1, "character": 2},
-                "end": {"line": 1, "character": 5},
-                "isEmpty": false,
-            },
-        })
-    );
-    notification(client, "selection_changed", |params| {
-        params["text"] == "int"
-    })
-    .await;
+    wait_selection(client, main_c, "int", (1, 2, 5)).await;
 
     let (prompt, menu) = emacs.pick_code_action(main_c, SEND);
     eprintln!("eglot's menu: {prompt:?} {menu:?}");
     assert_eq!(menu, actions);
-    let mention = notification(client, "at_mentioned", |_| true).await;
-    assert_eq!(
-        mention["params"],
-        json!({"filePath": main_c, "lineStart": 1, "lineEnd": 1}),
-        "{mention}"
-    );
+    wait_mention(client, main_c).await;
+}
+
+/// Both files visited, then `end` (`what`): proxies, servers and host
+/// gone, nothing left.
+fn ending_leaves_nothing_behind(what: &str, end: impl FnOnce(Emacs)) {
+    let session = Session::start(MAIN_C);
+    session.emacs.open(&session.app_py, SERVER);
+    let pids = session.processes();
+    let log = session.emacs.log.clone();
+    let asked = Instant::now();
+    end(session.emacs);
+    wait_gone(&session.place, &pids, &log);
+    eprintln!("{what}: all gone after {:?}", asked.elapsed());
 }
 
 /// `(kill-emacs)`, which sends each server's process group SIGHUP:
@@ -276,14 +185,7 @@ async fn kill_emacs_leaves_nothing_behind() {
     if !installed() {
         return;
     }
-    let session = Session::start(MAIN_C);
-    session.emacs.open(&session.app_py, SERVER);
-    let pids = session.processes();
-    let log = session.emacs.log.clone();
-    let asked = Instant::now();
-    session.emacs.kill_emacs(SERVER);
-    wait_gone(&session.place, &pids, &log);
-    eprintln!("kill-emacs: all gone after {:?}", asked.elapsed());
+    ending_leaves_nothing_behind("kill-emacs", |emacs| emacs.kill_emacs(SERVER));
 }
 
 /// SIGKILL of Emacs: the proxies see their input end; proxies, servers and
@@ -293,19 +195,8 @@ async fn sigkill_of_emacs_leaves_nothing_behind() {
     if !installed() {
         return;
     }
-    let session = Session::start(MAIN_C);
-    session.emacs.open(&session.app_py, SERVER);
-    let pids = session.processes();
-    let log = session.emacs.log.clone();
-    let killed = Instant::now();
-    session.emacs.kill();
-    wait_gone(&session.place, &pids, &log);
-    eprintln!("SIGKILL: all gone after {:?}", killed.elapsed());
+    ending_leaves_nothing_behind("SIGKILL", Emacs::kill);
 }
-
-/// The review's code actions on a hunk, as the menu lists them.
-const ACCEPT: &str = "Claude: accept this change";
-const REJECT: &str = "Claude: reject this change";
 
 /// What Emacs shows (flymake) of a file under review.
 #[derive(Debug)]
@@ -379,9 +270,9 @@ fn pick(
 /// shows three hunks beside clangd's own error; from
 /// `M-x eglot-code-actions` the user accepts the first, edits elsewhere
 /// (the hunks are computed again; the edit is not offered back as one),
-/// rejects the second and accepts the third; the call answers
-/// `FILE_SAVED` with exactly that text, the file untouched. A second
-/// review, withdrawn with `close_tab`, is answered and its hunk goes.
+/// rejects the second and accepts the third
+/// ([`common::ide::review_hunk_by_hunk`]). A second review, withdrawn with
+/// `close_tab`, is answered and its hunk goes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_emacs() {
     if !installed() {
@@ -396,13 +287,7 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_emacs() {
     let mut client = session.client().await;
     review_main_c(&session, &mut client).await;
     withdraw_app_py(&session, &mut client).await;
-    let none = client
-        .request(
-            "tools/call",
-            json!({"name": "closeAllDiffTabs", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(texts(&none), ["CLOSED_0_DIFF_TABS"]);
+    close_no_diff_tabs(&mut client).await;
 
     let pids = session.processes();
     let Session { place, emacs, .. } = session;
@@ -412,66 +297,34 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_emacs() {
     eprintln!("the test took {:?}", started.elapsed());
 }
 
+impl Review for Emacs {
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64> {
+        let what = format!("hunks at {lines:?}");
+        wait_review(self, path, &what, |s| s.hunks == lines && s.own).rev
+    }
+
+    /// The revision kept, so the menu's actions stay valid.
+    fn wait_same_hunks(&self, path: &Path, lines: &[u32], first: Option<u64>) {
+        let what = format!("the same hunks at {lines:?}");
+        wait_review(self, path, &what, |s| {
+            s.hunks == lines && s.own && s.rev == first
+        });
+    }
+
+    /// From `M-x eglot-code-actions`.
+    fn decide(&self, path: &Path, at: (u32, u32, &str), title: &str) -> Option<Vec<String>> {
+        Some(pick(self, path, at, title))
+    }
+
+    fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        Emacs::replace_line(self, path, line, text);
+    }
+}
+
 /// The review of `main.c`, hunk by hunk, with an edit of the user's.
 async fn review_main_c(session: &Session, client: &mut WsClient) {
     let (emacs, main_c) = (&session.emacs, &session.main_c);
-    let mut reviewer = session.client().await;
-    reviewer.answer_within = SERVER * 3;
-    let asked = Instant::now();
-    let review = open_diff(
-        reviewer,
-        main_c,
-        PROPOSED_C,
-        "✻ [Claude Code] main.c (5f680c) ⧉",
-    );
-    let first = wait_review(emacs, main_c, "three hunks", |s| {
-        s.hunks == [3, 6, 7] && s.own
-    });
-    eprintln!("three hunks shown after {:?}", asked.elapsed());
-    // Claude never sees its own hunks as diagnostics.
-    let all = client.call("getDiagnostics", json!({})).await;
-    assert!(!all.to_string().contains("Claude Code"), "{all}");
-
-    let menu = pick(emacs, main_c, (3, 2, "return"), ACCEPT);
-    eprintln!("eglot's menu on a hunk: {menu:?}");
-    for title in [
-        ACCEPT,
-        REJECT,
-        "Claude: accept all 3 changes",
-        "Claude: reject all",
-    ] {
-        assert!(menu.iter().any(|m| m == title), "{title} not in {menu:?}");
-    }
-    wait_review(emacs, main_c, "two hunks", |s| s.hunks == [6, 7] && s.own);
-    // An edit outside the hunks, unsaved: computed again, the same hunks at
-    // the same lines (the revision kept, so the menu's actions stay valid),
-    // and the edit is not offered back as one.
-    emacs.replace_line(main_c, 1, "// edited");
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    wait_review(emacs, main_c, "the same two hunks", |s| {
-        s.hunks == [6, 7] && s.own && s.rev == first.rev
-    });
-    pick(emacs, main_c, (6, 0, "int"), REJECT);
-    wait_review(emacs, main_c, "one hunk", |s| s.hunks == [7] && s.own);
-    pick(emacs, main_c, (7, 2, "int"), ACCEPT);
-    let result = review.await.unwrap();
-    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
-    eprintln!("reviewed in {:?}", asked.elapsed());
-    // Decided: clangd's own diagnostics alone.
-    wait_review(emacs, main_c, "clangd's error alone", |s| {
-        s.hunks.is_empty() && s.own
-    });
-    assert_eq!(
-        std::fs::read_to_string(main_c).unwrap(),
-        REVIEWED_C,
-        "the IDE never writes the file"
-    );
+    review_hunk_by_hunk(emacs, client, &session.lockfile, main_c).await;
     // eglot 1.9 does not advertise `window.showMessage`: never asked. An
     // eglot that does is asked once (the init file answers "Review").
     let prompts = emacs.prompts();
@@ -482,29 +335,18 @@ async fn review_main_c(session: &Session, client: &mut WsClient) {
     }
 }
 
-/// A review of `app.py` withdrawn by `close_tab` (the user answered in the
-/// terminal): answered rejected, its hunk gone.
+/// A review of `app.py` withdrawn by `close_tab`: answered rejected, its
+/// hunk gone.
 async fn withdraw_app_py(session: &Session, client: &mut WsClient) {
     let (emacs, app_py) = (&session.emacs, &session.app_py);
-    let mut second = session.client().await;
-    second.answer_within = SERVER;
-    let withdrawn = open_diff(
-        second,
-        app_py,
-        "count: int = 2\ntotal: int = 3\n",
-        "app tab",
-    );
-    wait_review(emacs, app_py, "one hunk", |s| s.hunks == [0]);
-    let closed = client
-        .request(
-            "tools/call",
-            json!({"name": "close_tab", "arguments": {"tab_name": "app tab"}}),
-        )
-        .await;
-    assert_eq!(texts(&closed), ["TAB_CLOSED"]);
-    let result = withdrawn.await.unwrap();
-    assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
-    wait_review(emacs, app_py, "no hunk", |s| s.hunks.is_empty());
+    withdraw_review(client, &session.lockfile, app_py, |one| {
+        if one {
+            wait_review(emacs, app_py, "one hunk", |s| s.hunks == [0]);
+        } else {
+            wait_review(emacs, app_py, "no hunk", |s| s.hunks.is_empty());
+        }
+    })
+    .await;
 }
 
 /// A file Claude writes shows in its clean buffer (Emacs without
@@ -525,18 +367,8 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_emacs() {
     emacs.open(app_py, SERVER);
     let mut client = session.client().await;
     emacs.set_text(app_py, BROKEN_PY);
-    until(
-        &mut client,
-        "checkDocumentDirty",
-        json!({"filePath": app_py}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    for (path, text) in [(main_c, BROKEN_C), (app_py, "count: int = 3\n")] {
-        let new = path.with_extension("new");
-        std::fs::write(&new, text).unwrap();
-        std::fs::rename(&new, path).unwrap();
-    }
+    wait_dirty(&mut client, app_py, true).await;
+    claude_writes(&[(main_c, BROKEN_C), (app_py, "count: int = 3\n")]);
     let start = Instant::now();
     while emacs.text(main_c) != BROKEN_C {
         assert!(start.elapsed() < SERVER, "{:?}", emacs.text(main_c));

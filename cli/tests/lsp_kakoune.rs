@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::ide::{
-    CHOSEN_C, PROPOSED_C, REVIEWED_C, SERVER, client_of, has_error, labels, notification,
-    open_diff, texts, until,
+    APP_PY, BROKEN_PY, EditTexts, Editor, REVIEWED_C, Review, SEND, SERVER, assert_lockfile_alone,
+    assert_lockfile_names, claude_writes, client_of, close_no_diff_tabs, labels,
+    open_reaches_claude, processes, review_hunk_by_hunk, two_files, until, wait_closed, wait_dirty,
+    wait_gone, wait_mention, wait_selection, withdraw_review,
 };
 use common::kakoune::Kakoune;
 use common::lsp::Place;
@@ -27,11 +29,12 @@ use serde_json::{Value, json};
 const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n/* é */ int other;\n";
 const BROKEN_C: &str =
     "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n/* é */ int other;\n";
-const APP_PY: &str = "count: int = 1\n";
-const BROKEN_PY: &str = "count: int = \"one\"\n";
 
-/// Our code action's title.
-const SEND: &str = "Send selection to Claude Code";
+const EDIT_TEXTS: EditTexts = EditTexts {
+    main_c: MAIN_C,
+    broken_c: BROKEN_C,
+    broken_py: BROKEN_PY,
+};
 
 fn installed() -> bool {
     ["kak", "kak-lsp", "clangd", "pyright-langserver"]
@@ -54,11 +57,8 @@ impl Session {
     /// With `main_c_text` the text of `main.c`, and `kakrc` added to the
     /// kakrc.
     fn start(main_c_text: &str, kakrc: &str) -> Self {
-        let place = Place::new();
+        let (place, main_c, app_py) = two_files(main_c_text, APP_PY);
         let ws = place.workspace.clone();
-        let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-        std::fs::write(&main_c, main_c_text).unwrap();
-        std::fs::write(&app_py, APP_PY).unwrap();
         let kak = Kakoune::start(&place, &ws, "kak", 0, kakrc);
         kak.open(&main_c);
         let start = Instant::now();
@@ -91,39 +91,36 @@ impl Session {
     /// of them), their servers and the host (a child of the proxy that
     /// started it).
     fn processes(&self, proxies: usize) -> Vec<u32> {
-        let host = u32::try_from(self.lockfile.1["pid"].as_u64().unwrap()).unwrap();
-        let found = self.kak.proxies();
-        assert_eq!(found.len(), proxies, "{found:?}");
-        let mut all = vec![host, self.kak.kak_lsp()];
-        for &proxy in &found {
-            let servers: Vec<u32> = common::children(proxy)
-                .into_iter()
-                .filter(|&pid| pid != host)
-                .collect();
-            assert_eq!(servers.len(), 1, "proxy {proxy}: {servers:?}");
-            all.push(proxy);
-            all.extend(servers);
-        }
-        all
+        processes(
+            &self.lockfile,
+            &[self.kak.kak_lsp()],
+            &self.kak.proxies(),
+            proxies,
+        )
     }
 }
 
-/// Waits until each of `pids` (kak-lsp, proxies, servers, the host) has
-/// ended and nothing is left in the IDE directory nor in the private one.
-fn wait_gone(place: &Place, pids: &[u32], log: &Path) {
-    let start = Instant::now();
-    while !pids.iter().all(|&pid| common::is_dead(pid)) {
-        assert!(
-            start.elapsed() < SERVER,
-            "left behind: {:?}; log:\n{}",
-            pids.iter()
-                .filter(|&&pid| !common::is_dead(pid))
-                .collect::<Vec<_>>(),
-            std::fs::read_to_string(log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(20));
+impl Editor for Kakoune {
+    fn set_text(&self, path: &Path, text: &str) {
+        Kakoune::set_text(self, path, text);
     }
-    place.wait_all_gone(SERVER);
+
+    /// `:write`.
+    fn save(&self, path: &Path) {
+        Kakoune::save(self, path);
+    }
+
+    /// kak-lsp's `*diagnostics*`.
+    fn shows_errors(&self, main_c: &Path, _app_py: &Path) {
+        let listed = self.diagnostics_list(main_c, SERVER, |lines| {
+            lines.iter().any(|l| l.contains("missing_name"))
+        });
+        eprintln!("Kakoune's *diagnostics*: {listed:?}");
+        assert!(
+            listed.iter().any(|l| l.starts_with("main.c:3:10: [error]")),
+            "{listed:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,32 +138,18 @@ async fn a_kakoune_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     } = &session;
 
     // kak-lsp's `clientInfo` names the IDE.
-    assert_eq!(content["ideName"], "kakoune-lsp", "{content}");
-    assert_eq!(
-        content["workspaceFolders"],
-        json!([place.workspace.to_str().unwrap()])
-    );
+    assert_lockfile_names(content, "kakoune-lsp", &place.workspace);
     let mut client = session.client().await;
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), true)]
-    })
-    .await;
-    kak.open(app_py);
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
-    })
-    .await;
+    open_reaches_claude(&mut client, app_py, |path| kak.open(path)).await;
 
     // Two servers, one IDE: only its `<port>.lock`, which the CLI's
     // clean-up keeps.
-    let name = lockfile.file_name().unwrap().to_str().unwrap().to_owned();
     assert_eq!(kak.proxies().len(), 2);
-    assert_eq!(place.lockfiles().len(), 1);
-    assert_eq!(place.ide_dir_entries(), std::slice::from_ref(&name));
-    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
-    assert_eq!(place.ide_dir_entries(), [name]);
+    assert_lockfile_alone(place, lockfile);
 
-    edit_save_and_fix(kak, &mut client, main_c, app_py).await;
+    // kak-lsp sends `didChange` from the `NormalIdle` hook, after a key;
+    // `:write` saves.
+    common::ide::edit_save_and_fix(kak, &mut client, (main_c, app_py), &EDIT_TEXTS).await;
     select_and_send(kak, &mut client, main_c).await;
 
     // `:write-all` and `:kill`: kak-lsp sends each server `shutdown` and
@@ -180,56 +163,7 @@ async fn a_kakoune_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     wait_gone(&place, &pids, &log);
     eprintln!(":kill: all gone after {:?}", asked.elapsed());
     // Claude's connection ended with the host.
-    let closing = Instant::now();
-    while client.next_message(SERVER).await.is_some() {
-        assert!(
-            closing.elapsed() < SERVER,
-            "the host's connection stays open"
-        );
-    }
-}
-
-/// An unsaved type error in each file → dirty, each server's diagnostic,
-/// in the IDE and in kak-lsp's `*diagnostics*`; `:write` → clean; the fix
-/// → the diagnostic goes.
-async fn edit_save_and_fix(kak: &Kakoune, client: &mut WsClient, main_c: &Path, app_py: &Path) {
-    kak.set_text(main_c, BROKEN_C);
-    kak.set_text(app_py, BROKEN_PY);
-    // kak-lsp sends `didChange` from the `NormalIdle` hook, after a key.
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    until(client, "getDiagnostics", json!({}), |all| {
-        has_error(all, main_c, "missing_name") && has_error(all, app_py, "\"int\"")
-    })
-    .await;
-    let listed = kak.diagnostics_list(main_c, SERVER, |lines| {
-        lines.iter().any(|l| l.contains("missing_name"))
-    });
-    eprintln!("Kakoune's *diagnostics*: {listed:?}");
-    assert!(
-        listed.iter().any(|l| l.starts_with("main.c:3:10: [error]")),
-        "{listed:?}"
-    );
-
-    kak.save(main_c);
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == false,
-    )
-    .await;
-    kak.set_text(main_c, MAIN_C);
-    let uri = format!("file://{}", main_c.display());
-    until(client, "getDiagnostics", json!({"uri": uri}), |one| {
-        *one == json!([{"uri": uri, "diagnostics": []}])
-    })
-    .await;
+    wait_closed(&mut client).await;
 }
 
 /// A selection (kak-lsp asks for its code actions, for the modeline's
@@ -239,25 +173,7 @@ async fn edit_save_and_fix(kak: &Kakoune, client: &mut WsClient, main_c: &Path, 
 /// inclusive end as LSP's exclusive one): `int` selected is `in`.
 async fn select_and_send(kak: &Kakoune, client: &mut WsClient, main_c: &Path) {
     assert_eq!(kak.select(main_c, 1, 2, 3), "int");
-    let selection = until(client, "getCurrentSelection", json!({}), |s| {
-        s["text"] == "in"
-    })
-    .await;
-    assert_eq!(
-        selection,
-        json!({
-            "success": true,
-            "text": "in",
-            "filePath": main_c,
-            "fileUrl": format!("file://{}", main_c.display()),
-            "selection": {
-                "start": {"line": 1, "character": 2},
-                "end": {"line": 1, "character": 4},
-                "isEmpty": false,
-            },
-        })
-    );
-    notification(client, "selection_changed", |params| params["text"] == "in").await;
+    wait_selection(client, main_c, "in", (1, 2, 4)).await;
     // After a two-byte character: kak-lsp and clangd 14 count bytes, the
     // IDE UTF-16 code units.
     assert_eq!(kak.select(main_c, 4, 13, 5), "other");
@@ -278,12 +194,7 @@ async fn select_and_send(kak: &Kakoune, client: &mut WsClient, main_c: &Path) {
         .position(|item| item == SEND)
         .unwrap_or_else(|| panic!("{menu:?}"));
     kak.pick(index);
-    let mention = notification(client, "at_mentioned", |_| true).await;
-    assert_eq!(
-        mention["params"],
-        json!({"filePath": main_c, "lineStart": 1, "lineEnd": 1}),
-        "{mention}"
-    );
+    wait_mention(client, main_c).await;
 }
 
 /// How long kak-lsp waits for a message (from the editor or a server)
@@ -322,10 +233,6 @@ async fn sigkill_of_kakoune_leaves_nothing_behind_once_kak_lsp_times_out() {
     wait_gone(&place, &pids, &log);
     eprintln!("SIGKILL: all gone after {:?}", killed.elapsed());
 }
-
-/// The review's code actions on a hunk, as the menu lists them.
-const ACCEPT: &str = "Claude: accept this change";
-const REJECT: &str = "Claude: reject this change";
 
 /// What kak-lsp's `*diagnostics*` lists of `file` (its name) under
 /// review: the lines (0-based) of Claude's hunks (their source is
@@ -402,68 +309,37 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_kakoune() {
     kak.open(main_c);
     wait_review(kak, main_c, (&[], true));
 
-    let mut reviewer = session.client().await;
-    reviewer.answer_within = SERVER * 3;
-    let review = open_diff(
-        reviewer,
-        main_c,
-        PROPOSED_C,
-        "✻ [Claude Code] main.c (5f680c) ⧉",
-    );
-    let listed = wait_review(kak, main_c, (&[3, 6, 7], true));
-    eprintln!("*diagnostics* under review: {listed:?}");
-    // Claude never sees its own hunks as diagnostics.
-    let all = client.call("getDiagnostics", json!({})).await;
-    assert!(!all.to_string().contains("Claude Code"), "{all}");
-    answer_the_prompt(kak);
-
-    let menu = pick(kak, main_c, (3, 2, "return"), ACCEPT);
-    eprintln!("kak-lsp's menu on a hunk: {menu:?}");
-    for title in [
-        ACCEPT,
-        REJECT,
-        "Claude: accept all 3 changes",
-        "Claude: reject all",
-    ] {
-        assert!(menu.iter().any(|m| m == title), "{title} not in {menu:?}");
-    }
-    wait_review(kak, main_c, (&[6, 7], true));
-    // An edit outside the hunks, unsaved: computed again, the same hunks.
-    kak.replace_line(main_c, 1, "// edited");
-    until(
-        &mut client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    wait_review(kak, main_c, (&[6, 7], true));
-    pick(kak, main_c, (6, 0, "int"), REJECT);
-    wait_review(kak, main_c, (&[7], true));
-    pick(kak, main_c, (7, 2, "int"), ACCEPT);
-    let result = review.await.unwrap();
-    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
-    wait_review(kak, main_c, (&[], true));
-    assert_eq!(
-        std::fs::read_to_string(main_c).unwrap(),
-        REVIEWED_C,
-        "the IDE never writes the file"
-    );
+    review_hunk_by_hunk(kak, &mut client, &session.lockfile, main_c).await;
 
     withdraw_app_py(&session, &mut client).await;
-    let none = client
-        .request(
-            "tools/call",
-            json!({"name": "closeAllDiffTabs", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(texts(&none), ["CLOSED_0_DIFF_TABS"]);
+    close_no_diff_tabs(&mut client).await;
 
     let pids = session.processes(2);
     let Session { place, mut kak, .. } = session;
     let log = kak.log.clone();
     kak.quit_with("kill!", SERVER);
     wait_gone(&place, &pids, &log);
+}
+
+impl Review for Kakoune {
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64> {
+        let listed = wait_review(self, path, (lines, true));
+        eprintln!("*diagnostics* under review: {listed:?}");
+        None
+    }
+
+    /// From `:lsp-code-actions`'s menu.
+    fn decide(&self, path: &Path, at: (u32, u32, &str), title: &str) -> Option<Vec<String>> {
+        Some(pick(self, path, at, title))
+    }
+
+    fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        Kakoune::replace_line(self, path, line, text);
+    }
+
+    fn prompted(&self) {
+        answer_the_prompt(self);
+    }
 }
 
 /// The review's prompt, queued by kak-lsp (`lsp_modeline_message_requests`
@@ -492,29 +368,15 @@ fn answer_the_prompt(kak: &Kakoune) {
     kak.pick(2);
 }
 
-/// A review of `app.py` withdrawn by `close_tab` (the user answered in the
-/// terminal): answered rejected, its hunk gone.
+/// A review of `app.py` withdrawn by `close_tab`: answered rejected, its
+/// hunk gone.
 async fn withdraw_app_py(session: &Session, client: &mut WsClient) {
     let (kak, app_py) = (&session.kak, &session.app_py);
-    let mut second = session.client().await;
-    second.answer_within = SERVER;
-    let withdrawn = open_diff(
-        second,
-        app_py,
-        "count: int = 2\ntotal: int = 3\n",
-        "app tab",
-    );
-    wait_review(kak, app_py, (&[0], false));
-    let closed = client
-        .request(
-            "tools/call",
-            json!({"name": "close_tab", "arguments": {"tab_name": "app tab"}}),
-        )
-        .await;
-    assert_eq!(texts(&closed), ["TAB_CLOSED"]);
-    let result = withdrawn.await.unwrap();
-    assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
-    wait_review(kak, app_py, (&[], false));
+    withdraw_review(client, &session.lockfile, app_py, |one| {
+        let hunks: &[u32] = if one { &[0] } else { &[] };
+        wait_review(kak, app_py, (hunks, false));
+    })
+    .await;
 }
 
 /// A file Claude writes shows in its clean buffer (kak-lsp applies the
@@ -539,19 +401,9 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_kakoune() {
     })
     .await;
     kak.set_text(app_py, BROKEN_PY);
-    until(
-        &mut client,
-        "checkDocumentDirty",
-        json!({"filePath": app_py}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
+    wait_dirty(&mut client, app_py, true).await;
     // Claude writes both files, as the CLI does (a new file renamed over).
-    for (path, text) in [(main_c, BROKEN_C), (app_py, "count: int = 3\n")] {
-        let new = path.with_extension("new");
-        std::fs::write(&new, text).unwrap();
-        std::fs::rename(&new, path).unwrap();
-    }
+    claude_writes(&[(main_c, BROKEN_C), (app_py, "count: int = 3\n")]);
     let start = Instant::now();
     while kak.text(main_c) != BROKEN_C {
         assert!(start.elapsed() < SERVER, "{:?}", kak.text(main_c));

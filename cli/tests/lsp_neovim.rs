@@ -13,18 +13,15 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::ide::{
-    CHOSEN_C, PROPOSED_C, REVIEWED_C, SERVER, client_of, has_error, labels, notification,
-    open_diff, texts, until,
+    APP_PY, BROKEN_C, BROKEN_PY, EDIT_TEXTS, Editor, MAIN_C, REVIEWED_C, Review, SEND, SERVER,
+    assert_lockfile_alone, assert_lockfile_names, claude_writes, client_of, close_no_diff_tabs,
+    labels, notification, open_reaches_claude, review_hunk_by_hunk, two_files, until, wait_closed,
+    wait_dirty, wait_errors, withdraw_review,
 };
 use common::lsp::Place;
 use common::neovim::Neovim;
 use common::ws::WsClient;
 use serde_json::{Value, json};
-
-const MAIN_C: &str = "int main(void) {\n  int value = 1;\n  return value;\n}\n";
-const BROKEN_C: &str = "int main(void) {\n  int value = 1;\n  return missing_name;\n}\n";
-const APP_PY: &str = "count: int = 1\n";
-const BROKEN_PY: &str = "count: int = \"one\"\n";
 
 /// Sets the whole text of the buffer of `path` without saving.
 fn set_text(nvim: &Neovim, path: &Path, text: &str) {
@@ -36,19 +33,30 @@ fn set_text(nvim: &Neovim, path: &Path, text: &str) {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
-    if !["nvim", "clangd", "pyright-langserver"]
+fn installed() -> bool {
+    ["nvim", "clangd", "pyright-langserver"]
         .into_iter()
         .all(common::installed)
-    {
+}
+
+impl Editor for Neovim {
+    fn set_text(&self, path: &Path, text: &str) {
+        set_text(self, path, text);
+    }
+
+    /// `:w`, of the current buffer (`path`'s).
+    fn save(&self, _path: &Path) {
+        self.command("write");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
+    if !installed() {
         return;
     }
-    let place = Place::new();
+    let (place, main_c, app_py) = two_files(MAIN_C, APP_PY);
     let ws = place.workspace.clone();
-    let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-    std::fs::write(&main_c, MAIN_C).unwrap();
-    std::fs::write(&app_py, APP_PY).unwrap();
     let nvim = Neovim::start(&place, &ws, "nvim", 0);
 
     // Open → listed, active; one IDE for the editor's two proxies.
@@ -56,58 +64,19 @@ async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
     let lockfiles = place.wait_lockfiles_of(&nvim.running, |found| found.len() == 1);
     let (lockfile, content) = &lockfiles[0];
-    assert_eq!(content["ideName"], "Neovim");
-    assert_eq!(content["workspaceFolders"], json!([ws.to_str().unwrap()]));
+    assert_lockfile_names(content, "Neovim", &ws);
     let port = common::lockfile_port(lockfile);
     let mut client = common::ws::connect(port, content["authToken"].as_str().unwrap()).await;
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), true)]
+    open_reaches_claude(&mut client, &app_py, |path| {
+        nvim.command(&format!("edit {}", path.display()));
     })
     .await;
-    nvim.command(&format!("edit {}", app_py.display()));
-    until(&mut client, "getOpenEditors", json!({}), |e| {
-        labels(e) == [("main.c".to_owned(), false), ("app.py".to_owned(), true)]
-    })
-    .await;
-    edit_save_and_fix(&nvim, &mut client, &main_c, &app_py).await;
+    // Neovim sends `didChange` after a debounce; `:w` saves main.c, the
+    // current buffer.
+    nvim.command("buffer main.c");
+    common::ide::edit_save_and_fix(&nvim, &mut client, (&main_c, &app_py), &EDIT_TEXTS).await;
     select_and_send(&nvim, &mut client, &main_c).await;
     quit(nvim, &place).await;
-}
-
-/// An unsaved type error in each file → dirty, each server's diagnostic;
-/// `:w` → clean; the fix → the diagnostic goes.
-async fn edit_save_and_fix(nvim: &Neovim, client: &mut WsClient, main_c: &Path, app_py: &Path) {
-    nvim.command("buffer main.c");
-    set_text(nvim, main_c, BROKEN_C);
-    set_text(nvim, app_py, BROKEN_PY);
-    // Neovim sends `didChange` after a debounce.
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    until(client, "getDiagnostics", json!({}), |all| {
-        has_error(all, main_c, "missing_name") && has_error(all, app_py, "\"int\"")
-    })
-    .await;
-
-    // `:w` → clean; the fix → the diagnostic goes.
-    nvim.command("write");
-    until(
-        client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == false,
-    )
-    .await;
-    set_text(nvim, main_c, MAIN_C);
-    let uri = format!("file://{}", main_c.display());
-    until(client, "getDiagnostics", json!({"uri": uri}), |one| {
-        *one == json!([{"uri": uri, "diagnostics": []}])
-    })
-    .await;
 }
 
 /// A visual selection and a range code action → the selection, pushed; our
@@ -135,13 +104,13 @@ async fn select_and_send(nvim: &Neovim, client: &mut WsClient, main_c: &Path) {
     })
     .await;
 
-    let title = nvim.lua(
+    let title = nvim.lua(&format!(
         "(function() for _, a in ipairs(_G.actions) do \
-         if a.title == 'Send selection to Claude Code' then \
+         if a.title == '{SEND}' then \
          vim.lsp.buf.execute_command(a.command or a); return a.title end end; \
          return 'none' end)()",
-    );
-    assert_eq!(title, "Send selection to Claude Code");
+    ));
+    assert_eq!(title, SEND);
     let mention = notification(client, "at_mentioned", |_| true).await;
     assert_eq!(
         mention["params"]["filePath"],
@@ -238,10 +207,7 @@ const LINGER: u64 = 4;
 /// still connected, and it ends after its linger.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
-    if !["nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(common::installed)
-    {
+    if !installed() {
         return;
     }
     let place = Place::new();
@@ -257,13 +223,7 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", SERVER);
     let first = new_lockfile(&place, &nvim, None);
     // Only the one `<port>.lock`, before and after the CLI's clean-up.
-    let lockfile_name = first.0.file_name().unwrap().to_str().unwrap().to_owned();
-    assert_eq!(
-        place.ide_dir_entries(),
-        std::slice::from_ref(&lockfile_name)
-    );
-    assert_eq!(place.cli_cleanup(), Vec::<String>::new());
-    assert_eq!(place.ide_dir_entries(), [lockfile_name]);
+    assert_lockfile_alone(&place, &first.0);
     let mut client = client_of(&first).await;
     wait_labels(&mut client, vec!["main.c", "app.py"]).await;
 
@@ -283,17 +243,8 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     eprintln!("a new host served {:?} after the kill", killed.elapsed());
     let mut client = client_of(&second).await;
     wait_labels(&mut client, vec!["main.c", "app.py"]).await;
-    until(
-        &mut client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    until(&mut client, "getDiagnostics", json!({}), |all| {
-        has_error(all, &main_c, "missing_name")
-    })
-    .await;
+    wait_dirty(&mut client, &main_c, true).await;
+    wait_errors(&mut client, &[(&main_c, "missing_name")]).await;
 
     // A second Neovim on the workspace: the same IDE, both editors' files.
     let other = Neovim::start(&place, &ws, "second", LINGER);
@@ -320,13 +271,7 @@ async fn the_ide_host_outlives_neovim_and_survives_being_killed() {
     assert!(quit_at.elapsed() >= Duration::from_secs(LINGER - 1));
     // Notifications sent before (the selection) may still be unread; then
     // the connection ends.
-    let closing = Instant::now();
-    while client.next_message(SERVER).await.is_some() {
-        assert!(
-            closing.elapsed() < SERVER,
-            "the host's connection stays open"
-        );
-    }
+    wait_closed(&mut client).await;
 }
 
 /// A Neovim on another workspace: an IDE of its own, which SIGTERM ends at
@@ -382,17 +327,11 @@ impl Editing {
     /// With `main_c_text` in `main.c`; `None` (skipped) without the editor
     /// and servers.
     fn start(main_c_text: &str) -> Option<Self> {
-        if !["nvim", "clangd", "pyright-langserver"]
-            .into_iter()
-            .all(common::installed)
-        {
+        if !installed() {
             return None;
         }
-        let place = Place::new();
+        let (place, main_c, app_py) = two_files(main_c_text, APP_PY);
         let ws = place.workspace.clone();
-        let (main_c, app_py) = (ws.join("main.c"), ws.join("app.py"));
-        std::fs::write(&main_c, main_c_text).unwrap();
-        std::fs::write(&app_py, APP_PY).unwrap();
         let nvim = Neovim::start(&place, &ws, "nvim", 0);
         nvim.command(&format!("edit {}", app_py.display()));
         nvim.command(&format!("edit {}", main_c.display()));
@@ -417,6 +356,43 @@ fn wait_shown(nvim: &Neovim, path: &Path, expected: (usize, bool)) {
     nvim.wait_hunks(path, "missing_name", expected, SERVER);
 }
 
+impl Review for Neovim {
+    /// How many of its diagnostics are Claude's hunks (Neovim's
+    /// diagnostics do not tell their lines apart here).
+    fn wait_hunks(&self, path: &Path, lines: &[u32]) -> Option<u64> {
+        wait_shown(self, path, (lines.len(), true));
+        None
+    }
+
+    /// The code action on the hunk's line, executed.
+    fn decide(
+        &self,
+        _path: &Path,
+        (line, _, _): (u32, u32, &str),
+        title: &str,
+    ) -> Option<Vec<String>> {
+        self.run_action(line, title);
+        None
+    }
+
+    /// clangd publishes again and the hunks stay.
+    fn replace_line(&self, path: &Path, line: u32, text: &str) {
+        self.lua(&format!(
+            "vim.api.nvim_buf_set_lines(vim.fn.bufnr('{}'), {line}, {}, false, {{'{text}'}})",
+            path.display(),
+            line + 1
+        ));
+    }
+
+    /// The prompt Neovim's `window/showMessageRequest` handler saw.
+    fn prompted(&self) {
+        assert_eq!(
+            self.lua("_G.prompts[1]").trim(),
+            "Claude Code proposes 3 changes to main.c"
+        );
+    }
+}
+
 /// Claude proposes an edit (`openDiff`, as the CLI calls it): Neovim shows
 /// three hunks beside clangd's own diagnostics; the user accepts the first,
 /// edits elsewhere (the hunks are computed again, clangd publishes again),
@@ -437,80 +413,15 @@ async fn claude_s_edit_is_reviewed_hunk_by_hunk_in_neovim() {
     };
     wait_shown(&nvim, &main_c, (0, true));
     let mut client = client_of(&lockfile).await;
-    let mut reviewer = client_of(&lockfile).await;
-    reviewer.answer_within = SERVER * 3;
-    let review = open_diff(
-        reviewer,
-        &main_c,
-        PROPOSED_C,
-        "✻ [Claude Code] main.c (5f680c) ⧉",
-    );
-    wait_shown(&nvim, &main_c, (3, true));
-    assert_eq!(
-        nvim.lua("_G.prompts[1]").trim(),
-        "Claude Code proposes 3 changes to main.c"
-    );
-    // Claude never sees its own hunks as diagnostics.
-    let all = client.call("getDiagnostics", json!({})).await;
-    assert!(!all.to_string().contains("Claude Code"), "{all}");
-
-    nvim.run_action(3, "Claude: accept this change");
-    wait_shown(&nvim, &main_c, (2, true));
-    // An edit outside the hunks: computed again; clangd publishes again
-    // and the hunks stay.
-    nvim.lua(&format!(
-        "vim.api.nvim_buf_set_lines(vim.fn.bufnr('{}'), 1, 2, false, {{'// edited'}})",
-        main_c.display()
-    ));
-    until(
-        &mut client,
-        "checkDocumentDirty",
-        json!({"filePath": main_c}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
-    wait_shown(&nvim, &main_c, (2, true));
-    nvim.run_action(6, "Claude: reject this change");
-    wait_shown(&nvim, &main_c, (1, true));
-    nvim.run_action(7, "Claude: accept this change");
-    let result = review.await.unwrap();
-    assert_eq!(texts(&result), ["FILE_SAVED", CHOSEN_C], "{result}");
-    // Decided: the server's own diagnostics alone.
-    wait_shown(&nvim, &main_c, (0, true));
-    assert_eq!(
-        std::fs::read_to_string(&main_c).unwrap(),
-        REVIEWED_C,
-        "the IDE never writes the file"
-    );
+    review_hunk_by_hunk(&nvim, &mut client, &lockfile, &main_c).await;
 
     // A second review, withdrawn by `close_tab` (the user answered in the
     // terminal): answered rejected, its hunks gone.
-    let mut second = client_of(&lockfile).await;
-    second.answer_within = SERVER;
-    let withdrawn = open_diff(
-        second,
-        &app_py,
-        "count: int = 2\ntotal: int = 3\n",
-        "app tab",
-    );
-    wait_shown(&nvim, &app_py, (1, false));
-    let closed = client
-        .request(
-            "tools/call",
-            json!({"name": "close_tab", "arguments": {"tab_name": "app tab"}}),
-        )
-        .await;
-    assert_eq!(texts(&closed), ["TAB_CLOSED"]);
-    let result = withdrawn.await.unwrap();
-    assert_eq!(texts(&result), ["DIFF_REJECTED", "app tab"], "{result}");
-    wait_shown(&nvim, &app_py, (0, false));
-    let none = client
-        .request(
-            "tools/call",
-            json!({"name": "closeAllDiffTabs", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(texts(&none), ["CLOSED_0_DIFF_TABS"]);
+    withdraw_review(&mut client, &lockfile, &app_py, |one| {
+        wait_shown(&nvim, &app_py, (usize::from(one), false));
+    })
+    .await;
+    close_no_diff_tabs(&mut client).await;
     nvim.quit(SERVER);
     place.wait_all_gone(SERVER);
 }
@@ -547,20 +458,10 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
     wait_labels(&mut client, vec!["main.c", "app.py"]).await;
     // The user has unsaved work in app.py.
     set_text(&nvim, &app_py, BROKEN_PY);
-    until(
-        &mut client,
-        "checkDocumentDirty",
-        json!({"filePath": app_py}),
-        |d| d["isDirty"] == true,
-    )
-    .await;
+    wait_dirty(&mut client, &app_py, true).await;
 
     // Claude writes both files, as the CLI does (a new file renamed over).
-    for (path, text) in [(&main_c, REVIEWED_C), (&app_py, "count: int = 3\n")] {
-        let new = path.with_extension("new");
-        std::fs::write(&new, text).unwrap();
-        std::fs::rename(&new, path).unwrap();
-    }
+    claude_writes(&[(&main_c, REVIEWED_C), (&app_py, "count: int = 3\n")]);
     let start = Instant::now();
     while buffer_text(&nvim, &main_c) != REVIEWED_C {
         assert!(

@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::lsp::{Place, exit, initialize, message};
+use common::lsp::{Place, Proxy, exit, initialize, message};
 use serde_json::{Value, json};
 
 /// A process id no editor has here.
@@ -88,6 +88,29 @@ fn wait_recorded(record: &Path, needle: &str) -> String {
     }
 }
 
+/// A proxy in front of the echo server run with `args`, whose editor has
+/// opened `a` (Python) with `text` unsaved; a client of its IDE that waits
+/// 30 s for an answer.
+async fn proxy_with(
+    place: &Place,
+    args: &[String],
+    a: &Path,
+    text: &str,
+) -> (Proxy, common::ws::WsClient) {
+    let mut server = Place::echo(&[]);
+    server.extend(args.iter().map(String::as_str));
+    let mut proxy = place.proxy(&[], &server);
+    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
+    proxy.send(&message(
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri(a), "languageId": "python", "version": 1, "text": text}}}),
+    ));
+    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
+    let mut client = common::ide::client_of(&lockfiles[0]).await;
+    client.answer_within = Duration::from_secs(30);
+    (proxy, client)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
     let place = Place::new();
@@ -96,18 +119,8 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
     std::fs::write(&b, "x = f()\n").unwrap();
     let record = place.dir.path().join("server.record");
     let args = server_args(&place, &record);
-    let mut server = Place::echo(&[]);
-    server.extend(args.iter().map(String::as_str));
-    let mut proxy = place.proxy(&[], &server);
-    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
-    proxy.send(&message(
-        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri(&a), "languageId": "python", "version": 1, "text": EDITED}}}),
-    ));
-    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
-    let mut client = common::ide::client_of(&lockfiles[0]).await;
     // The time-out below takes 10 s.
-    client.answer_within = Duration::from_secs(30);
+    let (mut proxy, mut client) = proxy_with(&place, &args, &a, EDITED).await;
     common::ide::until(&mut client, "getOpenEditors", json!({}), |editors| {
         editors["tabs"]
             .as_array()
@@ -392,17 +405,7 @@ async fn names_calls_renames_and_fixes_from_the_editor_s_server() {
     std::fs::write(&b, "from a import f\nf()\n").unwrap();
     let record = place.dir.path().join("server.record");
     let args = more_server_args(&place, &record);
-    let mut server = Place::echo(&[]);
-    server.extend(args.iter().map(String::as_str));
-    let mut proxy = place.proxy(&[], &server);
-    proxy.send(&initialize(FAKE_EDITOR, &place.workspace, "Test Editor"));
-    proxy.send(&message(
-        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri(&a), "languageId": "python", "version": 1, "text": EDITED_MORE}}}),
-    ));
-    let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
-    let mut client = common::ide::client_of(&lockfiles[0]).await;
-    client.answer_within = Duration::from_secs(30);
+    let (mut proxy, mut client) = proxy_with(&place, &args, &a, EDITED_MORE).await;
     // The published diagnostic has reached the IDE.
     common::ide::until(&mut client, "getDiagnostics", json!({"uri": a}), |found| {
         found[0]["diagnostics"]

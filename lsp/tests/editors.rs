@@ -12,6 +12,28 @@ use support::{Stream, drain, helix_initialize, neovim_initialize, range_json, to
 const A: &str = "file:///ws/src/a.c";
 const B: &str = "file:///ws/work%20space/b.c";
 
+/// The mirror of `a.c` ([`A`]), as the tools read it.
+fn a_c(cx: &ide_mcp_tools::ReadContext) -> Arc<ide_mcp_tools::Document> {
+    cx.buffers()
+        .unwrap()
+        .handle_for_path("/ws/src/a.c".as_ref())
+        .unwrap()
+        .snapshot()
+}
+
+/// How many tabs `getOpenEditors` lists.
+async fn tab_count(cx: &ide_mcp_tools::ReadContext) -> usize {
+    tool(cx, "getOpenEditors", json!({})).await["tabs"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+/// `checkDocumentDirty`'s answer for `path`.
+async fn dirty_of(cx: &ide_mcp_tools::ReadContext, path: &str) -> serde_json::Value {
+    tool(cx, "checkDocumentDirty", json!({"filePath": path})).await
+}
+
 #[tokio::test]
 async fn a_neovim_session() {
     let ws = Arc::new(LspWorkspace::new());
@@ -55,45 +77,22 @@ async fn a_neovim_session() {
 
     // Typing in a.c: dirty, and the mirror follows.
     s.change(A, 1, ((1, 9), (1, 10)), "1");
-    let dirty = tool(
-        &cx,
-        "checkDocumentDirty",
-        json!({"filePath": "/ws/src/a.c"}),
-    )
-    .await;
+    let dirty = dirty_of(&cx, "/ws/src/a.c").await;
     assert_eq!(
         dirty,
         json!({"success": true, "filePath": "/ws/src/a.c", "isDirty": true, "isUntitled": false})
     );
-    let text = ws.read_context().build();
-    let handle = text
-        .buffers()
-        .unwrap()
-        .handle_for_path("/ws/src/a.c".as_ref())
-        .unwrap();
-    assert_eq!(
-        handle.snapshot().text.to_string(),
-        "int main(void) {\n  return 1;\n}\n"
-    );
-    assert_eq!(handle.snapshot().version, 1);
+    let text = a_c(&ws.read_context().build());
+    assert_eq!(text.text.to_string(), "int main(void) {\n  return 1;\n}\n");
+    assert_eq!(text.version, 1);
 
     // `:w`: clean again.
     s.notify("textDocument/didSave", json!({"textDocument": {"uri": A}}));
-    let dirty = tool(
-        &cx,
-        "checkDocumentDirty",
-        json!({"filePath": "file:///ws/src/a.c"}),
-    )
-    .await;
+    let dirty = dirty_of(&cx, "file:///ws/src/a.c").await;
     assert_eq!(dirty["isDirty"], false);
 
     // An unknown path is not dirty.
-    let unknown = tool(
-        &cx,
-        "checkDocumentDirty",
-        json!({"filePath": "/elsewhere.c"}),
-    )
-    .await;
+    let unknown = dirty_of(&cx, "/elsewhere.c").await;
     assert_eq!(
         unknown,
         json!({"success": true, "filePath": "/elsewhere.c", "isDirty": false, "isUntitled": false})
@@ -164,12 +163,7 @@ async fn helix_in_utf8_positions() {
     s.open(A, "c", 0, "é😀x\n");
     s.change(A, 1, ((0, 6), (0, 7)), "y");
     let cx = ws.read_context().build();
-    let text = cx
-        .buffers()
-        .unwrap()
-        .handle_for_path("/ws/src/a.c".as_ref())
-        .unwrap()
-        .snapshot();
+    let text = a_c(&cx);
     assert_eq!(text.text.to_string(), "é😀y\n");
     // A cursor at byte 6 is UTF-16 column 3.
     s.request(
@@ -267,24 +261,12 @@ async fn two_servers_of_one_editor_show_one_set_of_tabs() {
         "textDocument/didClose",
         json!({"textDocument": {"uri": py}}),
     );
-    assert_eq!(
-        tool(&cx, "getOpenEditors", json!({})).await["tabs"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(tab_count(&cx).await, 2);
     ruff.notify(
         "textDocument/didClose",
         json!({"textDocument": {"uri": py}}),
     );
-    assert_eq!(
-        tool(&cx, "getOpenEditors", json!({})).await["tabs"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(tab_count(&cx).await, 1);
     // A stream that ends takes its documents with it.
     drop(pyright);
     assert_eq!(
@@ -358,11 +340,6 @@ async fn bad_input_is_forwarded_and_changes_nothing() {
     // An edit far out of range is clamped to the end, as an editor would.
     s.open(A, "c", 0, "ab\n");
     s.change(A, 1, ((7, 3), (9, 9)), "!");
-    let text = cx
-        .buffers()
-        .unwrap()
-        .handle_for_path("/ws/src/a.c".as_ref())
-        .unwrap()
-        .snapshot();
+    let text = a_c(&cx);
     assert_eq!(text.text.to_string(), "ab\n!");
 }

@@ -17,6 +17,27 @@ pub const SHOWN_BY_THE_CLI: &[&str] = &["getDiagnostics", "executeCode"];
 /// file): not for the model, which would open diffs no one asked for.
 pub const CALLED_BY_THE_CLI: &[&str] = &["openDiff", "close_tab", "closeAllDiffTabs", "openFile"];
 
+/// The tools the bridge lists before it has seen an IDE for the workspace,
+/// as the README documents them: an ide-mcp IDE's (lsp-proxy's host, with
+/// the live LSP tools) less those [`left_out`]; [`first_time_names`]
+/// (`false`) as the binary's tools give it.
+pub const FIRST_TIME_NAMES: &[&str] = &[
+    "callHierarchy",
+    "checkDocumentDirty",
+    "documentSymbols",
+    "findReferences",
+    "getCurrentSelection",
+    "getLatestSelection",
+    "getOpenEditors",
+    "getWorkspaceFolders",
+    "goToDefinition",
+    "goToImplementation",
+    "hover",
+    "quickFixes",
+    "renamePreview",
+    "workspaceSymbols",
+];
+
 /// Whether the bridge leaves `name` out of its list (without `--all`).
 pub fn left_out(name: &str) -> bool {
     SHOWN_BY_THE_CLI.contains(&name) || CALLED_BY_THE_CLI.contains(&name)
@@ -136,25 +157,7 @@ mod tests {
         use ide_mcp_tools as _;
         let served = served(&first_time(), false);
         assert_eq!(names(&served), first_time_names(false));
-        assert_eq!(
-            first_time_names(false),
-            [
-                "callHierarchy",
-                "checkDocumentDirty",
-                "documentSymbols",
-                "findReferences",
-                "getCurrentSelection",
-                "getLatestSelection",
-                "getOpenEditors",
-                "getWorkspaceFolders",
-                "goToDefinition",
-                "goToImplementation",
-                "hover",
-                "quickFixes",
-                "renamePreview",
-                "workspaceSymbols"
-            ]
-        );
+        assert_eq!(first_time_names(false), FIRST_TIME_NAMES);
         assert_eq!(first_time_names(true), ide_mcp_tools::TOOL_NAMES);
         // As the README documents them.
         let documented = first_time_names(false)

@@ -5,12 +5,31 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use super::lsp::Place;
 use super::model::ModelStandIn;
 use super::tmux::Terminal;
+
+/// Whether what a test of the CLI with a Neovim IDE needs is installed:
+/// `claude`, `tmux`, `nvim`, `clangd` and `pyright-langserver`.
+pub(crate) fn installed() -> bool {
+    ["claude", "tmux", "nvim", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(super::installed)
+}
+
+/// The end of a test's time; each wait gets what is left of it.
+pub(crate) struct Deadline(pub(crate) Instant);
+
+impl Deadline {
+    /// What is left of the test's time.
+    pub(crate) fn left(&self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+}
 
 /// A key of the API's shape; only the stand-in ever sees it.
 pub(crate) const API_KEY: &str = "sk-ant-api03-ide-mcp-stand-in-0000-0123456789abcdefghij";

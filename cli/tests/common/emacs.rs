@@ -129,16 +129,7 @@ impl Emacs {
         place.environment(&mut command);
         let mut running = Running::spawn(command);
         // The daemon opens its socket once the init file has run.
-        let start = Instant::now();
-        while !socket.exists() {
-            running.assert_running();
-            assert!(
-                start.elapsed() < START,
-                "no Emacs socket; stderr: {}",
-                running.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        running.wait_for_socket(&socket, START, "Emacs");
         let emacs = Self {
             running,
             socket,

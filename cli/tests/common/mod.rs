@@ -92,6 +92,13 @@ impl Sandbox {
         command
     }
 
+    /// `ide-mcp serve --workspace <the sandbox's>` with `args` after, started.
+    pub(crate) fn serve(&self, args: &[&str]) -> Running {
+        let mut all = vec!["serve", "--workspace", self.ws.to_str().unwrap()];
+        all.extend_from_slice(args);
+        Running::spawn(self.command(&all))
+    }
+
     pub(crate) fn lockfiles(&self) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(self.config().join("ide")) else {
             return Vec::new();
@@ -203,6 +210,21 @@ impl Running {
     pub(crate) fn assert_running(&mut self) {
         if let Some(status) = self.child.try_wait().unwrap() {
             panic!("ide-mcp exited ({status}); stderr:\n{}", self.stderr());
+        }
+    }
+
+    /// Waits, at most `limit`, until the process (an editor, `what`) has
+    /// made `socket`, asserting it is still running.
+    pub(crate) fn wait_for_socket(&mut self, socket: &Path, limit: Duration, what: &str) {
+        let start = Instant::now();
+        while !socket.exists() {
+            self.assert_running();
+            assert!(
+                start.elapsed() < limit,
+                "no {what} socket; stderr: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }

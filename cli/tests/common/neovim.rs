@@ -72,12 +72,7 @@ impl Neovim {
             .stdout(Stdio::null());
         place.environment(&mut command);
         let mut running = Running::spawn(command);
-        let start = Instant::now();
-        while !socket.exists() {
-            running.assert_running();
-            assert!(start.elapsed() < START, "no Neovim socket");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        running.wait_for_socket(&socket, START, "Neovim");
         let nvim = Self { running, socket };
         // The socket opens before the init file has run.
         nvim.wait_lua("_G.clients ~= nil", START);
