@@ -7,7 +7,7 @@
 //! still starting, restarting or given up is a message for the model.
 //! The file is asked about as the server has it: as the host last synced
 //! it from disk, else read from disk and opened on the server for the
-//! question ([`OpenDocuments::hold`]), closed when the last question
+//! question ([`OpenDocuments::hold`](super::documents::OpenDocuments::hold)), closed when the last question
 //! holding it is done (its diagnostics awaited meanwhile like a changed
 //! file's, for `quickFixes`). A server that exits or is found hung fails its
 //! questions at once; a new life of it never sees an earlier one's

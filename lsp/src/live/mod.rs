@@ -1,5 +1,5 @@
 //! The live LSP tools' logic, the same for every host: the host's
-//! servers, as the tools' [`LanguageServers`], through the seam
+//! servers, as the tools' [`LanguageServers`](ide_mcp_tools::LanguageServers), through the seam
 //! [`ServerHost`] (which server a question goes to, the text it is asked
 //! on, the server's wire).
 //!

@@ -1,5 +1,5 @@
 //! The observer: reads one LSP stream's traffic (one editor↔server pair)
-//! and keeps an [`LspWorkspace`] up to date.
+//! and keeps an [`LspWorkspace`](crate::workspace::LspWorkspace) up to date.
 //!
 //! The proxy hands every message body to [`Observer::from_client`] (editor →
 //! server) or [`Observer::from_server`] (server → editor) and then does what

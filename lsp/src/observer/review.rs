@@ -16,7 +16,7 @@
 //! The actions' commands have fixed names, advertised in the server's
 //! `executeCommandProvider`; the diff, its revision and the hunk go in the
 //! arguments. The observer answers them in the server's place and emits
-//! [`WorkspaceEvent::Review`]; the host's observer of the same stream sees
+//! [`WorkspaceEvent::Review`](crate::workspace::WorkspaceEvent::Review); the host's observer of the same stream sees
 //! the same command and decides.
 
 use std::path::{Path, PathBuf};
