@@ -21,9 +21,8 @@ use tracing::Instrument as _;
 
 use super::known::ServerKind;
 use super::liveness::{self, Peer};
-use super::questions::Access;
+use super::options::{PROBE_METHOD, Probe};
 use super::state::Store;
-use super::{PROBE_METHOD, Probe};
 use crate::framing::{Frame, Message, MessageReader};
 use crate::live::{SERVER_REQUEST_TIMEOUT, ServerRequestError};
 use crate::published::{Published, UnreadLog};
@@ -40,8 +39,6 @@ pub(crate) struct Context {
     pub(crate) folders: Vec<PathBuf>,
     /// What the server's diagnostics lost, logged once at warning level.
     pub(crate) unread: UnreadLog,
-    /// The server as the live tools reach it.
-    pub(crate) access: Arc<Access>,
 }
 
 /// The requests waiting for the server's answers.

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::{PROBE_BUSY_WINDOWS, PROBE_METHOD, Probe};
+use super::options::{PROBE_BUSY_WINDOWS, PROBE_METHOD, Probe};
 
 /// What the probe needs of a server.
 pub(crate) trait Peer {

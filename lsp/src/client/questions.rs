@@ -7,7 +7,7 @@
 //! still starting, restarting or given up is a message for the model.
 //! The file is asked about as the server has it: as the host last synced
 //! it from disk, else read from disk and opened on the server for the
-//! question ([`OpenDocuments::hold`]), closed when the last question
+//! question ([`OpenDocuments::hold`](super::documents::OpenDocuments::hold)), closed when the last question
 //! holding it is done (its diagnostics awaited meanwhile like a changed
 //! file's, for `quickFixes`). A server that exits or is found hung fails its
 //! questions at once; a new life of it never sees an earlier one's
@@ -18,95 +18,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use ide_mcp_tools::{DiagnosticsQuery as _, LspFeature};
+use ide_mcp_tools::{DiagnosticsQuery as _, LanguageServers, LspFeature};
 use lsp_types::Diagnostic;
 use ropey::Rope;
 use serde_json::Value;
-use tokio::sync::watch;
 
-use super::LspDiagnostics;
+use super::access::Running;
 use super::connection::ServerLink;
-use super::documents::OpenDocuments;
+use super::diagnostics::LspDiagnostics;
 use crate::live::{
-    Disk, Document, FileTexts, ServerFacts, ServerHost, ServerRequestError, unsupported,
+    Disk, Document, FileTexts, Live, ServerFacts, ServerHost, ServerRequestError, unsupported,
 };
 
 /// How long a question waits for a server that is starting or restarting.
 pub const START_WAIT: Duration = Duration::from_secs(30);
-
-/// One life of a server, once initialized.
-#[derive(Clone, Debug)]
-pub(crate) struct Running {
-    link: ServerLink,
-    life: u64,
-    facts: ServerFacts,
-}
-
-/// Where a server stands, for the questions.
-#[derive(Clone, Debug)]
-enum Status {
-    /// Not started yet, starting, or restarting.
-    Down,
-    Up(Running),
-    /// Shut down, or given up after too many failures.
-    Stopped,
-}
-
-/// One server as the live tools reach it: its current life, and the
-/// documents open on it.
-#[derive(Debug)]
-pub(crate) struct Access {
-    status: watch::Sender<Status>,
-    pub(crate) documents: Arc<OpenDocuments>,
-}
-
-impl Default for Access {
-    fn default() -> Self {
-        Self {
-            status: watch::Sender::new(Status::Down),
-            documents: Arc::default(),
-        }
-    }
-}
-
-impl Access {
-    /// The server is initialized and has the host's documents: questions
-    /// go to it through `link`.
-    pub(crate) fn up(&self, link: ServerLink, facts: ServerFacts) {
-        let life = self.documents.life();
-        self.status
-            .send_replace(Status::Up(Running { link, life, facts }));
-    }
-
-    /// The server's life ended; `for_good` when it is not started again.
-    /// Its questions fail at once.
-    pub(crate) fn down(&self, for_good: bool) {
-        let status = if for_good {
-            Status::Stopped
-        } else {
-            Status::Down
-        };
-        if let Status::Up(running) = self.status.send_replace(status) {
-            running.link.fail_all();
-        }
-    }
-
-    fn running(&self) -> Option<Running> {
-        match &*self.status.borrow() {
-            Status::Up(running) => Some(running.clone()),
-            Status::Down | Status::Stopped => None,
-        }
-    }
-
-    /// Resolves once the server is up or stopped.
-    async fn settled(&self) {
-        let mut status = self.status.subscribe();
-        // The sender lives in `self`: the wait cannot fail.
-        let _ = status
-            .wait_for(|status| !matches!(status, Status::Down))
-            .await;
-    }
-}
 
 /// A document opened on a server for a question: released when dropped.
 pub(crate) struct Held {
@@ -274,4 +199,14 @@ impl ServerHost for OwnServers {
     fn folders(&self) -> Vec<PathBuf> {
         self.folders.clone()
     }
+}
+
+/// The live LSP tools' port over `servers` (run by this host), on the
+/// disk's text; `folders` are the workspace folders diffs are relative to.
+pub fn language_servers(
+    servers: &[Arc<LspDiagnostics>],
+    folders: &[PathBuf],
+) -> Arc<dyn LanguageServers> {
+    let host = OwnServers::new(servers.to_vec(), folders.to_vec());
+    Arc::new(Live(Arc::new(host)))
 }

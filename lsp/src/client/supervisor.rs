@@ -2,40 +2,49 @@
 //! changes and probed, restarted with backoff when it fails or hangs, shut
 //! down on request. Once initialized and told of the host's documents,
 //! each life is reachable by the live tools' questions
-//! ([`Access::up`](super::questions::Access::up)) until it ends.
+//! ([`Access::up`](super::access::Access::up)) until it ends.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::access::Access;
 use super::connection::{Connection, Context};
 use super::documents::{self, Documents};
-use super::state::Store;
-use super::{
-    Command, FIRST_BACKOFF, INITIALIZE_TIMEOUT, LspServerOptions, MAX_BACKOFF, MAX_RESTARTS, Probe,
+use super::options::{
+    FIRST_BACKOFF, INITIALIZE_TIMEOUT, LspServerOptions, MAX_BACKOFF, MAX_RESTARTS, Probe,
     ProgressCallback, SHUTDOWN_TIMEOUT, STABLE,
 };
+use super::state::Store;
 use crate::live::ServerFacts;
 use crate::mirror::PositionEncoding;
+
+/// What the handle asks of the server's supervisor.
+pub(super) enum Command {
+    Changed(Vec<Arc<Path>>),
+    Shutdown(oneshot::Sender<()>),
+}
 
 /// Runs the server, restarting it when it fails, until shut down.
 pub(super) async fn supervise(
     options: LspServerOptions,
     cx: Arc<Context>,
+    access: Arc<Access>,
     mut queue: mpsc::UnboundedReceiver<Command>,
     start: Arc<Notify>,
     progress: Option<ProgressCallback>,
 ) {
     if started(&start, &mut queue).await {
         let reporter = progress.map(|callback| spawn_progress(&cx.store, callback));
-        lives(&options, &cx, &mut queue).await;
+        lives(&options, &cx, &access, &mut queue).await;
         if let Some(reporter) = reporter {
             reporter.abort();
         }
     }
-    cx.access.down(true);
+    access.down(true);
 }
 
 /// Waits for the start of a lazy server (at once for the others); `false`
@@ -61,15 +70,16 @@ async fn started(start: &Notify, queue: &mut mpsc::UnboundedReceiver<Command>) -
 async fn lives(
     options: &LspServerOptions,
     cx: &Arc<Context>,
+    access: &Access,
     queue: &mut mpsc::UnboundedReceiver<Command>,
 ) {
     let name = &cx.kind.name;
     let open = options.open.iter().filter(|p| cx.kind.handles(p));
-    let mut documents = Documents::new(open, Arc::clone(&cx.access.documents));
+    let mut documents = Documents::new(open, Arc::clone(&access.documents));
     let mut failures = 0u32;
     loop {
         let began = Instant::now();
-        if let Outcome::ShutDown(done) = life(options, cx, &mut documents, queue).await {
+        if let Outcome::ShutDown(done) = life(options, cx, access, &mut documents, queue).await {
             let _ = done.send(());
             return;
         }
@@ -104,14 +114,15 @@ fn backoff(failures: u32) -> Option<Duration> {
 async fn life(
     options: &LspServerOptions,
     cx: &Arc<Context>,
+    access: &Access,
     documents: &mut Documents,
     queue: &mut mpsc::UnboundedReceiver<Command>,
 ) -> Outcome {
     cx.store.starting(true);
     let outcome = match Connection::spawn(&options.command, cx) {
         Ok(mut connection) => {
-            let outcome = run(&mut connection, cx, options.probe, documents, queue).await;
-            cx.access.down(false);
+            let outcome = run(&mut connection, cx, access, options.probe, documents, queue).await;
+            access.down(false);
             // Dropped before the process is reaped, which can take a
             // while: never served as fresh, nor waited for.
             cx.store.clear();
@@ -222,6 +233,7 @@ async fn initialize(connection: &Connection, cx: &Context) -> Result<ServerFacts
 async fn run(
     connection: &mut Connection,
     cx: &Context,
+    access: &Access,
     probe: Option<Probe>,
     documents: &mut Documents,
     queue: &mut mpsc::UnboundedReceiver<Command>,
@@ -245,7 +257,7 @@ async fn run(
     // A hung server fails the requests of these steps (pulls) at once, so
     // they end soon and the loop below sees it.
     documents.reopen_all(connection, &cx.store).await;
-    cx.access.up(connection.link(), facts);
+    access.up(connection.link(), facts);
     documents.pull_all(connection, &cx.store).await;
     cx.store.starting(false);
     let done = loop {

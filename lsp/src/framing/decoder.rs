@@ -1,7 +1,7 @@
 //! The framing state machine, free of I/O: the readers append bytes where
 //! [`Decoder::read_target`] says and ask [`Decoder::decode`] for frames.
 
-use super::{Frame, MAX_HEADER_BYTES, Message, READ_CHUNK};
+use super::message::{Frame, MAX_HEADER_BYTES, Message, READ_CHUNK};
 
 /// What resynchronization looks for, lower-cased.
 const NEEDLE: &[u8] = b"content-length:";

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::decoder::{Decoded, Decoder};
-use super::{DEFAULT_MAX_CONTENT_LENGTH, Frame, Message, READ_CHUNK};
+use super::message::{DEFAULT_MAX_CONTENT_LENGTH, Frame, Message, READ_CHUNK};
 
 /// Reads [`Frame`]s from an async byte stream (an editor's stdin, a language
 /// server's stdout).

@@ -6,7 +6,7 @@ use std::io;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use super::HostOptions;
+use super::options::HostOptions;
 
 /// Makes the command that runs a host with given options (the binary
 /// knows its own command line: `ide-mcp host ...`).

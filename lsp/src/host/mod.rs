@@ -32,43 +32,14 @@
 mod feed;
 mod launch;
 pub mod link;
+mod options;
 pub mod place;
 pub mod reload;
 pub mod review;
 mod run;
 pub mod serve;
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 pub use launch::Launcher;
+pub use options::{DEFAULT_LINGER, HostOptions};
 pub use place::{HostKey, Place, private_dir};
 pub use run::{Ending, serve};
-
-/// How long a host serves once its last editor has detached, by default.
-pub const DEFAULT_LINGER: Duration = Duration::from_mins(10);
-
-/// How a host runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HostOptions {
-    /// The workspace folders it serves.
-    pub folders: Vec<PathBuf>,
-    /// The IDE's name in the lockfile.
-    pub ide_name: String,
-    /// Claude Code's configuration directory, where the lockfile goes.
-    pub config_dir: PathBuf,
-    /// How long it serves after the last editor detached.
-    pub linger: Duration,
-    /// Where it writes its logs (none: nowhere).
-    pub log: Option<PathBuf>,
-    /// Whether clean buffers show what Claude writes to their files
-    /// ([`reload`]).
-    pub reload: bool,
-}
-
-impl HostOptions {
-    /// Which host these options name.
-    pub fn key(&self) -> HostKey {
-        HostKey::new(&self.folders, &self.config_dir)
-    }
-}

@@ -11,8 +11,8 @@ use ide_mcp_runtime::WsOptions;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::HostOptions;
 use super::feed::feed;
+use super::options::HostOptions;
 use super::place::{Held, HostKey, Place};
 use super::review::Reviews;
 use super::serve::{push_events, server};

@@ -12,8 +12,9 @@ use futures_util::future::join_all;
 use ide_mcp_tools::{CallDirection, CharPosition};
 use serde_json::{Map, Value, json};
 
+use super::asking::Asking;
+use super::host::ServerHost;
 use super::texts::Texts;
-use super::{Asking, ServerHost};
 use crate::mirror::PositionEncoding;
 use ide_mcp_tools::uri::encoded_uri_path;
 

@@ -24,8 +24,9 @@ use ide_mcp_tools::LspFeature;
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use serde_json::{Map, Value, json};
 
+use super::asking::Asking;
+use super::host::ServerHost;
 use super::texts::Texts;
-use super::{Asking, ServerHost};
 use crate::mirror::{PositionEncoding, char_to_position_in, from_utf16};
 
 /// The prefix of the commands of the code actions the IDE adds to the

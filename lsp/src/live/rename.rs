@@ -6,7 +6,8 @@
 use ide_mcp_tools::{CharPosition, LspFeature};
 use serde_json::{Value, json};
 
-use super::{Asking, ServerHost};
+use super::asking::Asking;
+use super::host::ServerHost;
 
 /// The `message` of a JSON-RPC error as the server sent it (the whole
 /// error when it has none).

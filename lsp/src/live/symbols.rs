@@ -22,8 +22,9 @@ use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Value, json};
 
+use super::asking::Asking;
+use super::host::ServerHost;
 use super::texts::{from_server, position_of, symbol_kind};
-use super::{Asking, ServerHost};
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
 
 /// At most this many symbols of one name get their references asked for;

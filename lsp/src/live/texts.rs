@@ -10,7 +10,7 @@ use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Map, Value};
 
-use super::FileTexts;
+use super::host::FileTexts;
 use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
 use ide_mcp_tools::uri::encoded_uri_path;
 

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
-use super::{ClientVerdict, MirrorDoc, Observer, Tracked};
+use super::stream::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
 use crate::workspace::{EditorInfo, WorkspaceEvent};
 use ide_mcp_tools::uri::encoded_uri_path;

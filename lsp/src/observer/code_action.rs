@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 
 use super::envelope::{Envelope, append_to_array, response};
 use super::review::Decision;
-use super::{ClientVerdict, Observer};
+use super::stream::{ClientVerdict, Observer, path_of};
 use crate::workspace::WorkspaceEvent;
 
 /// The command of our code action.
@@ -133,7 +133,7 @@ impl Observer {
     }
 
     fn send_selection(&mut self, uri: &str, range: Range) {
-        let Some(path) = super::path_of(&self.docs, uri) else {
+        let Some(path) = path_of(&self.docs, uri) else {
             tracing::warn!(
                 uri,
                 "{SEND_SELECTION_COMMAND} for a non-file document; ignored"

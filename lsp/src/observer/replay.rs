@@ -12,7 +12,7 @@
 use serde_json::{Value, json};
 
 use super::client::REPLAY_SELECTION;
-use super::{MirrorDoc, Observer};
+use super::stream::{MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, from_utf16};
 use ide_mcp_tools::uri::encoded_file_uri;
 use ide_mcp_tools::{BufferStore, EditorAccess};
@@ -132,7 +132,7 @@ impl Observer {
         let pending = self
             .tracked
             .iter()
-            .find(|(_, tracked)| matches!(tracked, super::Tracked::Initialize))
+            .find(|(_, tracked)| matches!(tracked, Tracked::Initialize))
             .map(|(id, _)| match id {
                 super::envelope::Id::Number(n) => json!(n),
                 super::envelope::Id::String(s) => json!(s),

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
 use super::review::REVIEW_COMMANDS;
-use super::{Observer, ServerVerdict, Tracked};
+use super::stream::{Observer, ServerVerdict, Tracked, path_of};
 use crate::mirror::{PositionEncoding, to_utf16};
 use crate::published::{DiagnosticList, Published};
 
@@ -214,7 +214,7 @@ impl Observer {
         match report.kind.as_str() {
             "full" => self.store_diagnostics(uri, version, report.items),
             "unchanged" => {
-                if let Some(path) = super::path_of(&self.docs, uri) {
+                if let Some(path) = path_of(&self.docs, uri) {
                     self.ws.diagnostics.unchanged(self.stream, &path, version);
                 }
             }
@@ -241,7 +241,7 @@ impl Observer {
         self.unread
             .note(self.server.name.as_deref(), uri, list.unread);
         let mut diagnostics: Vec<Diagnostic> = list.kept;
-        let Some(path) = super::path_of(&self.docs, uri) else {
+        let Some(path) = path_of(&self.docs, uri) else {
             return;
         };
         if self.server.encoding != PositionEncoding::Utf16

@@ -4,6 +4,7 @@ use ide_mcp_tools::EditorAccess;
 use serde_json::json;
 
 use super::*;
+use crate::workspace::LspWorkspace;
 
 fn body(value: &serde_json::Value) -> Vec<u8> {
     value.to_string().into_bytes()

@@ -12,7 +12,7 @@ use lsp_types::Diagnostic;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::StreamId;
+use super::stream::StreamId;
 
 /// How long an edited document's diagnostics must stay unchanged before
 /// they count as settled: pyright publishes `[]` and then the real set a

@@ -20,7 +20,7 @@ use ide_mcp_tools::{BufferId, BufferStore, Document, DocumentHandle, OpenBuffer}
 use lsp_types::Position;
 use ropey::Rope;
 
-use super::StreamId;
+use super::stream::StreamId;
 
 /// The united documents.
 #[derive(Debug, Default)]

@@ -14,8 +14,8 @@ use lsp_types::Diagnostic;
 use ropey::Rope;
 use serde_json::{Value, json};
 
-use super::LspWorkspace;
 use super::servers::{NoRoute, ServerRequests, ServerRoute};
+use super::state::LspWorkspace;
 use crate::live::{
     Disk, Document, FileTexts, ServerFacts, ServerHost, ServerRequestError, unsupported,
 };

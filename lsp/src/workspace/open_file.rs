@@ -8,7 +8,8 @@ use lsp_types::Range;
 use ropey::Rope;
 use serde_json::json;
 
-use super::{EditorRequest, LspWorkspace};
+use super::requests::EditorRequest;
+use super::state::LspWorkspace;
 use crate::mirror::{PositionEncoding, from_utf16};
 use ide_mcp_tools::uri::encoded_file_uri;
 

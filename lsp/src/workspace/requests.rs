@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::StreamId;
+use super::stream::StreamId;
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
 

@@ -22,7 +22,7 @@ use ide_mcp_tools::LspFeature;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::StreamId;
+use super::stream::StreamId;
 use crate::framing::Message;
 use crate::live::provider;
 pub use crate::live::{SERVER_REQUEST_TIMEOUT, ServerFacts, ServerRequestError};

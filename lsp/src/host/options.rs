@@ -1,0 +1,34 @@
+//! How a host runs: its options.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::place::HostKey;
+
+/// How long a host serves once its last editor has detached, by default.
+pub const DEFAULT_LINGER: Duration = Duration::from_mins(10);
+
+/// How a host runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostOptions {
+    /// The workspace folders it serves.
+    pub folders: Vec<PathBuf>,
+    /// The IDE's name in the lockfile.
+    pub ide_name: String,
+    /// Claude Code's configuration directory, where the lockfile goes.
+    pub config_dir: PathBuf,
+    /// How long it serves after the last editor detached.
+    pub linger: Duration,
+    /// Where it writes its logs (none: nowhere).
+    pub log: Option<PathBuf>,
+    /// Whether clean buffers show what Claude writes to their files
+    /// ([`reload`](super::reload)).
+    pub reload: bool,
+}
+
+impl HostOptions {
+    /// Which host these options name.
+    pub fn key(&self) -> HostKey {
+        HostKey::new(&self.folders, &self.config_dir)
+    }
+}
