@@ -1,6 +1,6 @@
 //! `ide-mcp lsp-proxy` and `ide-mcp host`: their arguments (see
 //! `ide_mcp_lsp::proxy` and `ide_mcp_lsp::host`). Neither may disturb the
-//! editor: they log through [`logging`](crate::logging).
+//! editor: they log through [`logging`].
 
 use std::ffi::OsString;
 use std::io;

@@ -25,7 +25,7 @@ pub trait Watch: Send + Sync {
     fn server_message(&self, body: &[u8]) -> ServerVerdict;
 
     /// Whether this watch takes the pieces of an editor message forwarded
-    /// as it arrived (one of [`STREAM_FROM`] bytes or more) through
+    /// as it arrived (one of `STREAM_FROM` bytes or more) through
     /// [`forwarded_editor_piece`](Self::forwarded_editor_piece), to put it
     /// together off the forwarding path. Otherwise (the default) the pump
     /// puts it together and hands it to
