@@ -1,5 +1,6 @@
-//! The runtime's modules form a line: no module imports, directly or around
-//! a ring, a module that imports it (STYLE.md, "Modules form a line").
+//! The modules of each crate form a line: no module imports, directly or
+//! around a ring, a module that imports it (STYLE.md, "Modules form a
+//! line"). Checked for every crate the workspace ships.
 //!
 //! Read from the source: each file's paths into the crate (`crate::…`,
 //! `super::…`, `self::…`, and a child module's name), outside comments and
@@ -13,21 +14,30 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Checks the runtime's sources, or those of `IMPORTS_SRC` (another
-/// crate's `src`, to look at it the same way).
+/// Checks the sources of every crate of the workspace that ships (the
+/// runtime's siblings), or those of `IMPORTS_SRC` alone (a `src` folder).
 #[test]
 fn no_module_imports_one_that_imports_it() {
-    let src = std::env::var_os("IMPORTS_SRC").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        std::path::PathBuf::from,
-    );
-    let graph = imports(&src);
-    assert!(graph.len() > 3, "{graph:?}");
-    let rings = rings(&graph);
-    assert!(
-        rings.is_empty(),
-        "modules that import each other: {rings:#?}"
-    );
+    let sources = match std::env::var_os("IMPORTS_SRC") {
+        Some(src) => vec![std::path::PathBuf::from(src)],
+        None => {
+            let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            ["macros", "runtime", "tools", "lsp", "cli"]
+                .iter()
+                .map(|name| workspace.join(name).join("src"))
+                .collect()
+        }
+    };
+    for src in sources {
+        let graph = imports(&src);
+        assert!(graph.len() > 3, "{}: {graph:?}", src.display());
+        let rings = rings(&graph);
+        assert!(
+            rings.is_empty(),
+            "{}: modules that import each other: {rings:#?}",
+            src.display()
+        );
+    }
 }
 
 #[test]
