@@ -18,16 +18,16 @@ use std::path::Path;
 /// runtime's siblings), or those of `IMPORTS_SRC` alone (a `src` folder).
 #[test]
 fn no_module_imports_one_that_imports_it() {
-    let sources = match std::env::var_os("IMPORTS_SRC") {
-        Some(src) => vec![std::path::PathBuf::from(src)],
-        None => {
-            let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sources: Vec<std::path::PathBuf> = std::env::var_os("IMPORTS_SRC").map_or_else(
+        || {
             ["macros", "runtime", "tools", "lsp", "cli"]
                 .iter()
                 .map(|name| workspace.join(name).join("src"))
                 .collect()
-        }
-    };
+        },
+        |src| vec![src.into()],
+    );
     for src in sources {
         let graph = imports(&src);
         assert!(graph.len() > 3, "{}: {graph:?}", src.display());
