@@ -10,7 +10,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::ToTokens as _;
 use syn::{FnArg, Ident, ItemFn, LitStr, Pat, ReturnType, Type};
 
-use crate::attr::{ArgAttr, ToolAttr};
+use crate::attr::{ArgAttr, Kind, ToolAttr};
 use crate::error::Errors;
 
 /// The annotated function, as the expansion needs it.
@@ -78,11 +78,20 @@ impl Tool {
         if let Some(variadic) = &sig.variadic {
             errors.spanned(variadic, "`#[mcp_tool]` functions cannot be variadic");
         }
-        let params = sig
+        let mut params: Vec<Param> = sig
             .inputs
             .iter_mut()
             .filter_map(|input| param(input, errors))
             .collect();
+        if attr.kind != Kind::Tool {
+            // A resource's and a prompt's owned parameters are their string
+            // arguments, never left to the type: states are `&T`.
+            for param in &mut params {
+                if let ParamKind::Arg(arg) = &mut param.kind {
+                    arg.probe = false;
+                }
+            }
+        }
         let ret = match &sig.output {
             ReturnType::Default => syn::parse_quote!(()),
             ReturnType::Type(_, ty) => {
@@ -105,11 +114,32 @@ impl Tool {
         }
     }
 
-    /// The tool's wire name: `name = ".."`, else the function's name in lowerCamelCase.
+    /// The tool's wire name: `name = ".."`, else the function's name in
+    /// lowerCamelCase (a resource's and a prompt's: the function's name).
     pub(crate) fn name(&self) -> (String, Span) {
         match &self.attr.name {
             Some(name) => (name.value(), name.span()),
+            None if self.attr.kind != Kind::Tool => (self.ident.to_string(), self.ident.span()),
             None => (lower_camel_case(&self.ident), self.ident.span()),
+        }
+    }
+
+    /// What the shared argument decoding names in its errors: the tool's
+    /// name, or the kind and the quoted URI or name (``prompt `fix` ``).
+    pub(crate) fn subject(&self) -> String {
+        let (name, _) = self.name();
+        match self.attr.kind {
+            Kind::Tool => name,
+            Kind::Resource => {
+                let uri = self
+                    .attr
+                    .uri
+                    .as_ref()
+                    .map(LitStr::value)
+                    .unwrap_or_default();
+                format!("resource `{uri}`")
+            }
+            Kind::Prompt => format!("prompt `{name}`"),
         }
     }
 

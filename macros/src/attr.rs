@@ -25,15 +25,76 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "crate",
 ];
 
+/// The keys `#[mcp_resource]` accepts.
+pub(crate) const RESOURCE_KEYS: &[&str] = &[
+    "uri",
+    "name",
+    "description",
+    "title",
+    "mime_type",
+    "list",
+    "blocking",
+    "crate",
+];
+
+/// The keys `#[mcp_prompt]` accepts.
+pub(crate) const PROMPT_KEYS: &[&str] = &["name", "description", "title", "blocking", "crate"];
+
+/// Which attribute is being read: they share the function model and the shim.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Kind {
+    #[default]
+    Tool,
+    Resource,
+    Prompt,
+}
+
+impl Kind {
+    /// The attribute, as messages name it.
+    pub(crate) fn attr(self) -> &'static str {
+        match self {
+            Self::Tool => "#[mcp_tool]",
+            Self::Resource => "#[mcp_resource]",
+            Self::Prompt => "#[mcp_prompt]",
+        }
+    }
+
+    /// What the attribute makes, as messages name it.
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Resource => "resource",
+            Self::Prompt => "prompt",
+        }
+    }
+
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Self::Tool => TOOL_KEYS,
+            Self::Resource => RESOURCE_KEYS,
+            Self::Prompt => PROMPT_KEYS,
+        }
+    }
+}
+
 /// The keys `#[arg]` accepts.
 pub(crate) const ARG_KEYS: &[&str] = &["rename", "description", "default"];
 
 /// A flag key (`read_only`), remembered by where it was written.
 pub(crate) type Flag = Option<Span>;
 
-/// The parsed `#[mcp_tool(...)]` attribute.
+/// The parsed `#[mcp_tool(...)]` attribute (or `#[mcp_resource]`, `#[mcp_prompt]`).
 #[derive(Default)]
 pub(crate) struct ToolAttr {
+    pub(crate) kind: Kind,
+    /// Where the attribute is, for errors about a missing key.
+    pub(crate) span: Option<Span>,
+    /// A resource's URI or URI template.
+    pub(crate) uri: Option<LitStr>,
+    /// A resource's MIME type.
+    pub(crate) mime_type: Option<LitStr>,
+    /// A resource template's lister.
+    pub(crate) list: Option<Path>,
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
@@ -48,8 +109,18 @@ pub(crate) struct ToolAttr {
 
 impl ToolAttr {
     /// Parses the attribute's arguments, pushing every problem into `errors`.
+    #[cfg(test)]
     pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Self {
-        let mut attr = Self::default();
+        Self::parse_kind(Kind::Tool, tokens, errors)
+    }
+
+    /// Parses the arguments of the `kind` attribute, pushing every problem into `errors`.
+    pub(crate) fn parse_kind(kind: Kind, tokens: TokenStream, errors: &mut Errors) -> Self {
+        let mut attr = Self {
+            kind,
+            span: Some(Span::call_site()),
+            ..Self::default()
+        };
         let parser = syn::meta::parser(|meta| {
             attr.key(&meta, errors);
             Ok(())
@@ -63,7 +134,16 @@ impl ToolAttr {
     fn key(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
         let path = &meta.path;
         let span = key_span(path);
-        let result = if path.is_ident("name") {
+        let kind = self.kind;
+        let result = if !kind.keys().iter().any(|key| path.is_ident(key)) {
+            Err(unknown_key(meta, kind.attr(), kind.keys()))
+        } else if path.is_ident("uri") {
+            string(meta, &mut self.uri, "uri")
+        } else if path.is_ident("mime_type") {
+            string(meta, &mut self.mime_type, "mime_type")
+        } else if path.is_ident("list") {
+            set_once(meta, &mut self.list, "list", |m| m.value()?.parse::<Path>())
+        } else if path.is_ident("name") {
             string(meta, &mut self.name, "name")
         } else if path.is_ident("description") {
             string(meta, &mut self.description, "description")

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{ParamKind, Tool};
+use crate::attr::Kind;
 use crate::error::Errors;
 
 /// The longest tool name MCP allows.
@@ -11,8 +12,24 @@ const MAX_NAME_LEN: usize = 128;
 
 /// Pushes every cross-part problem of `tool` into `errors`.
 pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
+    if tool.attr.kind == Kind::Resource {
+        resource(tool, errors);
+    }
+    if tool.attr.kind != Kind::Tool {
+        for param in &tool.params {
+            if let ParamKind::Args { attr } = &param.kind {
+                errors.spanned(
+                    attr,
+                    format_args!(
+                        "`#[args]` is for tools; a `{}` function takes its arguments one by one",
+                        tool.attr.kind.attr()
+                    ),
+                );
+            }
+        }
+    }
     let (name, span) = tool.name();
-    if let Some(problem) = name_problem(&name) {
+    if let Some(problem) = name_problem(&name).filter(|_| tool.attr.kind != Kind::Resource) {
         let whose = if tool.attr.name.is_some() {
             ""
         } else {
@@ -20,7 +37,10 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
         };
         errors.at(
             span,
-            format_args!("invalid tool name `{name}`{whose}: {problem}"),
+            format_args!(
+                "invalid {} name `{name}`{whose}: {problem}",
+                tool.attr.kind.noun()
+            ),
         );
     }
     if tool.description().is_none_or(|d| d.trim().is_empty()) {
@@ -71,6 +91,89 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
             );
         }
     }
+}
+
+/// A resource's URI against its parameters: a template's variables are
+/// exactly its arguments; a fixed URI takes none.
+fn resource(tool: &Tool, errors: &mut Errors) {
+    let attr = &tool.attr;
+    let Some(uri) = &attr.uri else {
+        errors.at(
+            attr.span.unwrap_or_else(proc_macro2::Span::call_site),
+            "`#[mcp_resource]` needs the resource's URI: `uri = \"ide://diagnostics\"`, or a template such as `uri = \"file:///{path}\"`",
+        );
+        return;
+    };
+    let variables = match template_variables(&uri.value()) {
+        Ok(variables) => variables,
+        Err(problem) => {
+            errors.at(uri.span(), format_args!("invalid URI template: {problem}"));
+            return;
+        }
+    };
+    if let (Some(list), true) = (&attr.list, variables.is_empty()) {
+        errors.spanned(
+            list,
+            "`list` names the resources a template stands for; this URI is fixed, and listed as it is",
+        );
+    }
+    for variable in &variables {
+        if !tool.args().any(|(_, arg)| arg.wire_name == *variable) {
+            errors.at(
+                uri.span(),
+                format_args!(
+                    "the template's variable `{{{variable}}}` is no parameter of the function: add `{variable}: String`"
+                ),
+            );
+        }
+    }
+    for (param, arg) in tool.args() {
+        if !variables.contains(&arg.wire_name) {
+            let why = if variables.is_empty() {
+                "a resource with a fixed URI takes no arguments"
+            } else {
+                "every argument of a resource is a variable of its URI template"
+            };
+            errors.spanned(
+                &param.ident,
+                format_args!("`{}` is not in `{}`: {why}", arg.wire_name, uri.value()),
+            );
+        }
+    }
+}
+
+/// The variables of an RFC 6570 level-1 template, in order (none for a
+/// fixed URI), or why it is not one; the runtime reads it by the same rules.
+fn template_variables(template: &str) -> Result<Vec<String>, String> {
+    let mut variables = Vec::new();
+    let mut rest = template;
+    let mut after_variable = false;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest.as_bytes()[open] == b'}' {
+            return Err("`}` without `{`".into());
+        }
+        if open > 0 {
+            after_variable = false;
+        }
+        let after = &rest[open + 1..];
+        let close = after.find('}').ok_or("`{` without `}`")?;
+        let name = &after[..close];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!(
+                "`{{{name}}}` is not a level-1 variable: write `{{name}}` with letters, digits and `_` only"
+            ));
+        }
+        if after_variable {
+            return Err(
+                "two variables side by side cannot be told apart: put literal text between them"
+                    .into(),
+            );
+        }
+        variables.push(name.to_owned());
+        after_variable = true;
+        rest = &after[close + 1..];
+    }
+    Ok(variables)
 }
 
 /// Why `name` breaks the MCP rule `^[A-Za-z0-9._-]{1,128}$`, if it does.

@@ -27,6 +27,7 @@ use syn::spanned::Spanned as _;
 use syn::{Ident, ItemFn};
 
 use crate::ast::{Param, ParamKind, Tool};
+use crate::attr::Kind;
 
 /// Generated names: mixed-site, so they never clash with the user's.
 fn ident(name: &str) -> Ident {
@@ -45,11 +46,15 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     // failed import are not reported again.
     let p = Ident::new("__ide_mcp_private", Span::call_site()).into_token_stream();
 
-    let input_schema = input_schema(tool, &p);
+    let input_schema = (tool.attr.kind != Kind::Resource).then(|| input_schema(tool, &p));
     let states = states(tool, &p);
     let shim = shim(tool, &p);
     let output_schema = output_schema(tool, &p);
-    let tool_def = tool_def(tool, item, &p, output_schema.is_some());
+    let tool_def = match tool.attr.kind {
+        Kind::Tool => tool_def(tool, item, &p, output_schema.is_some()),
+        Kind::Resource => resource_def(tool, item, &p),
+        Kind::Prompt => prompt_def(tool, item, &p),
+    };
 
     // Lints in the expansion are named one by one, so that the user's own
     // lints keep seeing the user's code:
@@ -164,9 +169,14 @@ fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
         let method = Ident::new("states", param.ty.span());
         quote!(#source.#method(#out);)
     });
+    let lister = tool.attr.list.as_ref().map(|list| {
+        let states = quote_spanned!(list.span()=> #p::list_states(&#list, #out));
+        quote!(#states;)
+    });
     quote! {
         fn #name(#out: &mut #p::Vec<#p::StateReq>) {
             #(#each)*
+            #lister
         }
     }
 }
@@ -174,6 +184,19 @@ fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
 /// Converts the value `ret` of the return type into the result, in `out`.
 fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) -> TokenStream {
     let ty = &tool.ret;
+    match tool.attr.kind {
+        Kind::Tool => {}
+        Kind::Resource => {
+            let uri = ident("__uri");
+            let mime = option(tool.attr.mime_type.as_ref().map(ToTokens::to_token_stream));
+            return quote_spanned! {ty.span()=>
+                #p::write_resource::<#ty>(#ret, #uri.as_deref(), #mime, #out);
+            };
+        }
+        Kind::Prompt => {
+            return quote_spanned!(ty.span()=> #p::write_prompt::<#ty>(#ret, #out););
+        }
+    }
     // The method carries the bounds, so it is the token an error is reported at.
     let method = if tool.attr.structured.is_some() {
         Ident::new("write_structured", ty.span())
@@ -251,7 +274,7 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
 
 /// Each parameter's [`Steps`], in order.
 fn steps(tool: &Tool, p: &TokenStream, names: &ShimNames) -> Steps {
-    let (name, _) = tool.name();
+    let name = tool.subject();
     let ShimNames {
         cx,
         args,
@@ -291,6 +314,10 @@ fn steps(tool: &Tool, p: &TokenStream, names: &ShimNames) -> Steps {
                 quote!(::core::option::Option::Some(#p::Deferred))
             }
         };
+        if let (Kind::Prompt | Kind::Resource, ParamKind::Arg(_)) = (tool.attr.kind, &param.kind) {
+            let ty = &param.ty;
+            early.push(quote_spanned!(span=> const _: () = #p::prompt_argument::<#ty>();));
+        }
         early.push(quote!(let #local = #decode?;));
         let late = Ident::new("late", span);
         let take = quote!(#source.#late(#local, &#cx));
@@ -317,14 +344,19 @@ fn async_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> 
         }
     });
     let write = write_result(tool, p, ret, &out.to_token_stream());
+    let uri = (tool.attr.kind == Kind::Resource).then(|| {
+        let uri = ident("__uri");
+        quote!(let #uri = #cx.resource_uri().map(::std::string::ToString::to_string);)
+    });
     quote! {
         #(#early)*
         let #owned = #p::Call::to_owned(#cx);
         ::core::option::Option::Some(#p::boxed_future(async move {
             let #cx = #p::OwnedCall::as_call(&#owned);
             #(#takes)*
+            #uri
             let #ret = #func(#(#call_args),*).await;
-            #p::reply(move |#out: &mut #p::ResultOut<'_>| #write)
+            #p::reply(move |#out: &mut #p::ResultOut<'_>| { #write })
         }))
     }
 }
@@ -339,9 +371,14 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
         .iter()
         .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
     let write = write_result(tool, p, ret, &out.to_token_stream());
+    let uri = (tool.attr.kind == Kind::Resource).then(|| {
+        let (cx, uri) = (&names.cx, ident("__uri"));
+        quote!(let #uri = #cx.resource_uri();)
+    });
     quote! {
         #(#early)*
         #(#takes)*
+        #uri
         let #ret = #func(#(#call_args),*);
         #write
         ::core::option::Option::None
@@ -416,6 +453,96 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
                     file: #file,
                     line: #line,
                 },
+            };
+        }
+    }
+}
+
+/// Where the item was defined: `line!()`/`file!()` spanned on the
+/// function's name report its own location, not the attribute's.
+fn location(item: &ItemFn, p: &TokenStream) -> TokenStream {
+    let fn_span = item.sig.ident.span();
+    let line = quote_spanned!(fn_span=> ::core::line!());
+    let file = quote_spanned!(fn_span=> ::core::file!());
+    quote! {
+        #p::SourceLocation {
+            crate_name: ::core::env!("CARGO_PKG_NAME"),
+            file: #file,
+            line: #line,
+        }
+    }
+}
+
+fn execution(tool: &Tool) -> TokenStream {
+    if tool.is_async {
+        quote!(Async)
+    } else if tool.attr.blocking.is_some() {
+        quote!(Blocking)
+    } else {
+        quote!(Inline)
+    }
+}
+
+fn resource_def(tool: &Tool, item: &ItemFn, p: &TokenStream) -> TokenStream {
+    let attr = &tool.attr;
+    let (name, _) = tool.name();
+    let description = tool.description().unwrap_or_default();
+    let uri = &attr.uri;
+    let title = option(attr.title.as_ref().map(ToTokens::to_token_stream));
+    let mime_type = option(attr.mime_type.as_ref().map(ToTokens::to_token_stream));
+    let list = attr.list.as_ref().map(|list| {
+        let lister = ident("__list");
+        let call = ident("__call");
+        let body = quote_spanned!(list.span()=> #p::list_with(#call, #list, #uri));
+        quote! {
+            fn #lister(#call: &#p::Call<'_>) -> #p::Vec<#p::ListedResource> {
+                #body
+            }
+        }
+    });
+    let list_fn = option(list.as_ref().map(|_| ident("__list").into_token_stream()));
+    let execution = execution(tool);
+    let location = location(item, p);
+    let (states, shim, static_name) = (ident("__states"), ident("__shim"), ident("__RESOURCE"));
+    quote! {
+        #list
+        #p::register_resource! {
+            static #static_name: #p::ResourceDef = #p::ResourceDef {
+                uri: #uri,
+                name: #name,
+                title: #title,
+                description: #description,
+                mime_type: #mime_type,
+                list: #list_fn,
+                states: #states,
+                execution: #p::Execution::#execution,
+                call: #shim,
+                location: #location,
+            };
+        }
+    }
+}
+
+fn prompt_def(tool: &Tool, item: &ItemFn, p: &TokenStream) -> TokenStream {
+    let attr = &tool.attr;
+    let (name, _) = tool.name();
+    let description = tool.description().unwrap_or_default();
+    let title = option(attr.title.as_ref().map(ToTokens::to_token_stream));
+    let execution = execution(tool);
+    let location = location(item, p);
+    let (arguments, states, shim) = (ident("__input_schema"), ident("__states"), ident("__shim"));
+    let static_name = ident("__PROMPT");
+    quote! {
+        #p::register_prompt! {
+            static #static_name: #p::PromptDef = #p::PromptDef {
+                name: #name,
+                title: #title,
+                description: #description,
+                arguments: #arguments,
+                states: #states,
+                execution: #p::Execution::#execution,
+                call: #shim,
+                location: #location,
             };
         }
     }

@@ -1,6 +1,7 @@
-//! Running one `tools/call`: inline, on the blocking pool, or as a spawned
-//! future; catching panics; tracking what is in flight so that it can be
-//! cancelled and answered out of order.
+//! Running one `tools/call` (or a `resources/read`, a `prompts/get`: their
+//! shims are alike): inline, on the blocking pool, or as a spawned future;
+//! catching panics; tracking what is in flight so that it can be cancelled
+//! and answered out of order.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -15,11 +16,53 @@ use tracing::Instrument as _;
 
 use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
-use crate::registry::RegisteredTool;
 use crate::relay::{Relay, RelayFuture, RelayReply};
 use crate::request::CallParams;
-use crate::result::ResultOut;
-use crate::tool::{Execution, ToolDef, ToolFuture};
+use crate::result::{ResultOut, RpcAnswer};
+use crate::tool::{CallFn, Execution, ToolDef, ToolFuture};
+
+/// What a request runs: a tool's, a resource's or a prompt's generated shim.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Handler {
+    /// What it is, for messages: a tool's name, a resource's URI, a prompt's name.
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) execution: Execution,
+    pub(crate) call: CallFn,
+}
+
+/// Which kind of shim a [`Handler`] runs, and so how its answer is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Writes a `CallToolResult`; a failure is a result with `isError`.
+    Tool,
+    /// Writes a `resources/read` result; a failure is a JSON-RPC error.
+    Resource,
+    /// Writes a `prompts/get` result; a failure is a JSON-RPC error.
+    Prompt,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Resource => "resource",
+            Self::Prompt => "prompt",
+        }
+    }
+}
+
+impl Handler {
+    /// A tool's handler.
+    pub(crate) fn tool(def: &'static ToolDef) -> Self {
+        Self {
+            name: def.name,
+            kind: Kind::Tool,
+            execution: def.execution,
+            call: def.call,
+        }
+    }
+}
 
 /// How many requests one connection may have running at once (async tools
 /// still pending and blocking tools). A call of such a tool beyond it is
@@ -114,8 +157,10 @@ struct Slot {
     busy: bool,
     /// A 2026-07-28 call: its result carries `resultType`.
     stateless: bool,
-    /// The tool's name: a registered tool's, or a relayed call's own copy.
+    /// The tool's name: a registered tool's, or a relayed call's own copy
+    /// (a resource's URI, a prompt's name).
     tool: Cow<'static, str>,
+    kind: Kind,
     started: Instant,
     abort: Option<AbortHandle>,
     /// Cancelled when the slot is released before the call answered.
@@ -160,12 +205,12 @@ impl InFlight {
     fn start(
         &mut self,
         id: RequestId<'_>,
-        tool: Cow<'static, str>,
+        (tool, kind): (Cow<'static, str>, Kind),
         stateless: bool,
         cancel: CancellationToken,
         start: impl FnOnce(Completer) -> Option<AbortHandle>,
     ) {
-        let (slot, generation) = self.claim(id, tool, stateless, cancel);
+        let (slot, generation) = self.claim(id, (tool, kind), stateless, cancel);
         let tx = self.sender();
         let abort = start(Completer {
             slot,
@@ -178,7 +223,7 @@ impl InFlight {
     fn claim(
         &mut self,
         id: RequestId<'_>,
-        tool: Cow<'static, str>,
+        (tool, kind): (Cow<'static, str>, Kind),
         stateless: bool,
         cancel: CancellationToken,
     ) -> (u32, u32) {
@@ -191,6 +236,7 @@ impl InFlight {
                 busy: false,
                 stateless,
                 tool: Cow::Borrowed(""),
+                kind,
                 started: Instant::now(),
                 abort: None,
                 cancel: None,
@@ -203,6 +249,7 @@ impl InFlight {
         slot.busy = true;
         slot.stateless = stateless;
         slot.tool = tool;
+        slot.kind = kind;
         slot.started = Instant::now();
         slot.abort = None;
         slot.cancel = Some(cancel);
@@ -290,11 +337,11 @@ impl InFlight {
         let id = RequestId::from_json(&slot.id);
         match done.outcome {
             Outcome::Result(result) => {
-                write_tool_result(out, id, &slot.tool, &result, slot.stateless);
+                write_answer(out, id, (&slot.tool, slot.kind), &result, slot.stateless);
             }
             Outcome::Error(error) => jsonrpc::write_error_raw(out, id, &error),
-            Outcome::Panic(panic) => write_panic(out, id, &slot.tool, &panic),
-            Outcome::Internal(what) => write_internal(out, id, &slot.tool, what),
+            Outcome::Panic(panic) => write_panic(out, id, (&slot.tool, slot.kind), &panic),
+            Outcome::Internal(what) => write_internal(out, id, (&slot.tool, slot.kind), what),
         }
         tracing::debug!(id = %slot.id, tool = &*slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
         self.release(index);
@@ -315,40 +362,47 @@ impl Drop for InFlight {
     }
 }
 
-/// Calls `tool` for request `id` with what the request carries in `call`.
+/// Runs `handler` for request `id` with what the request carries in `call`.
 /// Returns `true` when the response was appended to `out` now, `false` when
 /// it will come from [`InFlight::complete`].
 pub(crate) fn call(
     call: Call<'_>,
     inflight: &mut InFlight,
     id: RequestId<'_>,
-    tool: &RegisteredTool,
+    handler: Handler,
     args: Option<Arguments<'_>>,
     stateless: bool,
     out: &mut Vec<u8>,
 ) -> bool {
-    let def = tool.def;
     let call = call.with_id(id);
     // Inline calls run to their end before the next message is read: only
     // the others take a place among the calls in flight, and can be cancelled.
-    if def.execution == Execution::Inline {
-        return run_now(&call, inflight, id, def, args, stateless, None, out);
+    if handler.execution == Execution::Inline {
+        return run_now(&call, inflight, id, handler, args, stateless, None, out);
     }
     if inflight.len() >= MAX_IN_FLIGHT {
-        write_overloaded(out, id, def.name);
+        write_overloaded(out, id, handler.name);
         return true;
     }
     let cancel = CancellationToken::new();
     let call = call.with_cancellation(Some(&cancel));
-    if def.execution == Execution::Blocking {
-        run_blocking(&call, inflight, id, def, args, stateless, cancel.clone());
+    if handler.execution == Execution::Blocking {
+        run_blocking(
+            &call,
+            inflight,
+            id,
+            handler,
+            args,
+            stateless,
+            cancel.clone(),
+        );
         return false;
     }
     run_now(
         &call,
         inflight,
         id,
-        def,
+        handler,
         args,
         stateless,
         Some(cancel.clone()),
@@ -356,13 +410,13 @@ pub(crate) fn call(
     )
 }
 
-/// Runs a blocking tool's shim on the blocking pool; its answer comes from
+/// Runs a blocking shim on the blocking pool; its answer comes from
 /// [`InFlight::complete`].
 fn run_blocking(
     call: &Call<'_>,
     inflight: &mut InFlight,
     id: RequestId<'_>,
-    def: &'static ToolDef,
+    handler: Handler,
     args: Option<Arguments<'_>>,
     stateless: bool,
     cancel: CancellationToken,
@@ -370,13 +424,13 @@ fn run_blocking(
     let owned = call.to_owned();
     let args: Option<Box<str>> = args.map(|args| args.json().into());
     let span = tracing::Span::current();
-    let tool = Cow::Borrowed(def.name);
-    inflight.start(id, tool, stateless, cancel, |done| {
+    let label = (Cow::Borrowed(handler.name), handler.kind);
+    inflight.start(id, label, stateless, cancel, |done| {
         let task = tokio::task::spawn_blocking(move || {
             let _span = span.enter();
             let mut result = Vec::new();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
-                (def.call)(
+                (handler.call)(
                     &owned.as_call(),
                     args.as_deref().map(Arguments::checked),
                     &mut ResultOut::new(&mut result),
@@ -396,8 +450,8 @@ fn run_blocking(
     });
 }
 
-/// Runs a tool's shim on the connection's task: an inline tool's answer is
-/// appended to `out` (`true`); so is an async tool's when its future is
+/// Runs a shim on the connection's task: an inline shim's answer is
+/// appended to `out` (`true`); so is an async one's when its future is
 /// ready at once, else the future is spawned (`false`: the answer comes
 /// from [`InFlight::complete`]).
 #[allow(clippy::too_many_arguments)]
@@ -405,15 +459,15 @@ fn run_now(
     call: &Call<'_>,
     inflight: &mut InFlight,
     id: RequestId<'_>,
-    def: &'static ToolDef,
+    handler: Handler,
     args: Option<Arguments<'_>>,
     stateless: bool,
     cancel: Option<CancellationToken>,
     out: &mut Vec<u8>,
 ) -> bool {
     let start = out.len();
-    let write = |out: &mut ResultOut<'_>| (def.call)(call, args, out);
-    let Some(future) = write_result_inline(out, id, def.name, stateless, write) else {
+    let write = |out: &mut ResultOut<'_>| (handler.call)(call, args, out);
+    let Some(future) = write_result_inline(out, id, handler, stateless, write) else {
         return true;
     };
     out.truncate(start);
@@ -422,20 +476,21 @@ fn run_now(
     match (&mut future).now_or_never() {
         Some(Ok(reply)) => {
             // Written straight into the response: no buffer in between.
-            write_result_inline(out, id, def.name, stateless, |out: &mut ResultOut<'_>| {
+            write_result_inline(out, id, handler, stateless, |out: &mut ResultOut<'_>| {
                 reply(out);
                 None
             });
             true
         }
         Some(Err(panic)) => {
-            write_panic(out, id, def.name, &panic_message(&*panic));
+            let label = (handler.name, handler.kind);
+            write_panic(out, id, label, &panic_message(&*panic));
             true
         }
         None => {
-            let tool = Cow::Borrowed(def.name);
+            let label = (Cow::Borrowed(handler.name), handler.kind);
             let cancel = cancel.unwrap_or_default();
-            inflight.start(id, tool, stateless, cancel, |done| {
+            inflight.start(id, label, stateless, cancel, |done| {
                 spawn_reply(future, done)
             });
             false
@@ -466,12 +521,12 @@ pub(crate) fn relay(
     let future = match catch_unwind(AssertUnwindSafe(|| relay.call(&call, params.json))) {
         Ok(future) => future,
         Err(panic) => {
-            write_panic(out, id, name, &panic_message(&*panic));
+            write_panic(out, id, (name, Kind::Tool), &panic_message(&*panic));
             return true;
         }
     };
-    let tool = Cow::Owned(name.to_owned());
-    inflight.start(id, tool, stateless, cancel, |done| {
+    let label = (Cow::Owned(name.to_owned()), Kind::Tool);
+    inflight.start(id, label, stateless, cancel, |done| {
         let task = tokio::spawn(
             async move { done.send(relayed(future).await) }.instrument(tracing::Span::current()),
         );
@@ -513,14 +568,22 @@ async fn relayed(future: RelayFuture) -> Outcome {
 fn write_result_inline(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
-    tool: &str,
+    handler: Handler,
     stateless: bool,
     write: impl FnOnce(&mut ResultOut<'_>) -> Option<ToolFuture>,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
+    let label = (handler.name, handler.kind);
     match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
+        Ok(None) if out.len() > body && handler.kind != Kind::Tool => {
+            // A resource's or a prompt's failure is an error, not a result:
+            // rewritten from its own bytes (rare, so the copy does not matter).
+            let result = out.split_off(body);
+            out.truncate(start);
+            write_answer(out, id, label, &result, stateless);
+        }
         Ok(None) if out.len() > body => {
             if stateless {
                 crate::era::stamp_complete(out, body);
@@ -529,12 +592,12 @@ fn write_result_inline(
         }
         Ok(None) => {
             out.truncate(start);
-            write_internal(out, id, tool, "wrote no result");
+            write_internal(out, id, label, "wrote no result");
         }
         Ok(Some(future)) => return Some(future),
         Err(panic) => {
             out.truncate(start);
-            write_panic(out, id, tool, &panic_message(&*panic));
+            write_panic(out, id, label, &panic_message(&*panic));
         }
     }
     None
@@ -565,27 +628,48 @@ fn finish(reply: Result<crate::tool::ToolReply, Box<dyn Any + Send>>) -> Result<
     Ok(result)
 }
 
-/// Results are valid JSON by construction: tools write them through
+/// Results are valid JSON by construction: shims write them through
 /// [`ResultOut`], which appends nothing else. A shim that wrote nothing is
-/// answered with -32603.
-fn write_tool_result(
+/// answered with -32603. A resource's or a prompt's failure (written as an
+/// error result or an error object) is answered as a JSON-RPC error.
+fn write_answer(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
-    tool: &str,
+    (name, kind): (&str, Kind),
     result: &[u8],
     stateless: bool,
 ) {
     if result.is_empty() {
-        write_internal(out, id, tool, "wrote no result");
-    } else {
-        jsonrpc::write_result_open(out, id);
-        let body = out.len();
-        out.extend_from_slice(result);
-        if stateless {
-            crate::era::stamp_complete(out, body);
-        }
-        out.push(jsonrpc::RESULT_CLOSE);
+        write_internal(out, id, (name, kind), "wrote no result");
+        return;
     }
+    let result = match kind {
+        Kind::Tool => result,
+        Kind::Resource | Kind::Prompt => match RpcAnswer::of(result) {
+            RpcAnswer::Result(result) => result,
+            RpcAnswer::Error(error) => return jsonrpc::write_error_raw(out, id, error),
+            RpcAnswer::Invalid(message) => {
+                return write_escaped_error(out, id, jsonrpc::INVALID_PARAMS, message);
+            }
+        },
+    };
+    jsonrpc::write_result_open(out, id);
+    let body = out.len();
+    out.extend_from_slice(result);
+    if stateless {
+        crate::era::stamp_complete(out, body);
+    }
+    out.push(jsonrpc::RESULT_CLOSE);
+}
+
+/// An error whose message is already escaped JSON string text.
+fn write_escaped_error(out: &mut Vec<u8>, id: RequestId<'_>, code: i32, message: &[u8]) {
+    use std::io::Write as _;
+    let mut error = Vec::with_capacity(message.len() + 32);
+    let _ = write!(error, r#"{{"code":{code},"message":""#);
+    error.extend_from_slice(message);
+    error.extend_from_slice(br#""}"#);
+    jsonrpc::write_error_raw(out, id, &error);
 }
 
 /// Refuses a call of `tool`: the connection already runs [`MAX_IN_FLIGHT`].
@@ -602,23 +686,25 @@ fn write_overloaded(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str) {
     );
 }
 
-fn write_panic(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, message: &str) {
-    tracing::error!(tool, panic = message, "tool panicked");
+fn write_panic(out: &mut Vec<u8>, id: RequestId<'_>, (name, kind): (&str, Kind), message: &str) {
+    let noun = kind.noun();
+    tracing::error!(name, kind = noun, panic = message, "handler panicked");
     jsonrpc::write_error(
         out,
         Some(id),
         jsonrpc::INTERNAL_ERROR,
-        &format_args!("tool `{tool}` panicked: {message}"),
+        &format_args!("{noun} `{name}` panicked: {message}"),
     );
 }
 
-fn write_internal(out: &mut Vec<u8>, id: RequestId<'_>, tool: &str, what: &str) {
-    tracing::error!(tool, what, "tool failed");
+fn write_internal(out: &mut Vec<u8>, id: RequestId<'_>, (name, kind): (&str, Kind), what: &str) {
+    let noun = kind.noun();
+    tracing::error!(name, kind = noun, what, "handler failed");
     jsonrpc::write_error(
         out,
         Some(id),
         jsonrpc::INTERNAL_ERROR,
-        &format_args!("tool `{tool}` {what}"),
+        &format_args!("{noun} `{name}` {what}"),
     );
 }
 

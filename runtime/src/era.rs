@@ -103,6 +103,9 @@ pub(crate) enum ListCache {
     /// own (the other server found for it):
     /// [`RELAY_LIST_TTL_MS`](crate::relay::RELAY_LIST_TTL_MS), `private`.
     Relayed,
+    /// A list read from the editor's state at each request (the open
+    /// documents among the resources): never cached, this client's own.
+    Live,
 }
 
 /// Appends the `tools/list` response of a stateless request: the list's
@@ -113,6 +116,7 @@ pub(crate) fn write_list(out: &mut Vec<u8>, id: RequestId<'_>, list: &[u8], cach
     let (ttl_ms, scope) = match cache {
         ListCache::Registry => (CACHE_TTL_MS, "public"),
         ListCache::Relayed => (crate::relay::RELAY_LIST_TTL_MS, "private"),
+        ListCache::Live => (0, "private"),
     };
     jsonrpc::write_result_open(out, id);
     let _ = write!(
@@ -182,24 +186,35 @@ impl<'a> Info<'a> {
 }
 
 /// The server's capabilities: tools, whose list changes only when a relay
-/// serves them.
+/// serves them; resources and prompts when any is registered (their lists
+/// are the binary's, fixed).
 #[derive(Serialize)]
 pub(crate) struct Capabilities {
-    tools: ToolsCapability,
+    tools: ListChanged,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources: Option<ListChanged>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompts: Option<ListChanged>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ToolsCapability {
+struct ListChanged {
     list_changed: bool,
 }
 
 impl Capabilities {
     pub(crate) fn of(server: &Server) -> Self {
+        let registry = server.registry();
+        let fixed = || ListChanged {
+            list_changed: false,
+        };
         Self {
-            tools: ToolsCapability {
+            tools: ListChanged {
                 list_changed: server.relay().is_some(),
             },
+            resources: registry.has_resources().then(fixed),
+            prompts: (!registry.prompts().is_empty()).then(fixed),
         }
     }
 }

@@ -71,6 +71,7 @@ pub struct Call<'a> {
     peer: PeerRef<'a>,
     notifier: Option<&'a Notifier>,
     cancel: Option<&'a CancellationToken>,
+    uri: Option<&'a str>,
 }
 
 impl<'a> Call<'a> {
@@ -84,6 +85,7 @@ impl<'a> Call<'a> {
             peer: PeerRef::Given(None),
             notifier: None,
             cancel: None,
+            uri: None,
         }
     }
 
@@ -128,6 +130,18 @@ impl<'a> Call<'a> {
     pub fn with_cancellation(mut self, token: Option<&'a CancellationToken>) -> Self {
         self.cancel = token;
         self
+    }
+
+    /// Sets the URI a `resources/read` asked for.
+    #[must_use]
+    pub fn with_resource_uri(mut self, uri: Option<&'a str>) -> Self {
+        self.uri = uri;
+        self
+    }
+
+    /// The URI a `resources/read` asked for; `None` for tools and prompts.
+    pub fn resource_uri(&self) -> Option<&'a str> {
+        self.uri
     }
 
     /// The server's states.
@@ -176,6 +190,7 @@ impl<'a> Call<'a> {
             peer: self.peer().cloned(),
             notifier: self.notifier.cloned(),
             cancel: self.cancel.cloned(),
+            uri: self.uri.map(Into::into),
         }
     }
 }
@@ -189,6 +204,7 @@ pub struct OwnedCall {
     peer: Option<Peer>,
     notifier: Option<Notifier>,
     cancel: Option<CancellationToken>,
+    uri: Option<Box<str>>,
 }
 
 impl OwnedCall {
@@ -201,6 +217,7 @@ impl OwnedCall {
             peer: PeerRef::Given(self.peer.as_ref()),
             notifier: self.notifier.as_ref(),
             cancel: self.cancel.as_ref(),
+            uri: self.uri.as_deref(),
         }
     }
 }

@@ -36,10 +36,10 @@ pub enum BuildError {
     MissingStates(Vec<MissingStateForTool>),
 }
 
-/// A tool and the state type it needs but the server lacks.
+/// A tool (or a resource, a prompt) and the state type it needs but the server lacks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingStateForTool {
-    /// The tool's name.
+    /// The tool's name; for a resource, `resource <uri>`; for a prompt, `prompt <name>`.
     pub tool: &'static str,
     /// The missing state's type.
     pub type_name: &'static str,
@@ -54,10 +54,15 @@ impl std::fmt::Display for BuildError {
                     if i > 0 {
                         f.write_str("\n")?;
                     }
+                    let (kind, name) = m
+                        .tool
+                        .split_once(' ')
+                        .filter(|(kind, _)| matches!(*kind, "resource" | "prompt"))
+                        .unwrap_or(("tool", m.tool));
                     write!(
                         f,
-                        "tool `{}` needs a state of type `{}`, but the server was not given one; add it with `ServerBuilder::state`",
-                        m.tool, m.type_name
+                        "{kind} `{name}` needs a state of type `{}`, but the server was not given one; add it with `ServerBuilder::state`",
+                        m.type_name
                     )?;
                 }
                 Ok(())
@@ -152,20 +157,7 @@ impl ServerBuilder {
                 Registry::global().map_err(|e| BuildError::Registry(e.clone()))?,
             ),
         };
-        let mut missing = Vec::new();
-        let mut states = Vec::new();
-        for tool in registry.tools() {
-            states.clear();
-            (tool.def.states)(&mut states);
-            for req in &states {
-                if !self.context.contains(req) {
-                    missing.push(MissingStateForTool {
-                        tool: tool.def.name,
-                        type_name: req.type_name,
-                    });
-                }
-            }
-        }
+        let missing = missing_states(&self.context, &registry);
         if !missing.is_empty() {
             return Err(BuildError::MissingStates(missing));
         }
@@ -180,6 +172,45 @@ impl ServerBuilder {
             }),
         })
     }
+}
+
+/// The states the registry's items need that the builder was not given.
+fn missing_states(context: &ToolContext, registry: &Registry) -> Vec<MissingStateForTool> {
+    let resources = registry
+        .resources()
+        .iter()
+        .copied()
+        .chain(registry.resource_templates().iter().map(|t| t.def))
+        .map(|def| (Some("resource"), def.uri, def.states));
+    let prompts = registry
+        .prompts()
+        .iter()
+        .map(|p| (Some("prompt"), p.def.name, p.def.states));
+    let items = registry
+        .tools()
+        .iter()
+        .map(|t| (None, t.def.name, t.def.states))
+        .chain(resources)
+        .chain(prompts);
+    let mut missing = Vec::new();
+    let mut states = Vec::new();
+    for (kind, name, needs) in items {
+        states.clear();
+        needs(&mut states);
+        // A resource's lister may need the same state as its reader.
+        states.sort_by_key(|req| req.type_name);
+        states.dedup_by_key(|req| req.type_name);
+        for req in states.iter().filter(|req| !context.contains(req)) {
+            missing.push(MissingStateForTool {
+                // Built only for the error, once, when a server cannot start.
+                tool: kind.map_or(name, |kind| {
+                    Box::leak(format!("{kind} {name}").into_boxed_str())
+                }),
+                type_name: req.type_name,
+            });
+        }
+    }
+    missing
 }
 
 /// A built server: cheap to clone, shared by every connection and transport.

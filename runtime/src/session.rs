@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 use crate::dispatch::{self, InFlight};
 use crate::era;
 use crate::extract::Call;
+use crate::items;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
 use crate::peer::{Peer, PeerRef};
 use crate::request::era::Era;
@@ -192,7 +193,17 @@ impl Session {
             Err(_) => Era::Handshake,
         };
         let stateless = era.is_stateless();
-        let needs_init = matches!(method, "tools/list" | "tools/call") && !stateless;
+        let needs_init = !stateless
+            && matches!(
+                method,
+                "tools/list"
+                    | "tools/call"
+                    | "resources/list"
+                    | "resources/templates/list"
+                    | "resources/read"
+                    | "prompts/list"
+                    | "prompts/get"
+            );
         let answered = if needs_init && self.version.is_none() {
             jsonrpc::write_error(
                 out,
@@ -223,15 +234,33 @@ impl Session {
                     true
                 }
                 "tools/call" => self.call(id, request.call(), peer, &span, stateless, out),
-                _ => {
-                    jsonrpc::write_error(
-                        out,
-                        Some(id),
-                        METHOD_NOT_FOUND,
-                        &format_args!("unknown method `{}`", jsonrpc::clip(method)),
-                    );
+                // Served only when any is registered (and advertised): else unknown.
+                "resources/list" | "resources/templates/list" | "resources/read"
+                    if !self.server.registry().has_resources() =>
+                {
+                    Self::unknown(id, method, out)
+                }
+                "prompts/list" | "prompts/get" if self.server.registry().prompts().is_empty() => {
+                    Self::unknown(id, method, out)
+                }
+                "resources/list" | "resources/templates/list" | "prompts/list" => {
+                    let (ask, _) = self.ask(id, peer, stateless);
+                    match method {
+                        "resources/list" => items::list_resources(&ask, out),
+                        "resources/templates/list" => items::list_templates(&ask, out),
+                        _ => items::list_prompts(&ask, out),
+                    }
                     true
                 }
+                "resources/read" => {
+                    let (ask, inflight) = self.ask(id, peer, stateless);
+                    items::read_resource(&ask, params, inflight, out)
+                }
+                "prompts/get" => {
+                    let (ask, inflight) = self.ask(id, peer, stateless);
+                    items::get_prompt(&ask, params, inflight, out)
+                }
+                _ => Self::unknown(id, method, out),
             }
         };
         if let (Some(started), true) = (started, answered) {
@@ -347,9 +376,7 @@ impl Session {
                 return true;
             }
         };
-        let call = Call::new(self.server.context())
-            .with_notifier(self.server.notifier())
-            .with_peer_ref(peer.unwrap_or(PeerRef::Given(self.peer.as_ref())))
+        let call = Self::call_of(&self.server, self.peer.as_ref(), peer)
             .with_progress_token(params.meta.as_ref().and_then(|meta| meta.progress_token));
         if let Some(relay) = self.server.relay() {
             span.record("tool", &*params.name);
@@ -377,11 +404,50 @@ impl Session {
             call,
             &mut self.inflight,
             id,
-            tool,
+            dispatch::Handler::tool(tool.def),
             params.arguments,
             stateless,
             out,
         )
+    }
+
+    fn unknown(id: RequestId<'_>, method: &str, out: &mut Vec<u8>) -> bool {
+        jsonrpc::write_error(
+            out,
+            Some(id),
+            METHOD_NOT_FOUND,
+            &format_args!("unknown method `{}`", jsonrpc::clip(method)),
+        );
+        true
+    }
+
+    /// What a request runs with: the server's states, its notifier and the
+    /// client (`peer`, else the session's own).
+    fn call_of<'a>(
+        server: &'a Server,
+        own: Option<&'a Peer>,
+        peer: Option<PeerRef<'a>>,
+    ) -> Call<'a> {
+        Call::new(server.context())
+            .with_notifier(server.notifier())
+            .with_peer_ref(peer.unwrap_or(PeerRef::Given(own)))
+    }
+
+    /// A resources or prompts request, as [`items`] serves it, and where
+    /// its answer may wait.
+    fn ask<'a>(
+        &'a mut self,
+        id: RequestId<'a>,
+        peer: Option<PeerRef<'a>>,
+        stateless: bool,
+    ) -> (items::Ask<'a, 'a>, &'a mut InFlight) {
+        let ask = items::Ask {
+            registry: self.server.registry(),
+            call: Self::call_of(&self.server, self.peer.as_ref(), peer),
+            id,
+            stateless,
+        };
+        (ask, &mut self.inflight)
     }
 
     fn notification(&mut self, method: &str, params: Option<&RawValue>) {

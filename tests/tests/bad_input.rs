@@ -159,7 +159,7 @@ fn corpus() -> Vec<Case> {
         ),
         case(
             "unknown method",
-            r#"{"jsonrpc":"2.0","id":6,"method":"resources/list"}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"nothing/here"}"#,
             METHOD_NOT_FOUND,
             Some(json!(6)),
         ),

@@ -83,10 +83,16 @@ impl<'de> serde::Deserializer<'de> for Missing {
     }
 }
 
+/// `tool` is a tool's name, or what else the shim decodes for, quoted
+/// (`` prompt `fix` ``): tool names never hold a backquote.
 fn write_invalid(out: &mut ResultOut<'_>, tool: &str, message: &dyn core::fmt::Display) {
-    out.error_text(&format_args!(
-        "invalid arguments for tool `{tool}`: {message}"
-    ));
+    if tool.contains('`') {
+        out.error_text(&format_args!("invalid arguments for {tool}: {message}"));
+    } else {
+        out.error_text(&format_args!(
+            "invalid arguments for tool `{tool}`: {message}"
+        ));
+    }
 }
 
 impl<T> Arg<T> {

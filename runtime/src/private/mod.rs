@@ -8,6 +8,7 @@
 //! miscompiling.
 
 mod args;
+mod items;
 mod params;
 mod reply;
 mod returns;
@@ -15,6 +16,7 @@ mod returns;
 pub use linkme;
 
 pub use args::{Arg, ArgsObject, Argument, ObjectSchema, argument};
+pub use items::{list_states, list_with, prompt_argument, write_prompt, write_resource};
 pub use params::{ArgTag, Deferred, ExtractTag, Extractor, Param, extractor};
 pub use reply::{boxed_future, rejected, reply, reply_rejected};
 
@@ -22,6 +24,8 @@ pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
 pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
 
+pub use crate::prompt::{IDE_MCP_RUNTIME_PROMPTS_V0, PromptDef};
+pub use crate::resource::{IDE_MCP_RUNTIME_RESOURCES_V0, ListedResource, ResourceDef};
 pub use crate::result::ResultOut;
 pub use crate::schema::Schema;
 pub use crate::tool::{
@@ -46,3 +50,32 @@ macro_rules! __ide_mcp_register_tool {
 }
 
 pub use crate::__ide_mcp_register_tool as register_tool;
+
+/// Registers one resource, as [`register_tool!`] registers a tool.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ide_mcp_register_resource {
+    ($item:item) => {
+        #[$crate::__private0_1::linkme::distributed_slice(
+            $crate::__private0_1::IDE_MCP_RUNTIME_RESOURCES_V0
+        )]
+        #[linkme(crate = $crate::__private0_1::linkme)]
+        $item
+    };
+}
+
+/// Registers one prompt, as [`register_tool!`] registers a tool.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ide_mcp_register_prompt {
+    ($item:item) => {
+        #[$crate::__private0_1::linkme::distributed_slice(
+            $crate::__private0_1::IDE_MCP_RUNTIME_PROMPTS_V0
+        )]
+        #[linkme(crate = $crate::__private0_1::linkme)]
+        $item
+    };
+}
+
+pub use crate::__ide_mcp_register_prompt as register_prompt;
+pub use crate::__ide_mcp_register_resource as register_resource;

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 pub(crate) use escape::write_display_escaped;
 pub use escape::{InStringFormatter, JsonStringWriter};
+pub(crate) use out::RpcAnswer;
 pub use out::{IntoToolResult, PreparedResult, ResultOut};
 
 /// A value sent as JSON text content: `{"content":[{"type":"text","text":"<value as JSON>"}]}`.

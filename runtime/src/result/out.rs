@@ -137,9 +137,21 @@ impl<'a> ResultOut<'a> {
         self.begin().extend_from_slice(result.as_bytes());
     }
 
-    /// Appends JSON the caller built from valid parts (`CallToolResult`).
-    pub(super) fn build(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+    /// Appends JSON the caller built from valid parts (`CallToolResult`, a
+    /// resource's contents, a prompt's messages).
+    pub(crate) fn build(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
         write(self.begin());
+    }
+
+    /// A JSON-RPC error object, `{"code":…,"message":…}`, in place of a
+    /// result: what a resource or a prompt writes when it fails (a tool's
+    /// failure is an `isError` result instead).
+    pub(crate) fn rpc_error(&mut self, code: i32, message: &dyn Display) {
+        use std::io::Write as _;
+        let out = self.begin();
+        let _ = write!(out, r#"{{"code":{code},"message":""#);
+        write_display_escaped(out, message);
+        out.extend_from_slice(br#""}"#);
     }
 
     fn unserializable(&mut self, err: &serde_json::Error) {
@@ -161,4 +173,36 @@ pub(super) fn in_string_for_tests<T: Serialize + ?Sized>(
     value: &T,
 ) -> Result<(), serde_json::Error> {
     in_string(out, value)
+}
+
+/// How the bytes a resource's or a prompt's shim wrote are answered.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum RpcAnswer<'a> {
+    /// A result object.
+    Result(&'a [u8]),
+    /// An error object written by [`ResultOut::rpc_error`].
+    Error(&'a [u8]),
+    /// A failure the shared decoding wrote as an error result (bad
+    /// arguments, an extractor's rejection): its message, escaped, answered
+    /// as invalid params.
+    Invalid(&'a [u8]),
+}
+
+impl<'a> RpcAnswer<'a> {
+    /// Reads what was written. A resource's result opens with `{"contents"`
+    /// and a prompt's with `{"description"` or `{"messages"`: neither can
+    /// be taken for the two failures, whose openings the writers here fix.
+    pub(crate) fn of(bytes: &'a [u8]) -> Self {
+        const ERROR_CLOSE: &[u8] = br#""}],"isError":true}"#;
+        if bytes.starts_with(br#"{"code":"#) {
+            Self::Error(bytes)
+        } else if let Some(message) = bytes
+            .strip_prefix(TEXT_OPEN)
+            .and_then(|rest| rest.strip_suffix(ERROR_CLOSE))
+        {
+            Self::Invalid(message)
+        } else {
+            Self::Result(bytes)
+        }
+    }
 }

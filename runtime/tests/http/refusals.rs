@@ -287,7 +287,7 @@ async fn headers_must_agree_with_the_body() {
     );
 
     // Served, then refused by the protocol: the status follows the error code.
-    let unknown = stateless(&token, 8, "resources/list", "").send(addr).await;
+    let unknown = stateless(&token, 8, "nothing/here", "").send(addr).await;
     assert_eq!(
         (unknown.status, unknown.json()["error"]["code"].clone()),
         (404, json!(-32601))
