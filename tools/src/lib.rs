@@ -89,6 +89,8 @@ pub mod current_selection;
 pub mod diagnostics;
 pub mod diff_tabs;
 pub mod document_dirty;
+pub mod documents;
+pub mod fix_prompt;
 pub mod latest_selection;
 pub mod live_lsp;
 pub mod memory;
