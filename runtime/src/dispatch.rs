@@ -16,8 +16,10 @@ use tracing::Instrument as _;
 
 use crate::extract::{Call, CancellationToken};
 use crate::jsonrpc::{self, RequestId};
+use crate::prompt::PromptDef;
 use crate::relay::{Relay, RelayFuture, RelayReply};
 use crate::request::CallParams;
+use crate::resource::ResourceDef;
 use crate::result::{ResultOut, RpcAnswer};
 use crate::tool::{CallFn, Execution, ToolDef, ToolFuture};
 
@@ -58,6 +60,26 @@ impl Handler {
         Self {
             name: def.name,
             kind: Kind::Tool,
+            execution: def.execution,
+            call: def.call,
+        }
+    }
+
+    /// A resource's reader, named by its URI (or template).
+    pub(crate) fn resource(def: &'static ResourceDef) -> Self {
+        Self {
+            name: def.uri,
+            kind: Kind::Resource,
+            execution: def.execution,
+            call: def.call,
+        }
+    }
+
+    /// A prompt's renderer.
+    pub(crate) fn prompt(def: &'static PromptDef) -> Self {
+        Self {
+            name: def.name,
+            kind: Kind::Prompt,
             execution: def.execution,
             call: def.call,
         }

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::dispatch::{self, Handler, InFlight, Kind};
+use crate::dispatch::{self, Handler, InFlight};
 use crate::era::{self, ListCache};
 use crate::extract::Call;
 use crate::jsonrpc::{self, INVALID_PARAMS, RequestId};
@@ -124,12 +124,7 @@ pub(crate) fn read_resource(
             return true;
         }
     };
-    let handler = Handler {
-        name: def.uri,
-        kind: Kind::Resource,
-        execution: def.execution,
-        call: def.call,
-    };
+    let handler = Handler::resource(def);
     let call = ask.call.with_resource_uri(Some(&uri));
     let args = args.as_deref().map(Arguments::checked);
     dispatch::call(call, inflight, ask.id, handler, args, ask.stateless, out)
@@ -161,13 +156,7 @@ pub(crate) fn get_prompt(
         );
         return true;
     };
-    let def = prompt.def;
-    let handler = Handler {
-        name: def.name,
-        kind: Kind::Prompt,
-        execution: def.execution,
-        call: def.call,
-    };
+    let handler = Handler::prompt(prompt.def);
     let args = arguments
         .filter(|raw| raw.get() != "null")
         .map(Arguments::from);

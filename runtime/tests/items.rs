@@ -349,3 +349,78 @@ fn a_server_without_the_states_they_need_does_not_start() {
         )
     );
 }
+
+mod registry_checks {
+    use ide_mcp_runtime::prompt::PromptDef;
+    use ide_mcp_runtime::tool::{Arguments, ToolFuture};
+    use ide_mcp_runtime::{Call, Execution, Registry, ResourceDef, ResultOut, SourceLocation};
+
+    fn shim(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
+        None
+    }
+
+    const fn at(crate_name: &'static str, line: u32) -> SourceLocation {
+        SourceLocation {
+            crate_name,
+            file: "src/lib.rs",
+            line,
+        }
+    }
+
+    const fn resource(uri: &'static str, location: SourceLocation) -> ResourceDef {
+        ResourceDef {
+            uri,
+            name: "r",
+            title: None,
+            description: "A resource.",
+            mime_type: None,
+            list: None,
+            states: |_| {},
+            execution: Execution::Inline,
+            call: shim,
+            location,
+        }
+    }
+
+    const fn prompt(name: &'static str, location: SourceLocation) -> PromptDef {
+        PromptDef {
+            name,
+            title: None,
+            description: "A prompt.",
+            arguments: || ide_mcp_runtime::schema::Schema::default(),
+            states: |_| {},
+            execution: Execution::Inline,
+            call: shim,
+            location,
+        }
+    }
+
+    static DIAGNOSTICS_A: ResourceDef = resource("ide://diagnostics", at("crate_a", 3));
+    static DIAGNOSTICS_B: ResourceDef = resource("ide://diagnostics", at("crate_b", 7));
+    static FILES: ResourceDef = resource("file:///{path}", at("crate_a", 9));
+    static README: ResourceDef = resource("file:///README.md", at("crate_b", 11));
+    static BAD: ResourceDef = resource("x://{a}{b}", at("crate_c", 1));
+    static FIX_A: PromptDef = prompt("fix", at("crate_a", 20));
+    static FIX_B: PromptDef = prompt("fix", at("crate_b", 30));
+
+    #[test]
+    fn duplicates_collisions_and_bad_templates_name_both_places() {
+        let err = Registry::from_items(
+            [],
+            [&DIAGNOSTICS_A, &DIAGNOSTICS_B, &FILES, &README, &BAD],
+            [&FIX_A, &FIX_B],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            concat!(
+                "two resources have the URI `ide://diagnostics`: one in crate_a (src/lib.rs:3), one in crate_b (src/lib.rs:7); change one's `uri = \"...\"`\n",
+                "the resource template `x://{a}{b}` in crate_c (src/lib.rs:1) is unusable: two variables side by side in `x://{a}{b}` cannot be told apart: put literal text between them\n",
+                "the resource template `file:///{path}` in crate_a (src/lib.rs:9) matches the URI `file:///README.md` of the resource in crate_b (src/lib.rs:11): a read of it would be ambiguous\n",
+                "two prompts are named `fix`: one in crate_a (src/lib.rs:20), one in crate_b (src/lib.rs:30); rename one with `#[mcp_prompt(name = \"...\")]`"
+            )
+        );
+        // Apart, they build.
+        assert!(Registry::from_items([], [&DIAGNOSTICS_A, &FILES], [&FIX_A]).is_ok());
+    }
+}

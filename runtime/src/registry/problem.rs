@@ -138,3 +138,26 @@ impl std::fmt::Display for RegistryError {
 }
 
 impl std::error::Error for RegistryError {}
+
+/// `defs` sorted by `key`, with each pair sharing a key pushed into
+/// `problems` as `duplicate(key, first, second)`.
+pub(crate) fn sorted_unique<T>(
+    defs: impl IntoIterator<Item = &'static T>,
+    key: fn(&T) -> &'static str,
+    location: fn(&T) -> SourceLocation,
+    duplicate: fn(&'static str, SourceLocation, SourceLocation) -> RegistryProblem,
+    problems: &mut Vec<RegistryProblem>,
+) -> Vec<&'static T> {
+    let mut defs: Vec<&'static T> = defs.into_iter().collect();
+    defs.sort_by_key(|def| key(def));
+    for pair in defs.windows(2) {
+        if key(pair[0]) == key(pair[1]) {
+            problems.push(duplicate(
+                key(pair[0]),
+                location(pair[0]),
+                location(pair[1]),
+            ));
+        }
+    }
+    defs
+}

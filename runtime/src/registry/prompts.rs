@@ -4,7 +4,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::problem::RegistryProblem;
+use super::problem::{RegistryProblem, sorted_unique};
 use crate::prompt::PromptDef;
 
 /// One argument of a prompt, as `prompts/list` shows it.
@@ -54,24 +54,23 @@ impl Prompts {
         struct List<'a> {
             prompts: &'a [Entry<'a>],
         }
-        let mut defs: Vec<&'static PromptDef> = defs.into_iter().collect();
-        defs.sort_by(|a, b| a.name.cmp(b.name));
-        for pair in defs.windows(2) {
-            if pair[0].name == pair[1].name {
-                problems.push(RegistryProblem::DuplicatePrompt {
-                    name: pair[0].name,
-                    first: pair[0].location,
-                    second: pair[1].location,
-                });
-            }
-        }
-        let prompts: Vec<RegisteredPrompt> = defs
-            .into_iter()
-            .map(|def| RegisteredPrompt {
-                def,
-                arguments: arguments(&(def.arguments)().to_value()),
-            })
-            .collect();
+        let prompts: Vec<RegisteredPrompt> = sorted_unique(
+            defs,
+            |def: &PromptDef| def.name,
+            |def| def.location,
+            |name, first, second| RegistryProblem::DuplicatePrompt {
+                name,
+                first,
+                second,
+            },
+            problems,
+        )
+        .into_iter()
+        .map(|def| RegisteredPrompt {
+            def,
+            arguments: arguments(&(def.arguments)().to_value()),
+        })
+        .collect();
         let entries: Vec<Entry<'_>> = prompts
             .iter()
             .map(|p| Entry {

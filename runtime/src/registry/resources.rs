@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::problem::RegistryProblem;
+use super::problem::{RegistryProblem, sorted_unique};
 use crate::resource::{ResourceDef, UriTemplate};
 
 /// A resource template as the registry serves it: its definition and parsed template.
@@ -77,17 +77,13 @@ impl Resources {
         defs: impl IntoIterator<Item = &'static ResourceDef>,
         problems: &mut Vec<RegistryProblem>,
     ) -> Self {
-        let mut defs: Vec<&'static ResourceDef> = defs.into_iter().collect();
-        defs.sort_by(|a, b| a.uri.cmp(b.uri));
-        for pair in defs.windows(2) {
-            if pair[0].uri == pair[1].uri {
-                problems.push(RegistryProblem::DuplicateUri {
-                    uri: pair[0].uri,
-                    first: pair[0].location,
-                    second: pair[1].location,
-                });
-            }
-        }
+        let defs = sorted_unique(
+            defs,
+            |def: &ResourceDef| def.uri,
+            |def| def.location,
+            |uri, first, second| RegistryProblem::DuplicateUri { uri, first, second },
+            problems,
+        );
         let (templates, fixed): (Vec<_>, Vec<_>) = defs.into_iter().partition(|d| d.is_template());
         let templates: Vec<RegisteredTemplate> = templates
             .into_iter()

@@ -3,7 +3,7 @@
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-use super::problem::RegistryProblem;
+use super::problem::{RegistryProblem, sorted_unique};
 use crate::schema::{self, SchemaKind};
 use crate::tool::ToolDef;
 
@@ -33,17 +33,17 @@ impl Tools {
         defs: impl IntoIterator<Item = &'static ToolDef>,
         problems: &mut Vec<RegistryProblem>,
     ) -> Self {
-        let mut defs: Vec<&'static ToolDef> = defs.into_iter().collect();
-        defs.sort_by(|a, b| a.name.cmp(b.name));
-        for pair in defs.windows(2) {
-            if pair[0].name == pair[1].name {
-                problems.push(RegistryProblem::DuplicateName {
-                    name: pair[0].name,
-                    first: pair[0].location,
-                    second: pair[1].location,
-                });
-            }
-        }
+        let defs = sorted_unique(
+            defs,
+            |def: &ToolDef| def.name,
+            |def| def.location,
+            |name, first, second| RegistryProblem::DuplicateName {
+                name,
+                first,
+                second,
+            },
+            problems,
+        );
         let mut tools = Vec::with_capacity(defs.len());
         for def in defs {
             let input_schema =
