@@ -1,8 +1,10 @@
 //! What the ide-mcp test suites share: the WebSocket MCP client (the
 //! runtime's transport tests, the reliability suites and the CLI's
 //! end-to-end tests connect, authenticate and exchange messages the same
-//! way; feature `client`, on by default), and the reference LSP positions
-//! the position helpers are checked against ([`position`]).
+//! way; feature `client`, on by default, with the JSON helpers of
+//! [`json`] and the LSP framing of [`lsp`]), the reference LSP positions
+//! the position helpers are checked against ([`position`]), and the path
+//! of the fake language server `lsp-echo` ([`lsp_echo()`]).
 //!
 //! ```no_run
 //! # async fn demo(port: u16, token: &str) {
@@ -17,7 +19,14 @@
 
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
+pub mod json;
+#[cfg(feature = "client")]
+pub mod lsp;
+mod lsp_echo;
 pub mod position;
+
+pub use lsp_echo::lsp_echo;
 
 #[cfg(feature = "client")]
 pub use client::*;
