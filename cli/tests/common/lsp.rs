@@ -207,9 +207,9 @@ impl Place {
             .env("XDG_RUNTIME_DIR", self.runtime());
     }
 
-    /// The echo server (`ide-mcp lsp-echo`) with `args`.
+    /// The echo server (`lsp-echo`, of test-support) with `args`.
     pub(crate) fn echo<'a>(args: &[&'a str]) -> Vec<&'a str> {
-        let mut server = vec![bin(), "lsp-echo"];
+        let mut server = vec![ide_mcp_test_support::lsp_echo()];
         server.extend_from_slice(args);
         server
     }
