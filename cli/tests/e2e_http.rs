@@ -9,6 +9,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::{DEADLINE, Running, Sandbox, wait_for_lockfile};
+use ide_mcp_test_support::json::{tool_names, tool_text};
 use serde_json::{Value, json};
 
 /// The URL and token of the printed `claude mcp add --transport http` line.
@@ -68,10 +69,6 @@ fn post(url: &str, token: &str, id: u64, method: &str, params: &Value) -> (u16, 
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-fn tool_text(result: &Value) -> Value {
-    serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_beside_the_websocket_serves_the_same_state() {
     let sandbox = Sandbox::new();
@@ -95,13 +92,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
 
     let (status, list) = post(&url, &token, 1, "tools/list", &json!({}));
     assert_eq!(status, 200);
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    common::assert_headless_tools(&names);
+    common::assert_headless_tools(&tool_names(&list["result"]));
     let over_http: Vec<Value> = [
         "getCurrentSelection",
         "getOpenEditors",
@@ -117,7 +108,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
                 "tools/call",
                 &json!({"name": tool, "arguments": {}}),
             )
-            .1,
+            .1["result"],
         )
     })
     .collect();

@@ -115,15 +115,8 @@ pub(crate) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diag-crate")
 }
 
-/// The names in a `tools/list` result, in order.
-pub(crate) fn tool_names(list: &Value) -> Vec<&str> {
-    list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect()
-}
+#[allow(unused_imports, reason = "each test binary uses a part of it")]
+pub(crate) use ide_mcp_test_support::json::tool_names;
 
 /// Copies a fixture, leaving out `target/` and `Cargo.lock`.
 pub(crate) fn copy_dir(from: &Path, to: &Path) {

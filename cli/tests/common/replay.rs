@@ -124,10 +124,7 @@ fn same(what: &str, got: &[String], expected: &[String]) {
     }
 }
 
-/// `body` framed as LSP: `Content-Length` and the body.
-pub(crate) fn frame(body: &str) -> Vec<u8> {
-    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
-}
+pub(crate) use ide_mcp_test_support::lsp::frame;
 
 /// The bodies of the messages in `bytes`, which must all be messages.
 pub(crate) fn bodies(bytes: &[u8]) -> Vec<String> {
