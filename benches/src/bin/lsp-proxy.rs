@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ide_mcp_benches::client::Report;
 use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
+use ide_mcp_test_support::lsp::message;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -112,13 +113,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn message(value: &serde_json::Value) -> Vec<u8> {
-    let body = value.to_string();
-    let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    bytes.extend_from_slice(body.as_bytes());
-    bytes
 }
 
 impl Peer {
@@ -338,14 +332,9 @@ fn main() -> io::Result<()> {
         "|---|---|---|---|---|".to_owned(),
     ];
     let mut direct = (0.0, 0.0);
-    for (way, mut latencies) in all {
-        latencies.sort();
-        let report = Report {
-            requests: latencies.len() as u64,
-            elapsed: latencies.iter().sum(),
-            latencies,
-            bytes: 0,
-        };
+    for (way, latencies) in all {
+        let elapsed = latencies.iter().sum();
+        let report = Report::new(latencies.len() as u64, elapsed, latencies, 0);
         let (p50, p99) = (us(report.quantile(0.5)), us(report.quantile(0.99)));
         if way == Way::Direct {
             direct = (p50, p99);
