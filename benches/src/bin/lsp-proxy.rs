@@ -465,6 +465,10 @@ mod review {
         loop {
             for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 let path = entry.path();
+                // Only `<port>.lock`: not a file on its way to that name.
+                if path.extension().is_none_or(|e| e != "lock") {
+                    continue;
+                }
                 if let Some(content) = std::fs::read_to_string(&path)
                     .ok()
                     .and_then(|text| serde_json::from_str(&text).ok())
