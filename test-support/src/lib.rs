@@ -1,8 +1,8 @@
 //! What the ide-mcp test suites share: the WebSocket MCP client (the
 //! runtime's transport tests, the reliability suites and the CLI's
 //! end-to-end tests connect, authenticate and exchange messages the same
-//! way; feature `client`, on by default, with the JSON helpers of
-//! [`json`] and the LSP framing of [`lsp`]), the reference LSP positions
+//! way; feature `client`, on by default, with the raw HTTP/1.1 client of
+//! [`http`], the JSON helpers of [`json`] and the LSP framing of [`lsp`]), the reference LSP positions
 //! the position helpers are checked against ([`position`]), and the path
 //! of the fake language server `lsp-echo` ([`lsp_echo()`]).
 //!
@@ -19,6 +19,8 @@
 
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
+pub mod http;
 #[cfg(feature = "client")]
 pub mod json;
 #[cfg(feature = "client")]
