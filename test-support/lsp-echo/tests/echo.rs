@@ -3,7 +3,7 @@
 //! notifications with nothing, and `exit` ends it. (Also what makes
 //! `cargo test --workspace` build the binary the other crates' tests run.)
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
@@ -35,15 +35,9 @@ fn run(args: &[&str], input: &[&str]) -> Vec<String> {
         stdin.write_all(&frame(body)).unwrap();
     }
     drop(stdin);
-    let mut output = Vec::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_end(&mut output)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    bodies(&output)
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    bodies(&output.stdout)
 }
 
 #[test]
