@@ -1,9 +1,9 @@
 //! `lsp-echo`: a trivial language server, the peer of the proxy's
 //! transparency tests and benchmarks (not part of the `ide-mcp` binary:
 //! `cargo test --workspace` builds it, or `cargo build -p ide-mcp-lsp-echo`;
-//! the tests find it with `ide_mcp_test_support::lsp_echo()`). It answers every request with
-//! its own `params` as the result, ignores notifications, ends at `exit` or
-//! end of input, and can record every byte it receives and play bytes
+//! the tests find it with `ide_mcp_test_support::lsp_echo()`). It answers
+//! every request with its own `params` as the result, ignores
+//! notifications, ends at `exit` or end of input, and can record every byte it receives and play bytes
 //! (a recorded server session) before answering anything. Messages over
 //! 1 MiB are not read, only recorded, their bodies passed through in chunks
 //! of a reused buffer: taken for notifications.
