@@ -4,7 +4,8 @@
 //! way; feature `client`, on by default, with the raw HTTP/1.1 client of
 //! [`http`], the JSON helpers of [`json`] and the LSP framing of [`lsp`]), the reference LSP positions
 //! the position helpers are checked against ([`position`]), and the path
-//! of the fake language server `lsp-echo` ([`lsp_echo()`]).
+//! of the fake language server `lsp-echo` ([`lsp_echo()`]); [`on_path`]
+//! says whether a program the tests drive is installed.
 //!
 //! ```no_run
 //! # async fn demo(port: u16, token: &str) {
@@ -27,8 +28,10 @@ pub mod json;
 pub mod lsp;
 mod lsp_echo;
 pub mod position;
+mod programs;
 
 pub use lsp_echo::lsp_echo;
+pub use programs::on_path;
 
 #[cfg(feature = "client")]
 pub use client::*;

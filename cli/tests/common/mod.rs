@@ -294,9 +294,7 @@ pub(crate) fn is_dead(pid: u32) -> bool {
 /// said the registry was unreachable (`IDE_MCP_LSP_MISSING=1`, set by
 /// `.ci/run`), the test is skipped with a message; otherwise it fails.
 pub(crate) fn installed(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()));
-    present(program, found)
+    present(program, ide_mcp_test_support::on_path(program))
 }
 
 /// `found`, after the rule of [`installed`] for a component that is not a
