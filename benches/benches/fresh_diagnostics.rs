@@ -16,6 +16,7 @@ use ide_mcp::diagnostics::sources::CargoMode;
 use ide_mcp::headless::{Headless, HeadlessOptions};
 use ide_mcp_lsp::client::LspDiagnostics;
 use ide_mcp_runtime::IntoToolResult as _;
+use ide_mcp_test_support::on_path as installed;
 use ide_mcp_tools::diagnostics::get_diagnostics;
 
 struct Case {
@@ -55,11 +56,6 @@ const CASES: [Case; 3] = [
         error: "missing",
     },
 ];
-
-fn installed(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
-}
 
 /// The answer's bytes, as the MCP response would carry them.
 async fn answer(headless: &Headless) -> Vec<u8> {

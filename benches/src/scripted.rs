@@ -13,14 +13,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
+use ide_mcp_test_support::lsp::message as framed;
 use serde_json::{Value, json};
-
-fn framed(value: &Value) -> Vec<u8> {
-    let body = value.to_string();
-    let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    bytes.extend_from_slice(body.as_bytes());
-    bytes
-}
 
 type Waiting = Arc<Mutex<HashMap<i64, Sender<Value>>>>;
 

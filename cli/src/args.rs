@@ -50,11 +50,6 @@ pub enum Command {
     /// stdio MCP server, so that the model sees them: `claude mcp add
     /// --scope user ide-mcp -- ide-mcp bridge`.
     Bridge(BridgeArgs),
-    /// A trivial language server that echoes requests (for the proxy's
-    /// tests and benchmarks), or fakes a diagnosing or hanging one (for
-    /// `serve --lsp`'s).
-    #[command(hide = true)]
-    LspEcho(crate::lsp_echo::LspEchoArgs),
     /// Runs a command (`lsp-proxy`, or a server) and passes its LSP
     /// traffic unchanged while it logs each message: the recorder of the
     /// replay fixtures (Unix).

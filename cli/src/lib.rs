@@ -26,7 +26,6 @@ pub mod diagnostics;
 pub mod headless;
 #[cfg(unix)]
 pub mod logging;
-pub mod lsp_echo;
 #[cfg(unix)]
 pub mod lsp_record;
 #[cfg(unix)]

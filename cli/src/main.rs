@@ -31,12 +31,6 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             });
         }
-        Command::LspEcho(args) => {
-            return match ide_mcp::lsp_echo::run(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(_) => ExitCode::FAILURE,
-            };
-        }
         _ => {}
     }
     tracing_subscriber::fmt()
@@ -68,7 +62,6 @@ fn main() -> ExitCode {
             Command::LspProxy(_) | Command::Host(_) | Command::LspRecord(_) => {
                 unreachable!("handled above")
             }
-            Command::LspEcho(_) => unreachable!("handled above"),
         }
     });
     runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);

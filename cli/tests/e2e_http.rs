@@ -4,11 +4,11 @@
 
 mod common;
 
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::{DEADLINE, Running, Sandbox, wait_for_lockfile};
+use ide_mcp_test_support::http::stateless;
+use ide_mcp_test_support::json::{tool_names, tool_text};
 use serde_json::{Value, json};
 
 /// The URL and token of the printed `claude mcp add --transport http` line.
@@ -40,36 +40,18 @@ fn printed_line(server: &mut Running) -> (String, String) {
     }
 }
 
-/// One 2026-07-28 POST; the status and the parsed body.
-fn post(url: &str, token: &str, id: u64, method: &str, params: &Value) -> (u16, Value) {
+/// One 2026-07-28 POST to the printed `url` (`params`: the text inside
+/// the params object, see [`stateless`]); the status and the parsed body
+/// (`null` when it is not JSON).
+async fn post(url: &str, token: &str, id: u64, method: &str, params: &str) -> (u16, Value) {
     let address = url
         .strip_prefix("http://")
-        .unwrap()
-        .strip_suffix("/mcp")
-        .unwrap();
-    let mut params = params.clone();
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-    let name = params["name"]
-        .as_str()
-        .map(|n| format!("Mcp-Name: {n}\r\n"))
-        .unwrap_or_default();
-    let mut stream = TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n{name}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
-}
-
-fn tool_text(result: &Value) -> Value {
-    serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .and_then(|address| address.parse().ok())
+        .unwrap_or_else(|| panic!("not http://ADDRESS/mcp: {url}"));
+    let answer = stateless(token, id, method, params).send(address).await;
+    let body = serde_json::from_str(&answer.body).unwrap_or(Value::Null);
+    (answer.status, body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,34 +75,19 @@ async fn http_beside_the_websocket_serves_the_same_state() {
     );
     assert!(token.len() >= 32);
 
-    let (status, list) = post(&url, &token, 1, "tools/list", &json!({}));
+    let (status, list) = post(&url, &token, 1, "tools/list", "").await;
     assert_eq!(status, 200);
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    common::assert_headless_tools(&names);
-    let over_http: Vec<Value> = [
+    common::assert_headless_tools(&tool_names(&list["result"]));
+    let mut over_http = Vec::new();
+    for tool in [
         "getCurrentSelection",
         "getOpenEditors",
         "getWorkspaceFolders",
-    ]
-    .iter()
-    .map(|tool| {
-        tool_text(
-            &post(
-                &url,
-                &token,
-                2,
-                "tools/call",
-                &json!({"name": tool, "arguments": {}}),
-            )
-            .1,
-        )
-    })
-    .collect();
+    ] {
+        let params = format!(r#""name":"{tool}","arguments":{{}}"#);
+        let (_, answer) = post(&url, &token, 2, "tools/call", &params).await;
+        over_http.push(tool_text(&answer["result"]));
+    }
     assert_eq!(over_http[0]["text"], "ünused");
 
     // The IDE WebSocket of the same process answers the same.
@@ -153,8 +120,8 @@ fn serve_http_alone(sandbox: &Sandbox, token_file: &std::path::Path) -> Running 
     ])
 }
 
-#[test]
-fn http_alone_with_a_token_from_a_file() {
+#[tokio::test]
+async fn http_alone_with_a_token_from_a_file() {
     let sandbox = Sandbox::new();
     let token_file = sandbox.dir.path().join("token");
     let fixed = "0123456789abcdef0123456789abcdef-fixed";
@@ -162,7 +129,7 @@ fn http_alone_with_a_token_from_a_file() {
     let mut server = serve_http_alone(&sandbox, &token_file);
     let (url, token) = printed_line(&mut server);
     assert_eq!(token, fixed);
-    let (status, discover) = post(&url, &token, 1, "server/discover", &json!({}));
+    let (status, discover) = post(&url, &token, 1, "server/discover", "").await;
     assert_eq!(status, 200);
     assert_eq!(discover["result"]["supportedVersions"][0], "2026-07-28");
     assert_eq!(
@@ -171,8 +138,9 @@ fn http_alone_with_a_token_from_a_file() {
             "0123456789abcdef0123456789abcdef-wrong",
             2,
             "ping",
-            &json!({})
+            ""
         )
+        .await
         .0,
         401
     );

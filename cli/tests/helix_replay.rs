@@ -2,7 +2,7 @@
 //! `ide-mcp lsp-proxy` (`tests/fixtures/helix/session.jsonl`, made by
 //! `tests/helix/record.sh`; README "Development"), replayed without Helix
 //! nor the servers, which CI cannot install: the real proxy, one per
-//! server, each with `ide-mcp lsp-echo --replay` playing its server's side,
+//! server, each with `lsp-echo --replay` playing its server's side,
 //! and the test writing Helix's messages in the recorded order. At each
 //! step Helix took, an MCP client reads over the IDE WebSocket exactly what
 //! Claude Code would; at the end each server has received Helix's bytes
@@ -436,8 +436,8 @@ fn the_recorder_passes_every_byte_and_logs_each_message() {
     command
         .args(["lsp-record", "--log"])
         .arg(&log)
-        .args(["--stream", "echo", "--wire", "server", "--", common::bin()])
-        .args(["lsp-echo", "--record"])
+        .args(["--stream", "echo", "--wire", "server", "--"])
+        .args([ide_mcp_test_support::lsp_echo(), "--record"])
         .arg(&received)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped());

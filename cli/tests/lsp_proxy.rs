@@ -1,5 +1,5 @@
 //! `ide-mcp lsp-proxy` against the built binary, with the echo language
-//! server (`ide-mcp lsp-echo`) as its peer: transparency, lifecycle, bad
+//! server (`lsp-echo`, of test-support) as its peer: transparency, lifecycle, bad
 //! input, and one IDE per workspace served by a host that outlives them.
 
 mod common;

@@ -1,5 +1,5 @@
 //! The live LSP tools through the built proxy and its host, with the echo
-//! server (`ide-mcp lsp-echo --answer`) as the editor's language server:
+//! server (`lsp-echo --answer`, of test-support) as the editor's language server:
 //! exact answers, positions converted both ways, the server's refusals and
 //! time-outs, files the editor has not opened, and an editor that never
 //! sees the IDE's requests nor their answers.

@@ -4,7 +4,7 @@
 //! `--diagnostics-wait`, for the server's fresh publish), fixed it is gone,
 //! a killed server is restarted with its diagnostics back, SIGTERM of the
 //! host takes its servers down; cargo and pyright together in one answer.
-//! A server that hangs after start-up (the fake `ide-mcp lsp-echo --diagnose
+//! A server that hangs after start-up (the fake `lsp-echo --diagnose
 //! --hang`) is found by the liveness probe, killed and restarted, its
 //! diagnostics dropped, while a healthy one beside it is left alone; the
 //! probe is also run against pyright and clangd.
@@ -264,7 +264,7 @@ async fn a_hung_server_is_restarted_and_its_diagnostics_dropped() {
     let (dir, ws) = workspace(&[("notes.txt", "one\n")]);
     let sandbox = Sandbox { dir, ws };
     let path = sandbox.ws.join("notes.txt");
-    let echo = format!("'{}' lsp-echo --diagnose", bin());
+    let echo = format!("'{}' --diagnose", ide_mcp_test_support::lsp_echo());
     let hanging = format!("{echo} --hang");
     // A fresh diagnostic is waited for far longer than any answer may take
     // (`ANSWER`): an answer proves the wait was released.

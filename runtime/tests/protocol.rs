@@ -4,6 +4,7 @@ mod common;
 
 use common::{INIT, INIT_RESULT, INITIALIZED, call, server, text_result};
 use ide_mcp_runtime::MemoryClient;
+use ide_mcp_test_support::json::{json, tool_names};
 
 async fn initialized() -> MemoryClient {
     let mut client = server().connect_memory();
@@ -29,15 +30,9 @@ async fn initialize_list_and_call() {
     let list = client
         .request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
         .await;
-    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let list = json(&list);
     assert_eq!(
-        names,
+        tool_names(&list["result"]),
         ["block", "boom", "boomLater", "echo", "ready", "sleep"]
     );
     assert_eq!(list["id"], 1);

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
+use tokio::io::AsyncReadExt as _;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::error::ProtocolError;
@@ -109,6 +110,35 @@ pub async fn close_code(client: &mut Client) -> Option<CloseCode> {
     }
 }
 
+/// Sends [`INIT`], checks the negotiated version (2025-11-25), then
+/// [`INITIALIZED`]; the `initialize` answer.
+pub async fn handshake(client: &mut Client) -> Value {
+    let answer: Value = serde_json::from_str(&ask(client, INIT).await).expect("JSON");
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+    send(client, INITIALIZED).await;
+    answer
+}
+
+/// Reads `stream` until the peer closes it (or a read fails), for `limit`
+/// at most in all: the bytes that came, and whether it closed in time.
+pub async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>, bool) {
+    let mut read = Vec::new();
+    let reading = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => read.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    let closed = tokio::time::timeout(limit, reading).await.is_ok();
+    (read, closed)
+}
+
 /// A JSON-RPC client over one connection: numbers its requests and keeps
 /// the notifications it reads past while waiting for an answer.
 pub struct McpClient {
@@ -132,15 +162,9 @@ impl McpClient {
         }
     }
 
-    /// Sends [`INIT`], checks the negotiated version, then [`INITIALIZED`].
+    /// The [`handshake`] on this connection.
     pub async fn initialize(&mut self) -> Value {
-        let answer: Value = serde_json::from_str(&ask(&mut self.ws, INIT).await).expect("JSON");
-        assert_eq!(
-            answer["result"]["protocolVersion"], "2025-11-25",
-            "{answer}"
-        );
-        send(&mut self.ws, INITIALIZED).await;
-        answer
+        handshake(&mut self.ws).await
     }
 
     /// Sends a notification without params.

@@ -1,6 +1,6 @@
 //! What `ide-mcp lsp-proxy` adds between an editor and its language server:
 //! the same editor-side driver talks to the echo language server
-//! (`ide-mcp lsp-echo`) directly, through the proxy forwarding only, and
+//! (`lsp-echo`, of test-support/lsp-echo) directly, through the proxy forwarding only, and
 //! through the proxy observing everything on a thread of its own (as users
 //! run it) or inline, runs interleaved so that they share the machine's
 //! noise.
@@ -16,21 +16,22 @@
 //!   memory is mapped on the way), the others warm.
 //!
 //! ```text
-//! cargo build --release -p ide-mcp -p ide-mcp-benches
-//! target/release/lsp-proxy --server target/release/ide-mcp --requests 20000 --open-mb 50 --runs 3 --opens 4
+//! cargo build --release -p ide-mcp -p ide-mcp-lsp-echo -p ide-mcp-benches
+//! target/release/lsp-proxy --server target/release/ide-mcp --echo target/release/lsp-echo --requests 20000 --open-mb 50 --runs 3 --opens 4
 //! ```
 
 // Statistics turn counts into floats; the values are far below 2^52.
 #![allow(clippy::cast_precision_loss)]
 
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use ide_mcp_benches::client::Report;
 use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
+use ide_mcp_test_support::lsp::message;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -39,6 +40,10 @@ struct Cli {
     /// The `ide-mcp` binary.
     #[arg(long)]
     server: PathBuf,
+    /// The echo language server (`lsp-echo`, of the `ide-mcp-lsp-echo`
+    /// crate).
+    #[arg(long)]
+    echo: PathBuf,
     /// Timed keystrokes per run.
     #[arg(long, default_value_t = 20_000)]
     requests: usize,
@@ -110,20 +115,17 @@ impl Drop for TempDir {
     }
 }
 
-fn message(value: &serde_json::Value) -> Vec<u8> {
-    let body = value.to_string();
-    let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    bytes.extend_from_slice(body.as_bytes());
-    bytes
-}
-
 impl Peer {
-    fn start(binary: &Path, way: Way, tag: usize) -> io::Result<Self> {
+    fn start(cli: &Cli, way: Way, tag: usize) -> io::Result<Self> {
         let config = TempDir(
             std::env::temp_dir().join(format!("ide-mcp-lsp-bench-{}-{tag}", std::process::id())),
         );
         std::fs::create_dir_all(&config.0)?;
-        let mut command = Command::new(binary);
+        let mut command = Command::new(if way == Way::Direct {
+            &cli.echo
+        } else {
+            &cli.server
+        });
         let observe = match way {
             Way::Direct => None,
             Way::ForwardOnly => Some("--observe=off"),
@@ -134,10 +136,9 @@ impl Peer {
             // The IDE host it starts ends with it.
             command
                 .args(["lsp-proxy", observe, "--linger", "0", "--"])
-                .arg(binary);
+                .arg(&cli.echo);
         }
         let mut child = command
-            .arg("lsp-echo")
             .env("CLAUDE_CONFIG_DIR", &config.0)
             .env("XDG_RUNTIME_DIR", config.0.join("run"))
             .env("RUST_LOG", "warn")
@@ -304,7 +305,7 @@ fn main() -> io::Result<()> {
     for run in 0..cli.runs {
         for (index, &way) in Way::ALL.iter().enumerate() {
             tag += 1;
-            let mut peer = Peer::start(&cli.server, way, tag)?;
+            let mut peer = Peer::start(&cli, way, tag)?;
             all[index]
                 .1
                 .extend(latencies(&mut peer, cli.requests, way == Way::Reviewing)?);
@@ -314,7 +315,7 @@ fn main() -> io::Result<()> {
                 eprintln!("run {run}: {} done", way.name());
                 continue;
             }
-            let peer = Peer::start(&cli.server, way, tag)?;
+            let peer = Peer::start(&cli, way, tag)?;
             let each = pass_through(peer, cli.open_mb, cli.opens.max(1))?;
             rates[index].1.push(each[0]);
             rates[index].2.extend(&each[1..]);
@@ -331,14 +332,9 @@ fn main() -> io::Result<()> {
         "|---|---|---|---|---|".to_owned(),
     ];
     let mut direct = (0.0, 0.0);
-    for (way, mut latencies) in all {
-        latencies.sort();
-        let report = Report {
-            requests: latencies.len() as u64,
-            elapsed: latencies.iter().sum(),
-            latencies,
-            bytes: 0,
-        };
+    for (way, latencies) in all {
+        let elapsed = latencies.iter().sum();
+        let report = Report::new(latencies.len() as u64, elapsed, latencies, 0);
         let (p50, p99) = (us(report.quantile(0.5)), us(report.quantile(0.99)));
         if way == Way::Direct {
             direct = (p50, p99);
@@ -469,6 +465,10 @@ mod review {
         loop {
             for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 let path = entry.path();
+                // Only `<port>.lock`: not a file on its way to that name.
+                if path.extension().is_none_or(|e| e != "lock") {
+                    continue;
+                }
                 if let Some(content) = std::fs::read_to_string(&path)
                     .ok()
                     .and_then(|text| serde_json::from_str(&text).ok())

@@ -14,11 +14,7 @@ use super::{Running, bin};
 /// How long any wait of the proxy tests may take.
 pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
-/// One LSP message: `Content-Length` header and `value` as the body.
-pub(crate) fn message(value: &Value) -> Vec<u8> {
-    let body = value.to_string();
-    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
-}
+pub(crate) use ide_mcp_test_support::lsp::message;
 
 /// The `initialize` request of an editor with process id `pid` and the
 /// workspace `root`.
@@ -207,9 +203,9 @@ impl Place {
             .env("XDG_RUNTIME_DIR", self.runtime());
     }
 
-    /// The echo server (`ide-mcp lsp-echo`) with `args`.
+    /// The echo server (`lsp-echo`, of test-support) with `args`.
     pub(crate) fn echo<'a>(args: &[&'a str]) -> Vec<&'a str> {
-        let mut server = vec![bin(), "lsp-echo"];
+        let mut server = vec![ide_mcp_test_support::lsp_echo()];
         server.extend_from_slice(args);
         server
     }

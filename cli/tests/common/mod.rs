@@ -115,15 +115,8 @@ pub(crate) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/diag-crate")
 }
 
-/// The names in a `tools/list` result, in order.
-pub(crate) fn tool_names(list: &Value) -> Vec<&str> {
-    list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect()
-}
+#[allow(unused_imports, reason = "each test binary uses a part of it")]
+pub(crate) use ide_mcp_test_support::json::tool_names;
 
 /// Copies a fixture, leaving out `target/` and `Cargo.lock`.
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
@@ -301,9 +294,7 @@ pub(crate) fn is_dead(pid: u32) -> bool {
 /// said the registry was unreachable (`IDE_MCP_LSP_MISSING=1`, set by
 /// `.ci/run`), the test is skipped with a message; otherwise it fails.
 pub(crate) fn installed(program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()));
-    present(program, found)
+    present(program, ide_mcp_test_support::on_path(program))
 }
 
 /// `found`, after the rule of [`installed`] for a component that is not a

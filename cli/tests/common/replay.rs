@@ -1,7 +1,7 @@
 //! Replaying a recorded editor session (`ide-mcp lsp-record` lines, as
 //! `tests/helix/record.sh` writes them) through the real `ide-mcp
 //! lsp-proxy`, without the editor nor the servers: one proxy per recorded
-//! stream, whose server is `ide-mcp lsp-echo --replay` playing that
+//! stream, whose server is `lsp-echo --replay` playing that
 //! stream's server wire, while the test writes the editor's messages to
 //! the proxy's stdin in the recorded order. Before each editor message,
 //! the proxy must have written the editor everything the editor had
@@ -124,10 +124,7 @@ fn same(what: &str, got: &[String], expected: &[String]) {
     }
 }
 
-/// `body` framed as LSP: `Content-Length` and the body.
-pub(crate) fn frame(body: &str) -> Vec<u8> {
-    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
-}
+pub(crate) use ide_mcp_test_support::lsp::frame;
 
 /// The bodies of the messages in `bytes`, which must all be messages.
 pub(crate) fn bodies(bytes: &[u8]) -> Vec<String> {

@@ -1,7 +1,7 @@
 //! Fixture tools built by hand (plain `ToolDef`s) and a server serving them.
 // The shims have the `CallFn` signature, whatever they return.
 #![allow(clippy::unnecessary_wraps)]
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,9 +121,9 @@ pub fn server() -> Server {
         .unwrap()
 }
 
-pub const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"claude-code","version":"2.1.0"}}}"#;
+pub use ide_mcp_test_support::{INIT, INITIALIZED};
+
 pub const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"fixture-host","version":"9.9.9"},"instructions":"Fixture tools."}}"#;
-pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// `tools/call` of `tool` with the given arguments JSON.
 pub fn call(id: u64, tool: &str, args: &str) -> String {

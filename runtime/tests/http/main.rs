@@ -2,7 +2,7 @@
 //! every refusal with its status and body, sessions, limits, and a client
 //! that goes away mid-call.
 
-mod client;
+use ide_mcp_test_support::http as client;
 #[path = "../common/mod.rs"]
 mod common;
 mod refusals;

@@ -1,6 +1,7 @@
 //! Every refusal: its status, its headers, and its JSON-RPC error body.
 
 use ide_mcp_runtime::HttpOptions;
+use ide_mcp_test_support::{WAIT, read_until_closed};
 use serde_json::json;
 
 use crate::client::{Req, post, stateless};
@@ -404,20 +405,12 @@ async fn an_open_event_stream_counts_as_in_flight() {
     );
 }
 
-/// Reads until the server closes `stream` (bounded: 5 s); returns what came.
+/// Reads until the server closes `stream` (bounded: [`WAIT`]); returns
+/// what came.
 async fn closed_by_server(stream: &mut tokio::net::TcpStream) -> Vec<u8> {
-    use tokio::io::AsyncReadExt as _;
-    let mut read = Vec::new();
-    let mut buf = [0; 1024];
-    loop {
-        let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut buf))
-            .await
-            .expect("the server closed the connection within 5 s");
-        match n {
-            Ok(0) | Err(_) => return read,
-            Ok(n) => read.extend_from_slice(&buf[..n]),
-        }
-    }
+    let (read, closed) = read_until_closed(stream, WAIT).await;
+    assert!(closed, "the server closed the connection within {WAIT:?}");
+    read
 }
 
 #[tokio::test]

@@ -13,12 +13,12 @@ use ide_mcp_runtime::{Registry, Server, ToolDef, WsOptions, WsServerHandle, tool
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, ReadContext};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
 
 pub use ide_mcp_test_support::{
-    Client, INIT, INITIALIZED, WAIT, ask, close_code, connect as connect_to, recv, send,
-    upgrade_request,
+    Client, INIT, INITIALIZED, WAIT, ask, close_code, connect as connect_to, handshake,
+    read_until_closed, recv, send, upgrade_request,
 };
 
 /// The read tools, as registered by `ide-mcp-tools`.
@@ -153,14 +153,9 @@ pub async fn initialized(handle: &WsServerHandle) -> Client {
     initialized_client(connect(handle).await).await
 }
 
-/// Initializes `client`.
+/// Initializes `client` (the shared [`handshake`]).
 pub async fn initialized_client(mut client: Client) -> Client {
-    let answer = ask(&mut client, INIT).await;
-    assert!(
-        answer.contains(r#""protocolVersion":"2025-11-25""#),
-        "{answer}"
-    );
-    send(&mut client, INITIALIZED).await;
+    handshake(&mut client).await;
     client
 }
 
@@ -177,24 +172,11 @@ pub async fn assert_alive(client: &mut Client, id: u64) {
 pub async fn raw_exchange(port: u16, request: &[u8]) -> (Vec<u8>, bool) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     stream.write_all(request).await.unwrap();
-    let mut response = Vec::new();
-    let read = tokio::time::timeout(WAIT, async {
-        let mut buf = [0u8; 4096];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => response.extend_from_slice(&buf[..n]),
-            }
-        }
-    });
-    let closed = read.await.is_ok();
-    (response, closed)
+    read_until_closed(&mut stream, WAIT).await
 }
 
 /// A parsed JSON-RPC answer.
-pub fn json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
+pub use ide_mcp_test_support::json::json;
 
 /// The `VmRSS` of this process, in KiB.
 pub fn rss_kib() -> u64 {

@@ -1,7 +1,9 @@
-//! `ide-mcp lsp-echo` (hidden): a trivial language server, the peer of the
-//! proxy's transparency tests and benchmarks. It answers every request with
-//! its own `params` as the result, ignores notifications, ends at `exit` or
-//! end of input, and can record every byte it receives and play bytes
+//! `lsp-echo`: a trivial language server, the peer of the proxy's
+//! transparency tests and benchmarks (not part of the `ide-mcp` binary:
+//! `cargo test --workspace` builds it, or `cargo build -p ide-mcp-lsp-echo`;
+//! the tests find it with `ide_mcp_test_support::lsp_echo()`). It answers
+//! every request with its own `params` as the result, ignores
+//! notifications, ends at `exit` or end of input, and can record every byte it receives and play bytes
 //! (a recorded server session) before answering anything. Messages over
 //! 1 MiB are not read, only recorded, their bodies passed through in chunks
 //! of a reused buffer: taken for notifications.
@@ -27,55 +29,58 @@ use std::fs::File;
 use std::io::{self, Read as _, Write};
 use std::path::PathBuf;
 
-use clap::Args;
+use std::process::ExitCode;
+
+use clap::Parser;
 use ide_mcp_lsp::framing::{Frame, Message, SyncMessageReader};
 use serde_json::value::RawValue;
 
-/// `ide-mcp lsp-echo`.
-#[derive(Debug, Args)]
-pub struct LspEchoArgs {
+/// `lsp-echo`.
+#[derive(Debug, Parser)]
+#[command(about = "A fake language server: echoes requests, or plays scripted answers")]
+struct LspEchoArgs {
     /// Append every byte received on stdin to this file.
     #[arg(long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
+    record: Option<PathBuf>,
     /// Write this file's bytes to stdout first, unchanged.
     #[arg(long, value_name = "FILE")]
-    pub play: Option<PathBuf>,
+    play: Option<PathBuf>,
     /// Serve `serve --lsp`: answer `initialize` with full text sync and
     /// publish, for each document opened or changed, one warning (source
     /// `lsp-echo`) whose message is `pid PID, version N` (`, hanging` added
     /// with `--hang`).
     #[arg(long)]
-    pub diagnose: bool,
+    diagnose: bool,
     /// After the first publish, stop answering: say so on stderr, then read
     /// and drop everything (`exit` too) until the end of input.
     #[arg(long, requires = "diagnose")]
-    pub hang: bool,
+    hang: bool,
     /// Answer requests of METHOD with this JSON result instead of their
     /// params (`initialize` included): the fake answers of the live LSP
     /// tools' tests. Repeatable.
     /// `METHOD|NEEDLE=JSON` answers only the requests whose params (as
     /// sent) contain NEEDLE.
     #[arg(long, value_name = "METHOD[|NEEDLE]=JSON", value_parser = method_answer)]
-    pub answer: Vec<(String, String)>,
+    answer: Vec<(String, String)>,
     /// Answer requests of METHOD with this JSON-RPC error object (`{"code",
     /// "message"}`), as `--answer` does (NEEDLE included). Repeatable.
     #[arg(long, value_name = "METHOD[|NEEDLE]=JSON", value_parser = method_answer)]
-    pub error: Vec<(String, String)>,
+    error: Vec<(String, String)>,
     /// For each document opened or changed, publish these diagnostics (a
     /// JSON array) for it, at its version.
     #[arg(long, value_name = "JSON", conflicts_with = "diagnose")]
-    pub publish: Option<String>,
+    publish: Option<String>,
     /// Never answer requests of METHOD (a server that takes too long).
     /// Repeatable.
     #[arg(long, value_name = "METHOD")]
-    pub silent: Vec<String>,
+    silent: Vec<String>,
     /// Play a recorded server: a file of `ide-mcp lsp-record` lines of one
     /// stream's server wire, in order. Each line `from` the server is
     /// written (its `body` framed anew), each other line waits for the next
     /// message received; a message other than the recorded one is said on
     /// stderr. At the end of the file, the server ends.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["play", "diagnose"])]
-    pub replay: Option<PathBuf>,
+    replay: Option<PathBuf>,
 }
 
 /// `METHOD=JSON`, the JSON checked.
@@ -124,8 +129,15 @@ struct Request<'a> {
     params: Option<&'a RawValue>,
 }
 
+fn main() -> ExitCode {
+    match run(&LspEchoArgs::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
 /// Runs the echo server on stdin and stdout until `exit` or end of input.
-pub fn run(args: &LspEchoArgs) -> io::Result<()> {
+fn run(args: &LspEchoArgs) -> io::Result<()> {
     let mut out = io::stdout().lock();
     if let Some(play) = &args.play {
         let mut bytes = Vec::new();

@@ -1,5 +1,6 @@
-//! A raw HTTP/1.1 client: requests written by hand, answers read as bytes,
-//! so that every status, header and body is checked as sent.
+//! A raw HTTP/1.1 client of the Streamable HTTP tests: requests written by
+//! hand, answers read as bytes, so that every status, header and body is
+//! checked as sent.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,26 +11,30 @@ use tokio::net::TcpStream;
 
 /// One answer.
 #[derive(Debug)]
-pub(crate) struct Answer {
-    pub(crate) status: u16,
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
     /// Header names lowercased; repeated headers joined with ", ".
-    pub(crate) headers: BTreeMap<String, String>,
-    pub(crate) body: String,
+    pub headers: BTreeMap<String, String>,
+    /// The body, de-chunked.
+    pub body: String,
 }
 
 impl Answer {
-    pub(crate) fn json(&self) -> serde_json::Value {
+    /// The body, parsed; panics, quoting it, when it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body)
             .unwrap_or_else(|err| panic!("not JSON ({err}): {:?}", self.body))
     }
 
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    /// The value of header `name` (lowercase), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(String::as_str)
     }
 }
 
 /// A request being built.
-pub(crate) struct Req {
+pub struct Req {
     method: &'static str,
     path: String,
     headers: Vec<(String, String)>,
@@ -37,7 +42,7 @@ pub(crate) struct Req {
 }
 
 /// The headers of a well-formed 2026-07-28 or session POST, minus routing.
-pub(crate) fn post(token: &str, body: impl Into<Vec<u8>>) -> Req {
+pub fn post(token: &str, body: impl Into<Vec<u8>>) -> Req {
     Req::new("POST")
         .header("Authorization", &format!("Bearer {token}"))
         .header("Content-Type", "application/json")
@@ -45,8 +50,10 @@ pub(crate) fn post(token: &str, body: impl Into<Vec<u8>>) -> Req {
         .body(body)
 }
 
-/// A 2026-07-28 request with its headers and `_meta` filled in.
-pub(crate) fn stateless(token: &str, id: u64, method: &str, params: &str) -> Req {
+/// A 2026-07-28 request with its headers and `_meta` filled in; `params`
+/// is the text inside the params object (`"name":"echo","arguments":{}`,
+/// the name first: it becomes `Mcp-Name`), or empty.
+pub fn stateless(token: &str, id: u64, method: &str, params: &str) -> Req {
     let sep = if params.is_empty() { "" } else { "," };
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params}{sep}"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
@@ -64,7 +71,8 @@ pub(crate) fn stateless(token: &str, id: u64, method: &str, params: &str) -> Req
 }
 
 impl Req {
-    pub(crate) fn new(method: &'static str) -> Self {
+    /// A `method` request to `/mcp`, without headers or body.
+    pub fn new(method: &'static str) -> Self {
         Self {
             method,
             path: "/mcp".to_owned(),
@@ -73,29 +81,32 @@ impl Req {
         }
     }
 
-    pub(crate) fn path(mut self, path: &str) -> Self {
+    /// Asks for `path` instead of `/mcp`.
+    pub fn path(mut self, path: &str) -> Self {
         path.clone_into(&mut self.path);
         self
     }
 
-    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
+    /// Adds a header (after any of the same name).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
         self
     }
 
     /// Replaces every header of this name.
-    pub(crate) fn set(mut self, name: &str, value: &str) -> Self {
+    pub fn set(mut self, name: &str, value: &str) -> Self {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self.header(name, value)
     }
 
     /// Removes every header of this name.
-    pub(crate) fn without(mut self, name: &str) -> Self {
+    pub fn without(mut self, name: &str) -> Self {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self
     }
 
-    pub(crate) fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+    /// The body (`Content-Length` follows it).
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = body.into();
         self
     }
@@ -123,7 +134,7 @@ impl Req {
     }
 
     /// Sends the request on a fresh connection and reads the whole answer.
-    pub(crate) async fn send(self, addr: SocketAddr) -> Answer {
+    pub async fn send(self, addr: SocketAddr) -> Answer {
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream.write_all(&self.bytes(addr, true)).await.unwrap();
         let mut raw = Vec::new();
@@ -132,7 +143,7 @@ impl Req {
     }
 
     /// Sends the request and leaves the connection open, unread.
-    pub(crate) async fn start(self, addr: SocketAddr) -> TcpStream {
+    pub async fn start(self, addr: SocketAddr) -> TcpStream {
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream.write_all(&self.bytes(addr, false)).await.unwrap();
         stream
