@@ -1,0 +1,243 @@
+//! The real `claude` CLI, run as `claude -p`, with the headless host's
+//! registry served over Streamable HTTP (`claude mcp add --transport
+//! http`): the `fix_diagnostics` prompt is a slash command
+//! (`/mcp__ide-mcp__fix_diagnostics`), and an open document is an `@`
+//! mention (`@ide-mcp:file:///…`) whose text, unsaved edits included, the
+//! model receives. The model is the scripted stand-in of the Messages API
+//! on loopback (`common::model`); nothing leaves the machine.
+//!
+//! The server is the one `ide-mcp serve --http` runs (the headless
+//! registry, the runtime's HTTP transport, a fresh bearer token), over an
+//! in-memory workspace: a headless host reads its open files from disk, so
+//! only an editor has unsaved text, and this one is written by the test.
+//!
+//! What CLI 2.1.332 does with them (its bundle, and the requests the
+//! stand-in records):
+//! - each prompt of a server is a command `mcp__<server>__<prompt>`; its
+//!   arguments are the command's words, by position; the CLI calls
+//!   `prompts/get` and sends each message's content as the user turn (a
+//!   `resource` content as its text);
+//! - an `@<server>:<uri>` mention of a listed resource (not a template) is
+//!   read with `resources/read` before the first request, once the
+//!   `ReadMcpResourceTool` permission allows it, and its text is added to
+//!   the user turn.
+//!
+//! Needs `claude` alone; skips as the other `claude_*` tests do.
+
+mod common;
+
+use std::io::Read as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Running;
+use common::lsp::Place;
+use common::model::{ModelStandIn, Script, user_messages};
+use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Server};
+use ide_mcp_tools::BufferId;
+use ide_mcp_tools::memory::MemoryWorkspace;
+use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
+use serde_json::{Value, json};
+
+/// The server's name in the CLI's configuration.
+const SERVER: &str = "ide-mcp";
+/// The bearer token of the test's server.
+const TOKEN: &str = "ide-mcp-claude-items-test-token-0123456789";
+/// `src/main.rs` as saved, and as the editor holds it, unsaved.
+const SAVED: &str = "fn main() {}\n";
+const UNSAVED: &str = "fn main() { foo; }\n";
+const ERROR: &str = "cannot find value `foo` in this scope";
+/// The model's answer to either request.
+const LAST_WORDS: &str = "Done with the editor's state.";
+/// One run of the CLI, at most.
+const RUN: Duration = Duration::from_mins(3);
+
+/// The workspace: `src/main.rs` open with unsaved text and rustc's error
+/// on it; the server over it; the CLI's configuration of it.
+struct Editor {
+    place: Place,
+    main_rs: std::path::PathBuf,
+    http: Option<HttpServerHandle>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Editor {
+    fn start() -> Self {
+        let place = Place::new();
+        let main_rs = place.workspace.join("src/main.rs");
+        std::fs::create_dir_all(main_rs.parent().unwrap()).unwrap();
+        std::fs::write(&main_rs, SAVED).unwrap();
+        let ws = MemoryWorkspace::new();
+        ws.open(BufferId(1), Some(&main_rs), "rust", SAVED);
+        ws.buffers.set_text(BufferId(1), UNSAVED);
+        ws.diagnostics.set(
+            main_rs.as_path(),
+            vec![Diagnostic {
+                severity: Some(DiagnosticSeverity::ERROR),
+                source: Some("rustc".into()),
+                ..Diagnostic::new_simple(
+                    Range::new(Position::new(0, 12), Position::new(0, 15)),
+                    ERROR.into(),
+                )
+            }],
+        );
+        let cx = ws
+            .read_context()
+            .workspace_folder(&place.workspace)
+            .build();
+        let server = Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))
+            .registry(Arc::new(ide_mcp::run::headless_registry(false).unwrap()))
+            .state(cx)
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let http = runtime
+            .block_on(server.serve_http(HttpOptions {
+                auth_token: Some(TOKEN.to_owned()),
+                ..HttpOptions::default()
+            }))
+            .unwrap();
+        common::claude::write_config(&place.config(), &place.workspace);
+        Self {
+            place,
+            main_rs,
+            http: Some(http),
+            runtime,
+        }
+    }
+
+    /// The document's URI, as `resources/list` gives it.
+    fn document_uri(&self) -> String {
+        format!("file://{}", self.main_rs.display())
+    }
+
+    /// `claude -p <prompt>` in the workspace, with this server alone as
+    /// its MCP server and `model` as its API; what it printed.
+    fn claude(&self, model: &ModelStandIn, prompt: &str, extra: &[&str]) -> String {
+        let http = self.http.as_ref().unwrap();
+        let config = json!({"mcpServers": {SERVER: {
+            "type": "http",
+            "url": http.url(),
+            "headers": {"Authorization": format!("Bearer {TOKEN}")},
+        }}});
+        let config_file = self.place.dir.path().join("mcp.json");
+        std::fs::write(&config_file, config.to_string()).unwrap();
+        let mut command = Command::new("claude");
+        command
+            .arg("-p")
+            .arg(prompt)
+            .arg("--mcp-config")
+            .arg(&config_file)
+            .arg("--strict-mcp-config")
+            .args(extra)
+            .current_dir(&self.place.workspace)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        common::claude::isolate(&mut command, &self.place, model);
+        let mut running = Running::spawn(command);
+        let mut stdout = running.child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = stdout.read_to_string(&mut out);
+            out
+        });
+        let status = running.wait_timeout(RUN);
+        let out = reader.join().unwrap();
+        assert!(
+            status.success(),
+            "claude -p {prompt:?}: {status}\nstdout:\n{out}\nstderr:\n{}\nthe stand-in's requests:\n{}",
+            running.stderr(),
+            model.summary()
+        );
+        out
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        if let Some(http) = self.http.take() {
+            self.runtime.block_on(http.shutdown());
+        }
+    }
+}
+
+/// The first request of the conversation whose user turn holds `text`.
+fn first_request(model: &ModelStandIn, text: &str) -> Value {
+    model
+        .conversation(text)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no request holds {text:?}:\n{}", model.summary()))
+}
+
+/// The text blocks (or whole text) of the request's last user message.
+fn user_texts(request: &Value) -> Vec<String> {
+    let last = user_messages(request).last().unwrap();
+    match &last["content"] {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block["text"].as_str().map(str::to_owned))
+            .collect(),
+        other => panic!("a user message's content: {other}"),
+    }
+}
+
+#[test]
+fn the_prompt_is_a_slash_command_and_the_open_document_an_at_mention() {
+    if !common::installed("claude") {
+        return;
+    }
+    let editor = Editor::start();
+    let main_rs = editor.main_rs.display().to_string();
+
+    // 1. `/mcp__ide-mcp__fix_diagnostics`: the CLI gets the prompt
+    //    (`prompts/get`) and sends its messages as the user turn.
+    let expected = format!(
+        "Fix the errors the editor reports in the open files. Read each file before you edit it, fix the cause rather than the symptom, and keep unrelated code as it is.\n\n{main_rs}:1:13: Error: {ERROR} (rustc)\n"
+    );
+    let model = ModelStandIn::start(Script {
+        prompt: "Fix the errors the editor reports".to_owned(),
+        calls: Vec::new(),
+        last_words: LAST_WORDS.to_owned(),
+    });
+    let said = editor.claude(&model, &format!("/mcp__{SERVER}__fix_diagnostics"), &[]);
+    assert_eq!(said.trim(), LAST_WORDS, "{}", model.summary());
+    let request = first_request(&model, "Fix the errors the editor reports");
+    let texts = user_texts(&request);
+    eprintln!(
+        "claude_items: the slash command's user turn: {}",
+        serde_json::to_string_pretty(&user_messages(&request).last().unwrap()).unwrap()
+    );
+    assert!(texts.contains(&expected), "{texts:#?}");
+    drop(model);
+
+    // 2. `@ide-mcp:file:///…/main.rs`: the CLI reads the resource
+    //    (`resources/read`) and sends its text, unsaved edits included.
+    let uri = editor.document_uri();
+    let prompt = format!("Explain @{SERVER}:{uri} to me.");
+    let model = ModelStandIn::start(Script {
+        prompt: "to me.".to_owned(),
+        calls: Vec::new(),
+        last_words: LAST_WORDS.to_owned(),
+    });
+    let said = editor.claude(&model, &prompt, &[]);
+    assert_eq!(said.trim(), LAST_WORDS, "{}", model.summary());
+    let request = first_request(&model, "to me.");
+    eprintln!(
+        "claude_items: the mention's user turn: {}",
+        serde_json::to_string_pretty(&user_messages(&request).last().unwrap()).unwrap()
+    );
+    let texts = user_texts(&request);
+    assert!(
+        texts.iter().any(|text| text.contains(UNSAVED)),
+        "{texts:#?}"
+    );
+    let _ = Path::new(&main_rs);
+}
