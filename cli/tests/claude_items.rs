@@ -27,14 +27,13 @@
 mod common;
 
 use std::io::Read as _;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::Running;
 use common::lsp::Place;
-use common::model::{ModelStandIn, Script, user_messages};
+use common::model::{ModelStandIn, Script, ToolCall, tool_results, user_messages};
 use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Server};
 use ide_mcp_tools::BufferId;
 use ide_mcp_tools::memory::MemoryWorkspace;
@@ -51,6 +50,10 @@ const UNSAVED: &str = "fn main() { foo; }\n";
 const ERROR: &str = "cannot find value `foo` in this scope";
 /// The model's answer to either request.
 const LAST_WORDS: &str = "Done with the editor's state.";
+/// The id of the model's `ToolSearch` call.
+const SEARCH_ID: &str = "toolu_stand_in_search";
+/// The id of the model's `ReadMcpResourceTool` call.
+const READ_ID: &str = "toolu_stand_in_read_resource";
 /// One run of the CLI, at most.
 const RUN: Duration = Duration::from_mins(3);
 
@@ -83,10 +86,7 @@ impl Editor {
                 )
             }],
         );
-        let cx = ws
-            .read_context()
-            .workspace_folder(&place.workspace)
-            .build();
+        let cx = ws.read_context().workspace_folder(&place.workspace).build();
         let server = Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))
             .registry(Arc::new(ide_mcp::run::headless_registry(false).unwrap()))
             .state(cx)
@@ -149,6 +149,7 @@ impl Editor {
         });
         let status = running.wait_timeout(RUN);
         let out = reader.join().unwrap();
+        eprintln!("claude_items: claude -p stderr:\n{}", running.stderr());
         assert!(
             status.success(),
             "claude -p {prompt:?}: {status}\nstdout:\n{out}\nstderr:\n{}\nthe stand-in's requests:\n{}",
@@ -210,34 +211,91 @@ fn the_prompt_is_a_slash_command_and_the_open_document_an_at_mention() {
     let said = editor.claude(&model, &format!("/mcp__{SERVER}__fix_diagnostics"), &[]);
     assert_eq!(said.trim(), LAST_WORDS, "{}", model.summary());
     let request = first_request(&model, "Fix the errors the editor reports");
+    // After the CLI's own reminders: the command as typed, then each of
+    // the prompt's messages, the embedded resource as its text.
     let texts = user_texts(&request);
-    eprintln!(
-        "claude_items: the slash command's user turn: {}",
-        serde_json::to_string_pretty(&user_messages(&request).last().unwrap()).unwrap()
+    let [command, text, resource] = &texts[texts.len().saturating_sub(3)..] else {
+        panic!("{texts:#?}");
+    };
+    assert_eq!(
+        command,
+        &format!(
+            "<command-message>mcp__{SERVER}__fix_diagnostics</command-message>\n<command-name>/mcp__{SERVER}__fix_diagnostics</command-name>\n"
+        )
     );
-    assert!(texts.contains(&expected), "{texts:#?}");
+    assert_eq!(text, &expected);
+    let resource = resource
+        .strip_prefix(&format!("[Resource from {SERVER} at ide://diagnostics] "))
+        .unwrap_or_else(|| panic!("{resource}"));
+    assert_eq!(
+        serde_json::from_str::<Value>(resource).unwrap(),
+        json!([{"uri": editor.document_uri(), "diagnostics": [{
+            "message": ERROR, "severity": "Error", "source": "rustc",
+            "range": {"start": {"line": 0, "character": 12}, "end": {"line": 0, "character": 15}},
+        }]}])
+    );
     drop(model);
 
-    // 2. `@ide-mcp:file:///…/main.rs`: the CLI reads the resource
-    //    (`resources/read`) and sends its text, unsaved edits included.
+    // 2. The open document. `claude -p` leaves `@ide-mcp:file:///…`
+    //    mentions as they are typed: its non-interactive query starts with
+    //    no MCP resources known (`mcpResources: {}`), so no mention names a
+    //    listed one (the interactive CLI reads those with `resources/read`
+    //    and adds their text to the user turn). The model reads it with the
+    //    CLI's `ReadMcpResourceTool`, which the CLI offers beside the
+    //    server's tools, and gets the text, unsaved edits included.
     let uri = editor.document_uri();
     let prompt = format!("Explain @{SERVER}:{uri} to me.");
     let model = ModelStandIn::start(Script {
-        prompt: "to me.".to_owned(),
-        calls: Vec::new(),
+        prompt: prompt.clone(),
+        // Deferred as MCP tools are: its schema is fetched first.
+        calls: vec![
+            ToolCall {
+                id: SEARCH_ID,
+                name: "ToolSearch".to_owned(),
+                input: json!({"query": "select:ReadMcpResourceTool"}),
+            },
+            ToolCall {
+                id: READ_ID,
+                name: "ReadMcpResourceTool".to_owned(),
+                input: json!({"server": SERVER, "uri": uri}),
+            },
+        ],
         last_words: LAST_WORDS.to_owned(),
     });
     let said = editor.claude(&model, &prompt, &[]);
     assert_eq!(said.trim(), LAST_WORDS, "{}", model.summary());
-    let request = first_request(&model, "to me.");
-    eprintln!(
-        "claude_items: the mention's user turn: {}",
-        serde_json::to_string_pretty(&user_messages(&request).last().unwrap()).unwrap()
+    let conversation = model.conversation(&prompt);
+    let first = &conversation[0];
+    assert_eq!(
+        user_texts(first).last().unwrap(),
+        &prompt,
+        "the mention is not resolved in -p mode"
     );
-    let texts = user_texts(&request);
-    assert!(
-        texts.iter().any(|text| text.contains(UNSAVED)),
-        "{texts:#?}"
+    let last = conversation.last().unwrap();
+    let result = tool_results(last)
+        .find(|block| block["tool_use_id"] == READ_ID)
+        .unwrap_or_else(|| panic!("no result of the read in the last request: {last}"));
+    // The `resources/read` result, as JSON text.
+    let content = result["content"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
+    assert_eq!(
+        (result, serde_json::from_str::<Value>(content).unwrap()),
+        (
+            &json!({"type": "tool_result", "tool_use_id": READ_ID, "content": content}),
+            json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": UNSAVED}]})
+        )
     );
-    let _ = Path::new(&main_rs);
+    // Loaded by the search, with the schema the script was written for.
+    let tool = conversation[1]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "ReadMcpResourceTool")
+        .unwrap_or_else(|| panic!("not loaded: {}", conversation[1]["tools"]));
+    assert_eq!(
+        tool["input_schema"]["required"],
+        json!(["server", "uri"]),
+        "{tool}"
+    );
 }
