@@ -1,10 +1,11 @@
 //! The real `claude` CLI, run as `claude -p`, with the headless host's
 //! registry served over Streamable HTTP (`claude mcp add --transport
 //! http`): the `fix_diagnostics` prompt is a slash command
-//! (`/mcp__ide-mcp__fix_diagnostics`), and an open document is an `@`
-//! mention (`@ide-mcp:file:///…`) whose text, unsaved edits included, the
-//! model receives. The model is the scripted stand-in of the Messages API
-//! on loopback (`common::model`); nothing leaves the machine.
+//! (`/mcp__ide-mcp__fix_diagnostics`, its arguments by position), and an
+//! open document's text, unsaved edits included, reaches the model through
+//! the CLI's `ReadMcpResourceTool`. The model is the scripted stand-in of
+//! the Messages API on loopback (`common::model`); nothing leaves the
+//! machine.
 //!
 //! The server is the one `ide-mcp serve --http` runs (the headless
 //! registry, the runtime's HTTP transport, a fresh bearer token), over an
@@ -17,10 +18,14 @@
 //!   arguments are the command's words, by position; the CLI calls
 //!   `prompts/get` and sends each message's content as the user turn (a
 //!   `resource` content as its text);
-//! - an `@<server>:<uri>` mention of a listed resource (not a template) is
-//!   read with `resources/read` before the first request, once the
-//!   `ReadMcpResourceTool` permission allows it, and its text is added to
-//!   the user turn.
+//! - an `@<server>:<uri>` mention of a listed resource (not a template) is,
+//!   in the interactive CLI, read with `resources/read` before the first
+//!   request (if the `ReadMcpResourceTool` permission allows it) and its
+//!   text added to the user turn; `claude -p` starts its query with no MCP
+//!   resources known (`mcpResources: {}`) and sends the mention as typed;
+//! - `ReadMcpResourceTool` (`{"server", "uri"}`) is deferred, as MCP tools
+//!   are (named to the model, its schema fetched with `ToolSearch`), and
+//!   its result is the `resources/read` result as JSON text.
 //!
 //! Needs `claude` alone; skips as the other `claude_*` tests do.
 
@@ -233,6 +238,29 @@ fn the_prompt_is_a_slash_command_and_the_open_document_an_at_mention() {
             "message": ERROR, "severity": "Error", "source": "rustc",
             "range": {"start": {"line": 0, "character": 12}, "end": {"line": 0, "character": 15}},
         }]}])
+    );
+    drop(model);
+
+    // Its arguments are the command's words, in the order the prompt
+    // lists them (`file`, `warnings`).
+    let model = ModelStandIn::start(Script {
+        prompt: "Fix the errors and warnings".to_owned(),
+        calls: Vec::new(),
+        last_words: LAST_WORDS.to_owned(),
+    });
+    let said = editor.claude(
+        &model,
+        &format!("/mcp__{SERVER}__fix_diagnostics {main_rs} yes"),
+        &[],
+    );
+    assert_eq!(said.trim(), LAST_WORDS, "{}", model.summary());
+    let texts = user_texts(&first_request(&model, "Fix the errors and warnings"));
+    assert_eq!(
+        texts[texts.len().saturating_sub(2)],
+        format!(
+            "Fix the errors and warnings the editor reports in `{main_rs}`. Read each file before you edit it, fix the cause rather than the symptom, and keep unrelated code as it is.\n\n{main_rs}:1:13: Error: {ERROR} (rustc)\n"
+        ),
+        "{texts:#?}"
     );
     drop(model);
 
