@@ -196,14 +196,14 @@ fn user_texts(request: &Value) -> Vec<String> {
 }
 
 #[test]
-fn the_prompt_is_a_slash_command_and_the_open_document_an_at_mention() {
+fn the_prompt_is_a_slash_command_with_its_arguments_by_position() {
     if !common::installed("claude") {
         return;
     }
     let editor = Editor::start();
     let main_rs = editor.main_rs.display().to_string();
 
-    // 1. `/mcp__ide-mcp__fix_diagnostics`: the CLI gets the prompt
+    // `/mcp__ide-mcp__fix_diagnostics`: the CLI gets the prompt
     //    (`prompts/get`) and sends its messages as the user turn.
     let expected = format!(
         "Fix the errors the editor reports in the open files. Read each file before you edit it, fix the cause rather than the symptom, and keep unrelated code as it is.\n\n{main_rs}:1:13: Error: {ERROR} (rustc)\n"
@@ -262,9 +262,15 @@ fn the_prompt_is_a_slash_command_and_the_open_document_an_at_mention() {
         ),
         "{texts:#?}"
     );
-    drop(model);
+}
 
-    // 2. The open document. `claude -p` leaves `@ide-mcp:file:///…`
+#[test]
+fn an_open_document_s_unsaved_text_is_read_with_read_mcp_resource_tool() {
+    if !common::installed("claude") {
+        return;
+    }
+    let editor = Editor::start();
+    // The open document. `claude -p` leaves `@ide-mcp:file:///…`
     //    mentions as they are typed: its non-interactive query starts with
     //    no MCP resources known (`mcpResources: {}`), so no mention names a
     //    listed one (the interactive CLI reads those with `resources/read`
