@@ -204,7 +204,7 @@ fn the_prompt_is_a_slash_command_with_its_arguments_by_position() {
     let main_rs = editor.main_rs.display().to_string();
 
     // `/mcp__ide-mcp__fix_diagnostics`: the CLI gets the prompt
-    //    (`prompts/get`) and sends its messages as the user turn.
+    // (`prompts/get`) and sends its messages as the user turn.
     let expected = format!(
         "Fix the errors the editor reports in the open files. Read each file before you edit it, fix the cause rather than the symptom, and keep unrelated code as it is.\n\n{main_rs}:1:13: Error: {ERROR} (rustc)\n"
     );
@@ -270,13 +270,13 @@ fn an_open_document_s_unsaved_text_is_read_with_read_mcp_resource_tool() {
         return;
     }
     let editor = Editor::start();
-    // The open document. `claude -p` leaves `@ide-mcp:file:///…`
-    //    mentions as they are typed: its non-interactive query starts with
-    //    no MCP resources known (`mcpResources: {}`), so no mention names a
-    //    listed one (the interactive CLI reads those with `resources/read`
-    //    and adds their text to the user turn). The model reads it with the
-    //    CLI's `ReadMcpResourceTool`, which the CLI offers beside the
-    //    server's tools, and gets the text, unsaved edits included.
+    // `claude -p` leaves `@ide-mcp:file:///…` mentions as they are typed:
+    // its non-interactive query starts with no MCP resources known
+    // (`mcpResources: {}`), so no mention names a listed one (the
+    // interactive CLI reads those with `resources/read` and adds their text
+    // to the user turn). The model reads the document with the CLI's
+    // `ReadMcpResourceTool`, which the CLI offers beside the server's
+    // tools, and gets its text, unsaved edits included.
     let uri = editor.document_uri();
     let prompt = format!("Explain @{SERVER}:{uri} to me.");
     let model = ModelStandIn::start(Script {
