@@ -89,6 +89,29 @@ async fn http_beside_the_websocket_serves_the_same_state() {
         over_http.push(tool_text(&answer["result"]));
     }
     assert_eq!(over_http[0]["text"], "ünused");
+    // The resources and prompts of the same registry: the open file and
+    // `ide://diagnostics`, `fix_diagnostics`.
+    let (status, resources) = post(&url, &token, 3, "resources/list", &json!({}));
+    assert_eq!(status, 200, "{resources}");
+    let uris: Vec<&Value> = resources["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{resources}"))
+        .iter()
+        .map(|resource| &resource["uri"])
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            &json!("ide://diagnostics"),
+            &json!(format!("file://{warns}"))
+        ]
+    );
+    let (status, prompts) = post(&url, &token, 4, "prompts/list", &json!({}));
+    assert_eq!(status, 200, "{prompts}");
+    assert_eq!(
+        prompts["result"]["prompts"][0]["name"], "fix_diagnostics",
+        "{prompts}"
+    );
 
     // The IDE WebSocket of the same process answers the same.
     let (_, lockfile) = wait_for_lockfile(&sandbox, &mut server);
