@@ -35,12 +35,18 @@ pub fn headless_serves(tool: &str, with_servers: bool) -> bool {
 }
 
 /// What the headless host serves: every linked tool it
-/// [serves](headless_serves), the live LSP tools `with_servers`.
+/// [serves](headless_serves), the live LSP tools `with_servers`, and every
+/// linked resource and prompt (the open documents, `ide://diagnostics`,
+/// `fix_diagnostics`).
 pub fn headless_registry(with_servers: bool) -> Result<Registry, BoxError> {
     let tools = ide_mcp_runtime::tools()
         .iter()
         .filter(|tool| headless_serves(tool.name, with_servers));
-    Ok(Registry::from_tools(tools)?)
+    Ok(Registry::from_items(
+        tools,
+        ide_mcp_runtime::resource::resources(),
+        ide_mcp_runtime::prompt::prompts(),
+    )?)
 }
 
 /// The MCP server over the headless state, serving [`headless_registry`]
