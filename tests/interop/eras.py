@@ -26,6 +26,7 @@ Exits 1 with a message naming the failed check.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -132,20 +133,27 @@ async def exercise(client: Client, workspace: str, expected_version: str, what: 
 
 
 async def exercise_resources_and_prompts(client: Client, what: str) -> None:
-    # The fixed resources, sorted by URI; the editor (ide-mcp-tools) has no
-    # document open, so its `file:///{path}` template lists none.
+    # The fixed resources, sorted by URI: the fixture's, the editor's
+    # (ide-mcp-tools, no document open, so its `file:///{path}` template
+    # lists none), the conformance suite's (fixture-server).
     resources = [dump(r) for r in (await client.list_resources()).resources]
     check(resources[0] == GREETING, f"{what}: resources/list has fixture://greeting", resources)
     check(
         [(r["uri"], r["name"], r.get("mimeType")) for r in resources]
-        == [("fixture://greeting", "greeting", "text/plain"), ("ide://diagnostics", "diagnostics", "application/json")],
-        f"{what}: resources/list is fixture://greeting and ide://diagnostics",
+        == [
+            ("fixture://greeting", "greeting", "text/plain"),
+            ("ide://diagnostics", "diagnostics", "application/json"),
+            ("test://static-binary", "static_binary", "image/png"),
+            ("test://static-text", "static_text", "text/plain"),
+        ],
+        f"{what}: resources/list is fixture://greeting, ide://diagnostics and the conformance suite's",
         resources,
     )
     templates = [dump(t) for t in (await client.list_resource_templates()).resource_templates]
     check(
-        [(t["uriTemplate"], t["name"]) for t in templates] == [("file:///{path}", "document"), ("fixture://notes/{topic}", "note")],
-        f"{what}: resources/templates/list is the editor's documents and the fixture's notes",
+        [(t["uriTemplate"], t["name"]) for t in templates]
+        == [("file:///{path}", "document"), ("fixture://notes/{topic}", "note"), ("test://template/{id}/data", "template_data")],
+        f"{what}: resources/templates/list is the editor's documents, the fixture's notes, the conformance suite's",
         templates,
     )
     check(templates[1] == NOTE, f"{what}: the fixture's template as annotated", templates)
@@ -161,6 +169,12 @@ async def exercise_resources_and_prompts(client: Client, what: str) -> None:
     )
     read = [dump(c) for c in (await client.read_resource("ide://diagnostics")).contents]
     check(read == [{"uri": "ide://diagnostics", "mimeType": "application/json", "text": "[]"}], f"{what}: resources/read ide://diagnostics", read)
+    read = [dump(c) for c in (await client.read_resource("test://static-binary")).contents]
+    check(
+        len(read) == 1 and read[0]["mimeType"] == "image/png" and base64.b64decode(read[0]["blob"]).startswith(b"\x89PNG\r\n"),
+        f"{what}: resources/read of a blob is base64",
+        read,
+    )
     for uri in ("fixture://nothing", "file:///not/open.rs"):
         try:
             await client.read_resource(uri)
@@ -171,7 +185,12 @@ async def exercise_resources_and_prompts(client: Client, what: str) -> None:
             raise CheckFailed(f"{what}: resources/read {uri} raises MCPError -32002")
 
     prompts = [dump(p) for p in (await client.list_prompts()).prompts]
-    check([p["name"] for p in prompts] == ["fix_diagnostics", "introduce"], f"{what}: prompts/list", prompts)
+    check(
+        [p["name"] for p in prompts]
+        == ["fix_diagnostics", "introduce", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_simple_prompt"],
+        f"{what}: prompts/list",
+        prompts,
+    )
     check(prompts[1] == INTRODUCE, f"{what}: prompts/list shows introduce and its arguments", prompts)
     check(
         [(a["name"], a["required"]) for a in prompts[0]["arguments"]] == [("file", False), ("warnings", False)],

@@ -87,12 +87,18 @@ async function main() {
   const echoes = await Promise.all([1, 2, 3, 4].map((n) => call('fixture.echo', { text: String(n) })));
   check(echoes.map((r) => r.content[0].text).join() === '"Hello: 1","Hello: 2","Hello: 3","Hello: 4"', 'parallel calls', echoes);
 
-  // Resources: the fixture's (tests/fixture-tools) and the editor's
-  // (ide-mcp-tools, no document open), sorted by URI.
+  // Resources: the fixture's (tests/fixture-tools), the editor's
+  // (ide-mcp-tools, no document open) and the conformance suite's
+  // (fixture-server), sorted by URI.
   const resources = (await client.listResources()).resources;
   same(
     resources.map((r) => [r.uri, r.name, r.mimeType]),
-    [['fixture://greeting', 'greeting', 'text/plain'], ['ide://diagnostics', 'diagnostics', 'application/json']],
+    [
+      ['fixture://greeting', 'greeting', 'text/plain'],
+      ['ide://diagnostics', 'diagnostics', 'application/json'],
+      ['test://static-binary', 'static_binary', 'image/png'],
+      ['test://static-text', 'static_text', 'text/plain'],
+    ],
     'resources/list',
   );
   same(
@@ -103,7 +109,11 @@ async function main() {
   const templates = (await client.listResourceTemplates()).resourceTemplates;
   same(
     templates.map((t) => [t.uriTemplate, t.name, t.mimeType]),
-    [['file:///{path}', 'document', 'text/plain'], ['fixture://notes/{topic}', 'note', 'text/markdown']],
+    [
+      ['file:///{path}', 'document', 'text/plain'],
+      ['fixture://notes/{topic}', 'note', 'text/markdown'],
+      ['test://template/{id}/data', 'template_data', 'application/json'],
+    ],
     'resources/templates/list',
   );
   same(
@@ -130,7 +140,11 @@ async function main() {
   }
   // Prompts, sorted by name, their arguments by name.
   const prompts = (await client.listPrompts()).prompts;
-  same(prompts.map((p) => p.name), ['fix_diagnostics', 'introduce'], 'prompts/list');
+  same(
+    prompts.map((p) => p.name),
+    ['fix_diagnostics', 'introduce', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_simple_prompt'],
+    'prompts/list',
+  );
   same(
     prompts[1],
     {
