@@ -5,7 +5,11 @@ stateless requests) and in `legacy` mode (the `initialize` handshake; over
 HTTP, a 2025-11-25 session).
 
 Each run lists the tools and calls the five read tools and the downstream
-fixture tools; the SDK validates every result against its own schema for the
+fixture tools, then lists and reads the resources (the fixture's fixed
+`fixture://greeting`, an instance of its template `fixture://notes/{topic}`,
+the editor's `ide://diagnostics`; an unknown URI is the SDK's `MCPError`
+-32002) and lists and gets the prompts (the fixture's `introduce` with and
+without its optional argument); the SDK validates every result against its own schema for the
 negotiated version (at 2026-07-28 it rejects a result without `resultType`,
 and a `tools/list` without `ttlMs`/`cacheScope`). A raw HTTP check then
 confirms the refusals an SDK user meets: 401 without the token, with a
@@ -22,6 +26,7 @@ Exits 1 with a message naming the failed check.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -35,10 +40,36 @@ import httpx2
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 READ_TOOLS = {"getCurrentSelection", "getOpenEditors", "getWorkspaceFolders", "getDiagnostics", "checkDocumentDirty"}
 FIXTURE_TOOLS = {"add", "greet", "fixture.echo", "divide", "countWords", "forgetEverything"}
 SECONDS = 60
+# The fixture's resources, templates and prompt as `resources/list`,
+# `resources/templates/list` and `prompts/list` show them
+# (tests/fixture-tools/src/lib.rs).
+GREETING = {
+    "uri": "fixture://greeting",
+    "name": "greeting",
+    "title": "Greeting",
+    "description": "The host's greeting, as a resource.",
+    "mimeType": "text/plain",
+}
+NOTE = {
+    "uriTemplate": "fixture://notes/{topic}",
+    "name": "note",
+    "description": "A note about a topic; any topic has one.",
+    "mimeType": "text/markdown",
+}
+INTRODUCE = {
+    "name": "introduce",
+    "title": "Introduce",
+    "description": "Asks for a greeting of someone, in the host's words.",
+    "arguments": [
+        {"name": "name", "description": "Whom to greet", "required": True},
+        {"name": "style", "description": "How; plainly by default", "required": False},
+    ],
+}
 
 
 class CheckFailed(Exception):
@@ -49,6 +80,11 @@ def check(condition: bool, what: str, got: Any = None) -> None:
     if not condition:
         detail = "" if got is None else f"\n    got: {json.dumps(got, default=str)[:2000]}"
         raise CheckFailed(f"{what}{detail}")
+
+
+def dump(item: Any) -> Any:
+    """A result item as it was on the wire (the SDK's model, by alias)."""
+    return item.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def text_of(result: Any) -> str:
@@ -91,7 +127,102 @@ async def exercise(client: Client, workspace: str, expected_version: str, what: 
     check(text_of(done) == '"done"', f"{what}: test_tool_with_progress answers")
     expected = [(0.0, 100.0, "working"), (50.0, 100.0, "working"), (100.0, 100.0, "working")]
     check(seen == expected, f"{what}: progress notifications before the result", seen)
+
+    await exercise_resources_and_prompts(client, what)
     print(f"interop: {what}: ok ({client.protocol_version})")
+
+
+async def exercise_resources_and_prompts(client: Client, what: str) -> None:
+    # The fixed resources, sorted by URI: the fixture's, the editor's
+    # (ide-mcp-tools, no document open, so its `file:///{path}` template
+    # lists none), the conformance suite's (fixture-server).
+    resources = [dump(r) for r in (await client.list_resources()).resources]
+    check(resources[0] == GREETING, f"{what}: resources/list has fixture://greeting", resources)
+    check(
+        [(r["uri"], r["name"], r.get("mimeType")) for r in resources]
+        == [
+            ("fixture://greeting", "greeting", "text/plain"),
+            ("ide://diagnostics", "diagnostics", "application/json"),
+            ("test://static-binary", "static_binary", "image/png"),
+            ("test://static-text", "static_text", "text/plain"),
+        ],
+        f"{what}: resources/list is fixture://greeting, ide://diagnostics and the conformance suite's",
+        resources,
+    )
+    templates = [dump(t) for t in (await client.list_resource_templates()).resource_templates]
+    check(
+        [(t["uriTemplate"], t["name"]) for t in templates]
+        == [("file:///{path}", "document"), ("fixture://notes/{topic}", "note"), ("test://template/{id}/data", "template_data")],
+        f"{what}: resources/templates/list is the editor's documents, the fixture's notes, the conformance suite's",
+        templates,
+    )
+    check(templates[1] == NOTE, f"{what}: the fixture's template as annotated", templates)
+
+    read = [dump(c) for c in (await client.read_resource("fixture://greeting")).contents]
+    check(read == [{"uri": "fixture://greeting", "mimeType": "text/plain", "text": "Hello"}], f"{what}: resources/read fixture://greeting", read)
+    # A template instance: the variable percent-decoded, the URI answered as asked.
+    read = [dump(c) for c in (await client.read_resource("fixture://notes/era%20checks")).contents]
+    check(
+        read == [{"uri": "fixture://notes/era%20checks", "mimeType": "text/markdown", "text": "# era checks\n\nNothing noted about era checks yet."}],
+        f"{what}: resources/read of a template instance",
+        read,
+    )
+    read = [dump(c) for c in (await client.read_resource("ide://diagnostics")).contents]
+    check(read == [{"uri": "ide://diagnostics", "mimeType": "application/json", "text": "[]"}], f"{what}: resources/read ide://diagnostics", read)
+    read = [dump(c) for c in (await client.read_resource("test://static-binary")).contents]
+    check(
+        len(read) == 1 and read[0]["mimeType"] == "image/png" and base64.b64decode(read[0]["blob"]).startswith(b"\x89PNG\r\n"),
+        f"{what}: resources/read of a blob is base64",
+        read,
+    )
+    for uri in ("fixture://nothing", "file:///not/open.rs"):
+        try:
+            await client.read_resource(uri)
+        except MCPError as error:
+            check(error.code == -32002, f"{what}: resources/read {uri} is -32002 (resource not found)", dump(error.error))
+            check(error.message == f"resource not found: `{uri}`", f"{what}: the -32002 names the URI", error.message)
+        else:
+            raise CheckFailed(f"{what}: resources/read {uri} raises MCPError -32002")
+
+    prompts = [dump(p) for p in (await client.list_prompts()).prompts]
+    check(
+        [p["name"] for p in prompts]
+        == ["fix_diagnostics", "introduce", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_simple_prompt"],
+        f"{what}: prompts/list",
+        prompts,
+    )
+    check(prompts[1] == INTRODUCE, f"{what}: prompts/list shows introduce and its arguments", prompts)
+    check(
+        [(a["name"], a["required"]) for a in prompts[0]["arguments"]] == [("file", False), ("warnings", False)],
+        f"{what}: fix_diagnostics takes the optional file and warnings",
+        prompts[0],
+    )
+    got = dump(await client.get_prompt("introduce", {"name": "SDK", "style": "warmly"}))
+    got.pop("resultType", None)
+    check(
+        got == {"messages": [{"role": "user", "content": {"type": "text", "text": 'Say "Hello, SDK" warmly.'}}]},
+        f"{what}: prompts/get introduce with both arguments",
+        got,
+    )
+    got = dump(await client.get_prompt("introduce", {"name": "SDK"}))
+    check(got["messages"][0]["content"]["text"] == 'Say "Hello, SDK" plainly.', f"{what}: prompts/get without the optional argument", got)
+    try:
+        await client.get_prompt("introduce", {})
+    except MCPError as error:
+        check(
+            (error.code, error.message) == (-32602, "invalid arguments for prompt `introduce`: missing field `name`"),
+            f"{what}: prompts/get without a required argument is -32602 naming it",
+            dump(error.error),
+        )
+    else:
+        raise CheckFailed(f"{what}: prompts/get without `name` raises MCPError -32602")
+    fix = dump(await client.get_prompt("fix_diagnostics", {}))
+    check(
+        [m["content"]["type"] for m in fix["messages"]] == ["text", "resource"]
+        and fix["messages"][1]["content"]["resource"] == {"uri": "ide://diagnostics", "mimeType": "application/json", "text": "[]"},
+        f"{what}: prompts/get fix_diagnostics embeds ide://diagnostics",
+        fix,
+    )
 
 
 async def over_http(binary: str, workspace: str, ts_client: str | None) -> None:

@@ -9,12 +9,15 @@ Usage: python sdk_client.py BINARY REPO_ROOT [--mode stdio|ws|bridge|fixture|rep
 Modes (default: stdio ws bridge fixture):
   stdio    `serve --stdio --diagnostics none` on the repository, with an
            open editor and a selection: all five tools, their exact shapes;
-           then the SDK's high-level `Client` (mode "auto", 2026-07-28) on a
-           second one.
-  ws       `serve --diagnostics none` on the repository over the Claude Code
-           IDE WebSocket: lockfile, 401 without the token, 403 with an
-           Origin, all five tools with the token, `Client` on a second
-           connection, SIGTERM removes the lockfile.
+           the open documents as resources (listed, read with their text),
+           `ide://diagnostics`, the `fix_diagnostics` prompt; then the SDK's
+           high-level `Client` (mode "auto", 2026-07-28) on a second one.
+  ws       `serve --diagnostics none --open Cargo.toml` on the repository
+           over the Claude Code IDE WebSocket: lockfile, 401 without the
+           token, 403 with an Origin, all five tools with the token; the open
+           document listed and read as a resource, `ide://diagnostics`, the
+           `fix_diagnostics` prompt; `Client` on a second connection,
+           SIGTERM removes the lockfile.
   bridge   `ide-mcp bridge` as a stdio server in front of a running
            `serve` (found through its lockfile, as the claude CLI finds it),
            with the SDK's `Client` in both eras (mode "auto": 2026-07-28;
@@ -41,6 +44,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.parse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,6 +60,7 @@ from websockets.typing import Subprotocol
 from mcp import ClientSession
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 try:  # mcp >= 2 ships the types as the separate `mcp-types` distribution
@@ -259,6 +264,70 @@ async def check_dirty_and_errors(session: ClientSession, path: str, what: str) -
     check(files == [{"uri": one, "diagnostics": []}], f"{what}: getDiagnostics {{uri}} echoes the uri, no diagnostics", files)
 
 
+def encoded_file_uri(path: str) -> str:
+    # How resources/list names an open document: percent-encoded.
+    return "file://" + urllib.parse.quote(path)
+
+
+async def check_resources_and_prompts(session: ClientSession, opened: list[tuple[str, str]], what: str) -> None:
+    """The editor's resources and prompt (ide-mcp-tools): `opened` is the
+    open documents, (path, languageId), in the editor's order, none dirty."""
+    listed = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in (await session.list_resources()).resources]
+    check(
+        [(r["uri"], r["name"], r.get("mimeType")) for r in listed]
+        == [("ide://diagnostics", "diagnostics", "application/json")]
+        + [(encoded_file_uri(path), os.path.basename(path), "text/plain") for path, _ in opened],
+        f"{what}: resources/list is ide://diagnostics and each open document",
+        listed,
+    )
+    for entry, (path, language) in zip(listed[1:], opened):
+        check(
+            entry.get("description", "").startswith(f"{path} open in the editor ({language})"),
+            f"{what}: an open document's description names its path and language",
+            entry,
+        )
+    templates = (await session.list_resource_templates()).resource_templates
+    check([(t.uri_template, t.name) for t in templates] == [("file:///{path}", "document")], f"{what}: resources/templates/list", [t.model_dump(mode="json") for t in templates])
+    for path, _ in opened:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for uri in (encoded_file_uri(path), file_uri(path)):
+            read = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in (await session.read_resource(uri)).contents]
+            check(read == [{"uri": uri, "mimeType": "text/plain", "text": text}], f"{what}: resources/read {uri} is the document's text", read)
+    read = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in (await session.read_resource("ide://diagnostics")).contents]
+    check(read == [{"uri": "ide://diagnostics", "mimeType": "application/json", "text": "[]"}], f"{what}: resources/read ide://diagnostics with --diagnostics none", read)
+    absent = file_uri(os.path.join(os.path.dirname(opened[0][0]) if opened else "/", "not-open.txt"))
+    try:
+        await session.read_resource(absent)
+    except MCPError as error:
+        check((error.code, error.message) == (-32002, f"resource not found: `{absent}`"), f"{what}: a file not open is -32002", error.error.model_dump(mode="json"))
+    else:
+        raise CheckFailed(f"{what}: resources/read of a file not open raises MCPError -32002")
+
+    prompts = (await session.list_prompts()).prompts
+    check([p.name for p in prompts] == ["fix_diagnostics"], f"{what}: prompts/list", [p.model_dump(mode="json") for p in prompts])
+    check(
+        [(a.name, a.required) for a in prompts[0].arguments or []] == [("file", False), ("warnings", False)],
+        f"{what}: fix_diagnostics takes the optional file and warnings",
+        prompts[0].model_dump(mode="json"),
+    )
+    for arguments, scope in (({}, "the open files"), ({"file": opened[0][0], "warnings": "yes"} if opened else {}, None)):
+        got = (await session.get_prompt("fix_diagnostics", arguments)).model_dump(mode="json", by_alias=True, exclude_none=True)
+        if scope is None:
+            scope = f"`{opened[0][0]}`" if opened else "the open files"
+        kinds = "errors and warnings" if arguments.get("warnings") == "yes" else "errors"
+        check(got.get("description") == f"Fix the {kinds} in {scope}", f"{what}: fix_diagnostics {arguments}: its description", got)
+        messages = got["messages"]
+        check(
+            [(m["role"], m["content"]["type"]) for m in messages] == [("user", "text"), ("user", "resource")]
+            and messages[0]["content"]["text"].startswith(f"The editor reports no {kinds} in {scope} right now.")
+            and messages[1]["content"]["resource"] == {"uri": "ide://diagnostics", "mimeType": "application/json", "text": "[]"},
+            f"{what}: fix_diagnostics {arguments}: a user message and ide://diagnostics embedded",
+            got,
+        )
+    print(f"  resources: ide://diagnostics and {len(opened)} open documents read; prompts/get fix_diagnostics")
+
+
 async def check_high_level_client(server: Any, root: str, what: str) -> None:
     """mcp 2.x's default entry point, `Client` (mode "auto"), on a new connection.
 
@@ -273,6 +342,10 @@ async def check_high_level_client(server: Any, root: str, what: str) -> None:
         check({tool.name for tool in listed.tools} == TOOLS, f"{what}: Client lists the IDE tools", [t.name for t in listed.tools])
         folders = tool_json(await client.call_tool("getWorkspaceFolders", {}), "getWorkspaceFolders")
         check(folders.get("rootPath") == root, f"{what}: Client calls getWorkspaceFolders", folders)
+        read = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in (await client.read_resource("ide://diagnostics")).contents]
+        check(read == [{"uri": "ide://diagnostics", "mimeType": "application/json", "text": "[]"}], f"{what}: Client reads ide://diagnostics", read)
+        prompts = [p.name for p in (await client.list_prompts()).prompts]
+        check(prompts == ["fix_diagnostics"], f"{what}: Client lists the prompts", prompts)
     print(f"  mcp.client.Client (mode auto): server/discover, then stateless requests ({version})")
 
 
@@ -346,6 +419,7 @@ async def mode_stdio(binary: str, root: str) -> None:
 
                     await check_dirty_and_errors(session, selected, "stdio")
                     print("  tools/call: all five tools answered with the PROTOCOL.md shapes")
+                    await check_resources_and_prompts(session, [(opened, "markdown"), (selected, "python")], "stdio")
             # A second server process; `Client(params)` would do the same with the logs on our stderr.
             await check_high_level_client(stdio_client(params, errlog=log), root, "stdio")
         except BaseException:
@@ -372,8 +446,9 @@ async def mode_ws(binary: str, root: str) -> None:
         config = Path(tmp) / "config"
         env = os.environ | {"CLAUDE_CONFIG_DIR": str(config)}
         env.pop("CLAUDE_CODE_SSE_PORT", None)
+        manifest = os.path.join(root, "Cargo.toml")
         proc = subprocess.Popen(
-            [binary, "serve", "--workspace", root, "--diagnostics", "none"],
+            [binary, "serve", "--workspace", root, "--diagnostics", "none", "--open", manifest],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
         )
         try:
@@ -415,11 +490,21 @@ async def mode_ws(binary: str, root: str) -> None:
                     await initialize_and_list(session, "ws")
                     await check_workspace_folders(session, root, "ws")
                     editors = tool_json(await session.call_tool("getOpenEditors", {}), "getOpenEditors")
-                    check(editors == {"tabs": []}, "ws: getOpenEditors with nothing open is {tabs: []}", editors)
+                    check(
+                        editors == {"tabs": [{"uri": file_uri(manifest), "isActive": True, "label": "Cargo.toml", "languageId": "toml", "isDirty": False}]},
+                        "ws: getOpenEditors lists the --open file, active",
+                        editors,
+                    )
                     selection = tool_json(await session.call_tool("getCurrentSelection", {}), "getCurrentSelection")
                     check(
-                        selection == {"success": False, "message": "No active editor found"},
-                        "ws: getCurrentSelection without an editor is success: false (a normal result)",
+                        selection == {
+                            "success": True,
+                            "text": "",
+                            "filePath": manifest,
+                            "fileUrl": file_uri(manifest),
+                            "selection": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}, "isEmpty": True},
+                        },
+                        "ws: getCurrentSelection of the --open file is its empty selection at 0:0",
                         selection,
                     )
                     files = tool_json(await session.call_tool("getDiagnostics", {}), "getDiagnostics")
@@ -427,6 +512,7 @@ async def mode_ws(binary: str, root: str) -> None:
                     await check_dirty_and_errors(session, os.path.join(root, "Cargo.toml"), "ws")
                     await session.send_ping()
                     print("  tools/call: all five tools answered with the PROTOCOL.md shapes")
+                    await check_resources_and_prompts(session, [(manifest, "toml")], "ws")
 
             @asynccontextmanager
             async def transport() -> AsyncIterator[tuple[Any, Any]]:

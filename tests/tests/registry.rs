@@ -1,5 +1,6 @@
 //! The registry as a downstream crate sees it: tools added by annotation in
-//! `fixture-tools` are linked, listed, checked and callable.
+//! `fixture-tools` are linked, listed, checked and callable; its resources
+//! and prompt are linked the same way.
 
 use std::sync::Arc;
 
@@ -267,4 +268,30 @@ fn building_without_a_needed_state_names_tool_and_type() {
         })
         .build();
     assert!(server.is_ok());
+}
+
+#[test]
+fn fixture_resources_and_prompt_are_linked_by_annotation() {
+    use ide_mcp_runtime::registry::ResourceMatch;
+    let registry = Registry::global().expect("the global registry is valid");
+    let Some(ResourceMatch::Fixed(greeting)) = registry.find_resource("fixture://greeting") else {
+        panic!("fixture://greeting is a fixed resource");
+    };
+    assert_eq!(
+        (greeting.name, greeting.location.crate_name),
+        ("greeting", "fixture-tools")
+    );
+    let Some(ResourceMatch::Template(_, variables)) =
+        registry.find_resource("fixture://notes/a%2Fb")
+    else {
+        panic!("fixture://notes/{{topic}} is a template");
+    };
+    assert_eq!(variables, [("topic", "a/b".to_owned())]);
+    let prompt = registry.prompt("introduce").expect("introduce is linked");
+    let arguments: Vec<_> = prompt
+        .arguments
+        .iter()
+        .map(|a| (a.name.as_str(), a.required))
+        .collect();
+    assert_eq!(arguments, [("name", true), ("style", false)]);
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use ide_mcp_runtime::{CallToolResult, mcp_tool};
+use ide_mcp_runtime::{CallToolResult, mcp_prompt, mcp_resource, mcp_tool};
 
 /// The state the fixture's context parameters take.
 #[derive(Debug)]
@@ -77,4 +77,31 @@ pub fn count_words(text: String) -> BTreeMap<String, u32> {
 #[mcp_tool(destructive, open_world)]
 pub fn forget_everything() -> CallToolResult {
     CallToolResult::text("forgotten")
+}
+
+/// The host's greeting, as a resource.
+#[mcp_resource(
+    uri = "fixture://greeting",
+    title = "Greeting",
+    mime_type = "text/plain"
+)]
+pub fn greeting(state: &FixtureState) -> String {
+    state.greeting.clone()
+}
+
+/// A note about a topic; any topic has one.
+#[mcp_resource(uri = "fixture://notes/{topic}", mime_type = "text/markdown")]
+pub fn note(topic: String) -> String {
+    format!("# {topic}\n\nNothing noted about {topic} yet.")
+}
+
+/// Asks for a greeting of someone, in the host's words.
+#[mcp_prompt(title = "Introduce")]
+pub fn introduce(
+    state: &FixtureState,
+    #[arg(description = "Whom to greet")] name: String,
+    #[arg(description = "How; plainly by default")] style: Option<String>,
+) -> String {
+    let style = style.unwrap_or_else(|| "plainly".to_owned());
+    format!("Say \"{}, {name}\" {style}.", state.greeting)
 }
