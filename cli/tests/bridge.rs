@@ -2,7 +2,8 @@
 //! front of real IDEs: `ide-mcp serve` (the headless host), the IDE host of
 //! `lsp-proxy`, and IDEs that embed the runtime as an editor does, here
 //! with tools of their own (one that says which IDE answered, a slow one
-//! that reports progress, one that echoes its arguments).
+//! that reports progress, one that echoes its arguments) and resources and
+//! prompts.
 //!
 //! Every bridge runs with the test's own `CLAUDE_CONFIG_DIR` and
 //! `XDG_RUNTIME_DIR` (where it remembers the tools it saw).
@@ -18,7 +19,10 @@ use common::stdio::StdioSession;
 use common::ws::WsClient;
 use common::{Running, Sandbox, lockfile_port, tool_names, wait_for_lockfile};
 use ide_mcp::bridge::tools::{FIRST_TIME_NAMES, left_out};
-use ide_mcp_runtime::{Progress, Registry, Server, WsOptions, WsServerHandle, mcp_tool};
+use ide_mcp_runtime::{
+    ListedResource, Progress, Registry, Server, WsOptions, WsServerHandle, mcp_prompt,
+    mcp_resource, mcp_tool,
+};
 use serde_json::{Value, json};
 
 /// What the bridge relays of the headless host (`serve`, which has no
@@ -109,10 +113,16 @@ fn the_headless_host_s_tools_are_relayed_as_it_answers_them() {
 
     // From a subdirectory of the workspace.
     let mut bridge = bridge(&sandbox, &sandbox.ws.join("broken/src"), &[]);
-    assert_eq!(
-        bridge.init["result"]["capabilities"],
-        json!({"tools": {"listChanged": true}})
-    );
+    // The host's resources and prompts, if it has any, as the host says.
+    let mut host = WsClient::new(rt.block_on(ide_mcp_test_support::connect(port, &token)));
+    let host_init = rt.block_on(host.request("initialize", common::initialize_params()));
+    let mut capabilities = json!({"tools": {"listChanged": true}});
+    for key in ["resources", "prompts"] {
+        if host_init["capabilities"].get(key).is_some() {
+            capabilities[key] = json!({"listChanged": false});
+        }
+    }
+    assert_eq!(bridge.init["result"]["capabilities"], capabilities);
     assert_eq!(
         bridge.init["result"]["serverInfo"]["name"],
         "ide-mcp-bridge"
@@ -353,6 +363,19 @@ fn embedded(
     )
     .unwrap();
     assert_eq!(registry.tools().len(), tools.len());
+    embedded_with(rt, sandbox, label, folders, registry, events)
+}
+
+/// An IDE embedding the runtime, serving `registry` for `folders`, with
+/// its lockfile in the sandbox's CLI configuration.
+fn embedded_with(
+    rt: &tokio::runtime::Runtime,
+    sandbox: &Sandbox,
+    label: &'static str,
+    folders: &[&Path],
+    registry: Registry,
+    events: &Events,
+) -> WsServerHandle {
     let server = Server::builder(label, "1")
         .registry(Arc::new(registry))
         .state(Label(label))
@@ -369,6 +392,33 @@ fn embedded(
         ..WsOptions::default()
     };
     rt.block_on(server.serve_ws(options)).unwrap()
+}
+
+/// The test IDE's notes, which say which IDE answered.
+#[mcp_resource(uri = "notes://today", mime_type = "text/markdown")]
+fn today_notes(label: &Label) -> String {
+    format!("# Notes of {}", label.0)
+}
+
+/// One line of the notes; only the first exists.
+#[mcp_resource(uri = "notes://line/{n}", list = note_lines, mime_type = "text/plain")]
+fn note_line(n: String) -> Option<String> {
+    (n == "1").then(|| "the first line".to_owned())
+}
+
+fn note_lines() -> Vec<ListedResource> {
+    vec![ListedResource::new("notes://line/1", "line 1")]
+}
+
+/// Reviews the notes of a day.
+#[mcp_prompt(name = "reviewNotes")]
+fn review_notes(
+    label: &Label,
+    day: String,
+    #[arg(description = "What to look for; everything by default")] concern: Option<String>,
+) -> String {
+    let concern = concern.unwrap_or_else(|| "anything".to_owned());
+    format!("Review the notes of {} for {day}: {concern}.", label.0)
 }
 
 fn which(session: &mut StdioSession) -> Value {
@@ -553,4 +603,160 @@ fn the_ide_host_of_lsp_proxy_is_relayed() {
     );
     assert_eq!(dirty["success"], true, "{dirty}");
     assert_eq!(dirty["filePath"], file.to_str().unwrap(), "{dirty}");
+}
+
+/// Asks `bridge` and the IDE (`direct`) each request, under the same id:
+/// the answers must be the same bytes. The answers, parsed.
+fn same_answers(
+    rt: &tokio::runtime::Runtime,
+    bridge: &mut StdioSession,
+    direct: &mut WsClient,
+    requests: &[(&str, Value)],
+) -> Vec<Value> {
+    let mut answers = Vec::new();
+    for (i, (method, params)) in requests.iter().enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": 100 + i, "method": method, "params": params})
+            .to_string();
+        let relayed = bridge.ask_raw(&request);
+        let answered = rt.block_on(ide_mcp_test_support::ask(&mut direct.ws, &request));
+        assert_eq!(relayed, answered, "{request}");
+        answers.push(serde_json::from_str::<Value>(&relayed).unwrap());
+    }
+    answers
+}
+
+#[test]
+fn an_ide_s_resources_and_prompts_are_relayed_as_it_answers_them() {
+    let sandbox = Sandbox::new();
+    let rt = runtime();
+    let events = Events::default();
+    let registry = Registry::from_items(
+        ide_mcp_runtime::tools()
+            .iter()
+            .filter(|tool| tool.name == "whichIde"),
+        ide_mcp_runtime::resource::resources()
+            .iter()
+            .filter(|resource| resource.uri.starts_with("notes://")),
+        ide_mcp_runtime::prompt::prompts()
+            .iter()
+            .filter(|prompt| prompt.name == "reviewNotes"),
+    )
+    .unwrap();
+    let ide = embedded_with(&rt, &sandbox, "notes", &[&sandbox.ws], registry, &events);
+    let mut direct = rt.block_on(common::ws::connect(ide.port(), ide.auth_token()));
+    let mut bridge = bridge(&sandbox, &sandbox.ws, &[]);
+    assert_eq!(
+        bridge.init["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}, "resources": {"listChanged": false},
+               "prompts": {"listChanged": false}})
+    );
+
+    // Each answer, the IDE's errors included, byte for byte as the IDE
+    // gives it (the same id asked of both).
+    let requests = [
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("resources/read", json!({"uri": "notes://today"})),
+        ("resources/read", json!({"uri": "notes://line/1"})),
+        ("resources/read", json!({"uri": "notes://line/2"})),
+        ("resources/read", json!({"uri": "notes://nowhere"})),
+        ("resources/read", json!({})),
+        ("prompts/list", json!({})),
+        (
+            "prompts/get",
+            json!({"name": "reviewNotes", "arguments": {"day": "Monday", "concern": "typos"}}),
+        ),
+        (
+            "prompts/get",
+            json!({"name": "reviewNotes", "arguments": {}}),
+        ),
+        ("prompts/get", json!({"name": "noSuchPrompt"})),
+    ];
+    let answers = same_answers(&rt, &mut bridge, &mut direct, &requests);
+    // What they hold: the IDE's items, its errors with their codes.
+    assert_eq!(
+        answers[0]["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["notes://today", "notes://line/1"]
+    );
+    assert_eq!(
+        answers[1]["result"]["resourceTemplates"][0]["uriTemplate"],
+        "notes://line/{n}"
+    );
+    assert_eq!(
+        answers[2]["result"]["contents"],
+        json!([{"uri": "notes://today", "mimeType": "text/markdown", "text": "# Notes of notes"}])
+    );
+    assert_eq!(
+        answers[3]["result"]["contents"][0]["text"],
+        "the first line"
+    );
+    for (answer, code) in [
+        (4, -32002),
+        (5, -32002),
+        (6, -32602),
+        (9, -32602),
+        (10, -32602),
+    ] {
+        assert_eq!(
+            answers[answer]["error"]["code"], code,
+            "{}",
+            answers[answer]
+        );
+    }
+    assert_eq!(answers[7]["result"]["prompts"][0]["name"], "reviewNotes");
+    assert_eq!(
+        answers[8]["result"]["messages"][0]["content"]["text"],
+        "Review the notes of notes for Monday: typos."
+    );
+
+    // A 2026-07-28 request: the IDE's result, marked complete; the IDE is
+    // asked in its own session's era.
+    let stateless = bridge.request(
+        "resources/read",
+        &json!({"uri": "notes://today",
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    let mut expected = answers[2]["result"].clone();
+    expected["resultType"] = json!("complete");
+    assert_eq!(stateless["result"], expected, "{stateless}");
+
+    // No IDE: said so, as an internal error.
+    rt.block_on(ide.shutdown());
+    until_no_ide(&mut bridge, "whichIde", &sandbox.ws);
+    let none = bridge.request("resources/read", &json!({"uri": "notes://today"}));
+    assert_eq!(
+        none["error"],
+        json!({"code": -32603, "message": format!(
+            "no IDE for {} is running: start your editor with `ide-mcp lsp-proxy`, or `ide-mcp serve`",
+            sandbox.ws.display()
+        )}),
+    );
+}
+
+#[test]
+fn an_ide_without_resources_or_prompts_has_none_advertised_and_its_errors_passed_on() {
+    let sandbox = Sandbox::new();
+    let rt = runtime();
+    let events = Events::default();
+    let _tools_only = embedded(
+        &rt,
+        &sandbox,
+        "tools only",
+        &[&sandbox.ws],
+        &["whichIde"],
+        &events,
+    );
+    let mut plain = self::bridge(&sandbox, &sandbox.ws, &[]);
+    assert_eq!(
+        plain.init["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}})
+    );
+    assert_eq!(which(&mut plain), "tools only");
+    let unknown = plain.request("prompts/list", &json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
 }

@@ -117,7 +117,13 @@ fn resource(tool: &Tool, errors: &mut Errors) {
             "`list` names the resources a template stands for; this URI is fixed, and listed as it is",
         );
     }
-    for variable in &variables {
+    // An `#[args]` parameter is reported as such; its variables are not
+    // reported missing besides.
+    let has_args = tool
+        .params
+        .iter()
+        .any(|param| matches!(param.kind, ParamKind::Args { .. }));
+    for variable in variables.iter().filter(|_| !has_args) {
         if !tool.args().any(|(_, arg)| arg.wire_name == *variable) {
             errors.at(
                 uri.span(),

@@ -170,8 +170,9 @@ fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
         quote!(#source.#method(#out);)
     });
     let lister = tool.attr.list.as_ref().map(|list| {
-        let states = quote_spanned!(list.span()=> #p::list_states(&#list, #out));
-        quote!(#states;)
+        // As in `__list`, to the token: one error for a wrong lister.
+        let lister = quote_spanned!(list.span()=> #p::lister(#list));
+        quote!(#lister.states(#out);)
     });
     quote! {
         fn #name(#out: &mut #p::Vec<#p::StateReq>) {
@@ -493,7 +494,8 @@ fn resource_def(tool: &Tool, item: &ItemFn, p: &TokenStream) -> TokenStream {
     let list = attr.list.as_ref().map(|list| {
         let lister = ident("__list");
         let call = ident("__call");
-        let body = quote_spanned!(list.span()=> #p::list_with(#call, #list, #uri));
+        let checked = quote_spanned!(list.span()=> #p::lister(#list));
+        let body = quote!(#checked.list(#call, #uri));
         quote! {
             fn #lister(#call: &#p::Call<'_>) -> #p::Vec<#p::ListedResource> {
                 #body

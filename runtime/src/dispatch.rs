@@ -533,18 +533,36 @@ pub(crate) fn relay(
     stateless: bool,
     out: &mut Vec<u8>,
 ) -> bool {
-    let name = &*params.name;
+    let started = relay_with(call, inflight, id, &params.name, stateless, out, |call| {
+        Some(relay.call(call, params.json))
+    });
+    started.unwrap_or(true)
+}
+
+/// Starts a relayed request named `name` (a tool, or the method of a
+/// [forwarded](Relay::forward) request) whose future `start` makes, as
+/// [`relay`] does. `None` when `start` makes none (the request is not
+/// relayed; nothing was written), else whether it was answered now.
+pub(crate) fn relay_with(
+    call: Call<'_>,
+    inflight: &mut InFlight,
+    id: RequestId<'_>,
+    name: &str,
+    stateless: bool,
+    out: &mut Vec<u8>,
+    start: impl FnOnce(&Call<'_>) -> Option<RelayFuture>,
+) -> Option<bool> {
     if inflight.len() >= MAX_IN_FLIGHT {
         write_overloaded(out, id, jsonrpc::clip(name));
-        return true;
+        return Some(true);
     }
     let cancel = CancellationToken::new();
     let call = call.with_id(id).with_cancellation(Some(&cancel));
-    let future = match catch_unwind(AssertUnwindSafe(|| relay.call(&call, params.json))) {
-        Ok(future) => future,
+    let future = match catch_unwind(AssertUnwindSafe(|| start(&call))) {
+        Ok(future) => future?,
         Err(panic) => {
             write_panic(out, id, (name, Kind::Tool), &panic_message(&*panic));
-            return true;
+            return Some(true);
         }
     };
     let label = (Cow::Owned(name.to_owned()), Kind::Tool);
@@ -554,7 +572,7 @@ pub(crate) fn relay(
         );
         Some(task.abort_handle())
     });
-    false
+    Some(false)
 }
 
 /// What a relayed call's future resolves to, as the connection answers it.

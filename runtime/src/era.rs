@@ -187,7 +187,8 @@ impl<'a> Info<'a> {
 
 /// The server's capabilities: tools, whose list changes only when a relay
 /// serves them; resources and prompts when any is registered (their lists
-/// are the binary's, fixed).
+/// are the binary's, fixed), or with a relay, when it says the other
+/// server has them.
 #[derive(Serialize)]
 pub(crate) struct Capabilities {
     tools: ListChanged,
@@ -209,9 +210,17 @@ impl Capabilities {
         let fixed = || ListChanged {
             list_changed: false,
         };
+        if let Some(relay) = server.relay() {
+            // The other server's, whatever this one links.
+            return Self {
+                tools: ListChanged { list_changed: true },
+                resources: relay.has_capability("resources").then(fixed),
+                prompts: relay.has_capability("prompts").then(fixed),
+            };
+        }
         Self {
             tools: ListChanged {
-                list_changed: server.relay().is_some(),
+                list_changed: false,
             },
             resources: registry.has_resources().then(fixed),
             prompts: (!registry.prompts().is_empty()).then(fixed),

@@ -1,6 +1,7 @@
 //! Tools served by another server: a [`Server`](crate::Server) built with a
 //! [`Relay`] answers `tools/list` and `tools/call` through it instead of its
-//! registry, and keeps the rest of the runtime — every transport, both
+//! registry (and the resources and prompts methods when the relay
+//! [forwards](Relay::forward) them), and keeps the rest of the runtime — every transport, both
 //! protocol eras, the bound on calls in flight, cancellation, progress.
 //!
 //! A bridge to another MCP server (`ide-mcp bridge`, which relays the tools
@@ -89,7 +90,39 @@ pub trait Relay: Send + Sync + 'static {
     /// token cancelled when the call is given up on. Called on the
     /// connection's task: return at once, and do the work in the future.
     fn call(&self, call: &Call<'_>, params: &str) -> RelayFuture;
+
+    /// Whether the other server has `capability` (`"resources"` or
+    /// `"prompts"`, a key of the `capabilities` it answered `initialize`
+    /// with): `initialize` and `server/discover` then advertise it (with
+    /// `listChanged: false`). By default, none.
+    fn has_capability(&self, capability: &str) -> bool {
+        let _ = capability;
+        false
+    }
+
+    /// Starts one request of another method than `tools/list` and
+    /// `tools/call`: `resources/list`, `resources/templates/list`,
+    /// `resources/read`, `prompts/list` or `prompts/get`. `params` is the
+    /// JSON text of its params as the client sent them (`None` when it sent
+    /// none); `call` is as for [`call`](Self::call). The future's
+    /// [`RelayReply::Result`] is that method's result object. `None` (the
+    /// default): not relayed, and the client is answered -32601 (method not
+    /// found); the server's own resources and prompts are never served
+    /// beside a relay.
+    fn forward(&self, call: &Call<'_>, method: &str, params: Option<&str>) -> Option<RelayFuture> {
+        let _ = (call, method, params);
+        None
+    }
 }
+
+/// The methods a server with a relay hands to [`Relay::forward`].
+pub const FORWARDED_METHODS: [&str; 5] = [
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+];
 
 /// A server's relay, shared by its connections.
 #[derive(Clone)]

@@ -234,6 +234,16 @@ impl Session {
                     true
                 }
                 "tools/call" => self.call(id, request.call(), peer, &span, stateless, out),
+                // A relay serves them, or nothing does.
+                "resources/list"
+                | "resources/templates/list"
+                | "resources/read"
+                | "prompts/list"
+                | "prompts/get"
+                    if self.server.relay().is_some() =>
+                {
+                    self.forward(id, method, params, peer, stateless, out)
+                }
                 // Served only when any is registered (and advertised): else unknown.
                 "resources/list" | "resources/templates/list" | "resources/read"
                     if !self.server.registry().has_resources() =>
@@ -409,6 +419,31 @@ impl Session {
             stateless,
             out,
         )
+    }
+
+    /// Hands a resources or prompts request to the relay; -32601 when it
+    /// does not forward it.
+    fn forward(
+        &mut self,
+        id: RequestId<'_>,
+        method: &str,
+        params: Option<&RawValue>,
+        peer: Option<PeerRef<'_>>,
+        stateless: bool,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let relay = self.server.relay().expect("routed here with a relay");
+        let call = Self::call_of(&self.server, self.peer.as_ref(), peer);
+        let started = dispatch::relay_with(
+            call,
+            &mut self.inflight,
+            id,
+            method,
+            stateless,
+            out,
+            |call| relay.forward(call, method, params.map(RawValue::get)),
+        );
+        started.unwrap_or_else(|| Self::unknown(id, method, out))
     }
 
     fn unknown(id: RequestId<'_>, method: &str, out: &mut Vec<u8>) -> bool {

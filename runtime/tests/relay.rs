@@ -1,6 +1,7 @@
 //! A server whose tools a [`Relay`] serves, through the in-memory transport:
 //! its list and calls in both eras, errors passed on, progress to the
-//! caller, cancellation reaching the relayed call, the in-flight bound.
+//! caller, cancellation reaching the relayed call, the in-flight bound; the
+//! resources and prompts methods forwarded, or not.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -294,4 +295,89 @@ async fn relayed_calls_count_against_the_in_flight_bound() {
     assert_eq!(rest.len(), MAX_IN_FLIGHT, "each call is answered: {rest:?}");
     assert!(rest.iter().all(|m| m.contains("-32031")), "{rest:?}");
     dropped(&fake, MAX_IN_FLIGHT).await;
+}
+
+#[tokio::test]
+async fn a_relay_that_forwards_nothing_else_answers_method_not_found() {
+    let fake = Arc::new(Fake::default());
+    let server = server(&fake);
+    let mut client = initialized(&server).await;
+    for (i, method) in ide_mcp_runtime::relay::FORWARDED_METHODS.iter().enumerate() {
+        let request = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"{method}","params":{{}}}}"#);
+        let answer: Value = serde_json::from_str(&client.request(request).await).unwrap();
+        assert_eq!(
+            answer,
+            json!({"jsonrpc": "2.0", "id": i, "error": {"code": -32601,
+                   "message": format!("unknown method `{method}`")}})
+        );
+    }
+    assert!(fake.params.lock().unwrap().is_empty());
+}
+
+/// A relay of an other server with resources and prompts: answers each
+/// forwarded request with its method and params.
+struct Forwarding;
+
+impl Relay for Forwarding {
+    fn list_result(&self) -> Arc<[u8]> {
+        Arc::from(LIST.as_bytes())
+    }
+
+    fn call(&self, _: &Call<'_>, _: &str) -> RelayFuture {
+        unreachable!("no tool is called")
+    }
+
+    fn has_capability(&self, capability: &str) -> bool {
+        matches!(capability, "resources" | "prompts")
+    }
+
+    fn forward(&self, call: &Call<'_>, method: &str, params: Option<&str>) -> Option<RelayFuture> {
+        assert!(call.cancellation().is_some());
+        if method == "prompts/get" {
+            return Some(Box::pin(async {
+                RelayReply::Error(raw(r#"{"code":-32602,"message":"unknown prompt `x`"}"#))
+            }));
+        }
+        let echoed = json!({"method": method, "params": params}).to_string();
+        Some(Box::pin(async move { RelayReply::Result(raw(&echoed)) }))
+    }
+}
+
+#[tokio::test]
+async fn resources_and_prompts_are_forwarded_and_advertised_as_the_relay_says() {
+    let server = Server::builder("relay", "1.0")
+        .relay(Arc::new(Forwarding))
+        .build()
+        .unwrap();
+    let mut client = server.connect_memory();
+    let init: Value = serde_json::from_str(&client.request(INIT).await).unwrap();
+    assert_eq!(
+        init["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}, "resources": {"listChanged": false},
+               "prompts": {"listChanged": false}})
+    );
+    client.send(INITIALIZED).await;
+
+    let read = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a://b"}}"#;
+    assert_eq!(
+        client.request(read).await,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"method":"resources/read","params":"{\"uri\":\"a://b\"}"}}"#
+    );
+    let bare = r#"{"jsonrpc":"2.0","id":"s","method":"prompts/list"}"#;
+    assert_eq!(
+        client.request(bare).await,
+        r#"{"jsonrpc":"2.0","id":"s","result":{"method":"prompts/list","params":null}}"#
+    );
+    let get = r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"x"}}"#;
+    assert_eq!(
+        client.request(get).await,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown prompt `x`"}}"#
+    );
+    // A 2026-07-28 request: the result marked complete.
+    let stateless = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"resources/templates/list","params":{{"_meta":{{{META}}}}}}}"#
+    );
+    let answer: Value = serde_json::from_str(&client.request(stateless).await).unwrap();
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert_eq!(answer["result"]["method"], "resources/templates/list");
 }

@@ -1,6 +1,7 @@
-//! The compile-time contract of `#[mcp_tool]`: every misuse fails with the
-//! message pinned in `tests/ui/*.stderr`, every supported shape compiles and
-//! runs (`tests/ui/pass/`).
+//! The compile-time contract of `#[mcp_tool]`, `#[mcp_resource]` and
+//! `#[mcp_prompt]`: every misuse fails with the message pinned in
+//! `tests/ui/*.stderr`, every supported shape compiles and runs
+//! (`tests/ui/pass/`).
 //!
 //! Regenerate with `TRYBUILD=overwrite cargo test -p ide-mcp-tests --test
 //! compiletest` and review each `.stderr` like code. The toolchain is pinned

@@ -53,6 +53,8 @@ pub struct Link {
     outgoing: mpsc::Sender<Message>,
     shared: Arc<Shared>,
     next_id: AtomicU64,
+    /// The keys of the `capabilities` the IDE answered `initialize` with.
+    capabilities: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -124,36 +126,58 @@ impl Link {
             state.closed = true;
             state.pending.clear();
         });
-        let link = Self {
+        let mut link = Self {
             port,
             outgoing,
             shared,
             next_id: AtomicU64::new(0),
+            capabilities: Vec::new(),
         };
-        link.handshake().await?;
+        link.capabilities = link.handshake().await?;
         Ok(link)
     }
 
-    async fn handshake(&self) -> io::Result<()> {
+    /// Runs the handshake; the keys of the IDE's capabilities.
+    async fn handshake(&self) -> io::Result<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Initialized {
+            #[serde(default)]
+            capabilities: serde_json::Map<String, Value>,
+        }
         let params = serde_json::json!({
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "ide-mcp-bridge", "version": env!("CARGO_PKG_VERSION")},
         });
-        match self.request("initialize", &params.to_string(), None).await {
-            Ok(Answer::Result(_)) => {}
+        let capabilities = match self.request("initialize", &params.to_string(), None).await {
+            Ok(Answer::Result(result)) => serde_json::from_str::<Initialized>(result.get())
+                .map(|initialized| initialized.capabilities.into_iter().map(|(key, _)| key))
+                .map_err(|error| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("the IDE's `initialize` result is not one: {error}"),
+                    )
+                })?
+                .collect(),
             Ok(Answer::Error(error)) => {
                 return Err(io::Error::other(format!(
                     "the IDE refused `initialize`: {error}"
                 )));
             }
             Err(Closed) => return Err(closed_early()),
-        }
+        };
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         self.outgoing
             .send(Message::text(initialized))
             .await
-            .map_err(|_| closed_early())
+            .map_err(|_| closed_early())?;
+        Ok(capabilities)
+    }
+
+    /// Whether the IDE said it has `capability` (`"resources"`, …) when it
+    /// answered `initialize`.
+    pub fn has_capability(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|key| key == capability)
     }
 
     /// The IDE's port.

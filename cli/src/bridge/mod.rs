@@ -8,7 +8,9 @@
 //! ([`link`]), and relays through the runtime's [`Relay`] seam: the
 //! runtime's stdio server answers `initialize`, `ping` and both protocol
 //! eras, bounds and cancels calls; the bridge serves the IDE's list and
-//! forwards each call. With no IDE it still starts, lists what it last saw
+//! forwards each call, and each request of the IDE's resources and prompts
+//! (`resources/list`, `resources/templates/list`, `resources/read`,
+//! `prompts/list`, `prompts/get`), which it advertises when the IDE did. With no IDE it still starts, lists what it last saw
 //! for the workspace ([`cache`]) or the ide-mcp IDE's own tools, and
 //! answers calls with what to do. An IDE that went away is found again on
 //! the next call, and a list that changed is announced.
@@ -126,6 +128,8 @@ struct Inner {
     notifier: Notifier,
     /// The `tools/list` result served now.
     served: Mutex<Arc<[u8]>>,
+    /// Which of `resources` and `prompts` the IDE last reached has.
+    capabilities: Mutex<Capabilities>,
     /// The IDE's connection, while it lasts; held while (re)connecting, so
     /// that calls arriving meanwhile wait for the one attempt.
     link: tokio::sync::Mutex<Option<Arc<Link>>>,
@@ -143,6 +147,7 @@ impl Bridge {
         let first = seen.unwrap_or_else(tools::first_time);
         let inner = Arc::new(Inner {
             served: Mutex::new(tools::served(&first, options.all)),
+            capabilities: Mutex::new(Capabilities::default()),
             options,
             notifier: Notifier::new(),
             link: tokio::sync::Mutex::new(None),
@@ -172,6 +177,39 @@ impl Relay for Bridge {
         let forwarded = forwarded_params(params);
         Box::pin(async move { inner.call(forwarded, progress).await })
     }
+
+    fn has_capability(&self, capability: &str) -> bool {
+        let capabilities = *self
+            .inner
+            .capabilities
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match capability {
+            "resources" => capabilities.resources,
+            "prompts" => capabilities.prompts,
+            _ => false,
+        }
+    }
+
+    fn forward(&self, call: &Call<'_>, method: &str, params: Option<&str>) -> Option<RelayFuture> {
+        let inner = Arc::clone(&self.inner);
+        let progress = call
+            .progress_token()
+            .and_then(|token| serde_json::from_str::<Value>(token.get()).ok())
+            .zip(call.peer().cloned());
+        let method = method.to_owned();
+        let forwarded = forwarded_params(params.unwrap_or("{}"));
+        Some(Box::pin(async move {
+            inner.forward(&method, forwarded, progress).await
+        }))
+    }
+}
+
+/// What the IDE has besides tools, as its `initialize` result said.
+#[derive(Clone, Copy, Debug, Default)]
+struct Capabilities {
+    resources: bool,
+    prompts: bool,
 }
 
 impl Inner {
@@ -206,6 +244,13 @@ impl Inner {
             match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
                 Ok(Ok((link, list))) => {
                     tracing::info!(ide = ide.ide_name, port = ide.port, folders = ?ide.workspace_folders, "connected to the IDE");
+                    *self
+                        .capabilities
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Capabilities {
+                        resources: link.has_capability("resources"),
+                        prompts: link.has_capability("prompts"),
+                    };
                     self.serve_list(config_dir, &ide, &list);
                     return Some(link);
                 }
@@ -264,6 +309,39 @@ impl Inner {
             )),
         }
     }
+}
+
+impl Inner {
+    /// Forwards one resources or prompts request to the IDE, reconnecting
+    /// first when needed; its answer, or an error (-32603) saying there is
+    /// no IDE to ask.
+    async fn forward(
+        &self,
+        method: &str,
+        params: Box<str>,
+        progress: Option<(Value, Peer)>,
+    ) -> RelayReply {
+        let Some(link) = self.link().await else {
+            return error_reply(&format!(
+                "no IDE for {} is running: start your editor with `ide-mcp lsp-proxy`, or `ide-mcp serve`",
+                self.options.cwd.display()
+            ));
+        };
+        match link.request(method, &params, progress).await {
+            Ok(Answer::Result(result)) => RelayReply::Result(result),
+            Ok(Answer::Error(error)) => RelayReply::Error(error),
+            Err(Closed) => error_reply(&format!(
+                "the IDE for {} closed its connection before it answered; ask again to reach it once it runs",
+                self.options.cwd.display()
+            )),
+        }
+    }
+}
+
+/// A JSON-RPC error (-32603, internal) saying `message`.
+fn error_reply(message: &str) -> RelayReply {
+    let error = serde_json::json!({"code": -32603, "message": message});
+    RelayReply::Error(RawValue::from_string(error.to_string()).expect("serialized JSON is JSON"))
 }
 
 /// A tool result with `isError: true` saying `text`.

@@ -83,6 +83,27 @@ impl StdioSession {
         }
     }
 
+    /// Sends `request` (a request's JSON text) and returns its response's
+    /// text exactly as it came; the notifications read past are kept.
+    pub(crate) fn ask_raw(&mut self, request: &str) -> String {
+        let id = serde_json::from_str::<Value>(request).unwrap()["id"].clone();
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let start = Instant::now();
+        loop {
+            let left = ANSWER.saturating_sub(start.elapsed());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no answer to {request}; stderr:\n{}", self.server.stderr())
+            });
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return line;
+            }
+            self.notifications.push(message);
+        }
+    }
+
     /// The next message within `limit`, if one comes.
     pub(crate) fn next_message(&mut self, limit: Duration) -> Option<Value> {
         let line = self.lines.recv_timeout(limit).ok()?;

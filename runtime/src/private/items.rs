@@ -2,7 +2,7 @@
 //! beside what they share with `#[mcp_tool]`.
 
 use crate::context::StateReq;
-use crate::extract::Call;
+use crate::extract::{Call, Rejection};
 use crate::prompt::{IntoPromptResult, PromptArgumentType};
 use crate::resource::{IntoResourceContents, ListHandler, ListedResource};
 use crate::result::ResultOut;
@@ -22,22 +22,37 @@ pub fn write_prompt<T: IntoPromptResult>(value: T, out: &mut ResultOut<'_>) {
     crate::prompt::write_messages(value, out);
 }
 
-/// Lists a template's resources through the user's lister; a parameter it
-/// cannot take lists nothing.
-pub fn list_with<'a, F: ListHandler<'a, P>, P>(
-    call: &Call<'a>,
-    list: F,
-    template: &str,
-) -> Vec<ListedResource> {
-    list.list(call).unwrap_or_else(|why| {
-        tracing::warn!(template, %why, "the resources of the template cannot be listed");
-        Vec::new()
-    })
+/// A template's lister, checked to be a [`ListHandler`] once: the two
+/// uses (its states, its list) go through [`lister`] alone, spanned alike,
+/// so that a wrong `list = f` is one error.
+pub struct Lister<'a, F> {
+    f: F,
+    list: fn(F, &Call<'a>) -> Result<Vec<ListedResource>, Rejection>,
+    states: fn(&mut Vec<StateReq>),
 }
 
-/// The states a lister's parameters need.
-pub fn list_states<'a, F: ListHandler<'a, P>, P>(_: &F, out: &mut Vec<StateReq>) {
-    F::states(out);
+/// The user's `list = f`, checked.
+pub fn lister<'a, F: ListHandler<'a, P>, P>(f: F) -> Lister<'a, F> {
+    Lister {
+        f,
+        list: F::list,
+        states: F::states,
+    }
+}
+
+impl<'a, F> Lister<'a, F> {
+    /// The states the lister's parameters need.
+    pub fn states(&self, out: &mut Vec<StateReq>) {
+        (self.states)(out);
+    }
+
+    /// Lists a template's resources; a parameter it cannot take lists nothing.
+    pub fn list(self, call: &Call<'a>, template: &str) -> Vec<ListedResource> {
+        (self.list)(self.f, call).unwrap_or_else(|why| {
+            tracing::warn!(template, %why, "the resources of the template cannot be listed");
+            Vec::new()
+        })
+    }
 }
 
 /// A prompt argument's type, checked to be a string (`String`, `Option<String>`).
