@@ -91,7 +91,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
     assert_eq!(over_http[0]["text"], "ünused");
     // The resources and prompts of the same registry: the open file and
     // `ide://diagnostics`, `fix_diagnostics`.
-    let (status, resources) = post(&url, &token, 3, "resources/list", &json!({}));
+    let (status, resources) = post(&url, &token, 3, "resources/list", "").await;
     assert_eq!(status, 200, "{resources}");
     let uris: Vec<&Value> = resources["result"]["resources"]
         .as_array()
@@ -106,7 +106,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
             &json!(format!("file://{warns}"))
         ]
     );
-    let (status, prompts) = post(&url, &token, 4, "prompts/list", &json!({}));
+    let (status, prompts) = post(&url, &token, 4, "prompts/list", "").await;
     assert_eq!(status, 200, "{prompts}");
     assert_eq!(
         prompts["result"]["prompts"][0]["name"], "fix_diagnostics",
