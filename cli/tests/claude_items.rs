@@ -396,8 +396,11 @@ fn an_open_document_s_unsaved_text_is_read_with_read_mcp_resource_tool() {
 const INTERACTIVE: Duration = Duration::from_mins(4);
 /// What the CLI shows under the user's message once it read the mention.
 const READ_SHOWN: &str = "Read MCP resource main.rs from ide-mcp";
-/// What the CLI puts around a mentioned resource's text, before and after.
+/// What the CLI puts before a mentioned resource's text: its attachment's
+/// three text blocks (these words, the text, a warning) reach the API
+/// joined by newlines, in one text with the CLI's environment notes.
 const CONTENTS_BEFORE: &str = "Full contents of resource:\n";
+/// What the CLI puts after it, up to the environment notes.
 const CONTENTS_AFTER: &str = "\nDo NOT read this resource again unless you think it may have changed, since you already have the full contents.\n\n";
 
 #[test]
