@@ -19,29 +19,36 @@
 //!   `prompts/get` and sends each message's content as the user turn (a
 //!   `resource` content as its text);
 //! - an `@<server>:<uri>` mention of a listed resource (not a template) is,
-//!   in the interactive CLI, read with `resources/read` before the first
-//!   request (if the `ReadMcpResourceTool` permission allows it) and its
-//!   text added to the user turn; `claude -p` starts its query with no MCP
+//!   in the interactive CLI (run in tmux), read with `resources/read`
+//!   before the first request, with no permission prompt when it is typed
+//!   in the composer (the `ReadMcpResourceTool` rules alone are checked),
+//!   and its text sent after the user's message, as typed, in a message of
+//!   the `system` role: `Full contents of resource:\n<text>\nDo NOT read
+//!   this resource again …`; `claude -p` starts its query with no MCP
 //!   resources known (`mcpResources: {}`) and sends the mention as typed;
 //! - `ReadMcpResourceTool` (`{"server", "uri"}`) is deferred, as MCP tools
 //!   are (named to the model, its schema fetched with `ToolSearch`), and
 //!   its result is the `resources/read` result as JSON text.
 //!
-//! Needs `claude` alone; skips as the other `claude_*` tests do.
+//! Needs `claude` (and `tmux`, for the interactive CLI); skips as the
+//! other `claude_*` tests do.
 
 mod common;
 
 use std::io::Read as _;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::Running;
+use common::claude::Deadline;
 use common::lsp::Place;
 use common::model::{ModelStandIn, Script, ToolCall, tool_results, user_messages};
+use common::tmux::Terminal;
 use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Server};
-use ide_mcp_tools::BufferId;
-use ide_mcp_tools::memory::MemoryWorkspace;
+use ide_mcp_tools::memory::{MemoryBuffers, MemoryWorkspace};
+use ide_mcp_tools::{BufferId, BufferStore, DocumentHandle};
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use serde_json::{Value, json};
 
@@ -67,6 +74,8 @@ const RUN: Duration = Duration::from_mins(3);
 struct Editor {
     place: Place,
     main_rs: std::path::PathBuf,
+    /// The server's buffer store, which records what it is asked.
+    buffers: Arc<Recording>,
     http: Option<HttpServerHandle>,
     runtime: tokio::runtime::Runtime,
 }
@@ -91,7 +100,16 @@ impl Editor {
                 )
             }],
         );
-        let cx = ws.read_context().workspace_folder(&place.workspace).build();
+        let buffers = Arc::new(Recording {
+            inner: Arc::clone(&ws.buffers),
+            found: Mutex::new(Vec::new()),
+            listings: AtomicUsize::new(0),
+        });
+        let cx = ws
+            .read_context()
+            .buffers(Arc::clone(&buffers) as Arc<dyn BufferStore>)
+            .workspace_folder(&place.workspace)
+            .build();
         let server = Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))
             .registry(Arc::new(ide_mcp::run::headless_registry(false).unwrap()))
             .state(cx)
@@ -112,6 +130,7 @@ impl Editor {
         Self {
             place,
             main_rs,
+            buffers,
             http: Some(http),
             runtime,
         }
@@ -122,9 +141,8 @@ impl Editor {
         format!("file://{}", self.main_rs.display())
     }
 
-    /// `claude -p <prompt>` in the workspace, with this server alone as
-    /// its MCP server and `model` as its API; what it printed.
-    fn claude(&self, model: &ModelStandIn, prompt: &str, extra: &[&str]) -> String {
+    /// The CLI's `--mcp-config` file: this server alone.
+    fn mcp_config(&self) -> std::path::PathBuf {
         let http = self.http.as_ref().unwrap();
         let config = json!({"mcpServers": {SERVER: {
             "type": "http",
@@ -133,6 +151,13 @@ impl Editor {
         }}});
         let config_file = self.place.dir.path().join("mcp.json");
         std::fs::write(&config_file, config.to_string()).unwrap();
+        config_file
+    }
+
+    /// `claude -p <prompt>` in the workspace, with this server alone as
+    /// its MCP server and `model` as its API; what it printed.
+    fn claude(&self, model: &ModelStandIn, prompt: &str, extra: &[&str]) -> String {
+        let config_file = self.mcp_config();
         let mut command = Command::new("claude");
         command
             .arg("-p")
@@ -170,6 +195,39 @@ impl Drop for Editor {
         if let Some(http) = self.http.take() {
             self.runtime.block_on(http.shutdown());
         }
+    }
+}
+
+/// The server's buffer store: the workspace's, recording the paths it
+/// found a document for (what reading a `file://` resource asks it; no
+/// other request of these tests does) and how many times it was asked
+/// for dirty flags (what listing the documents asks it).
+struct Recording {
+    inner: Arc<MemoryBuffers>,
+    found: Mutex<Vec<std::path::PathBuf>>,
+    listings: AtomicUsize,
+}
+
+impl BufferStore for Recording {
+    fn handle_for(&self, id: BufferId) -> Option<DocumentHandle> {
+        self.inner.handle_for(id)
+    }
+
+    fn handle_for_path(&self, path: &std::path::Path) -> Option<DocumentHandle> {
+        let handle = self.inner.handle_for_path(path);
+        if handle.is_some() {
+            self.found.lock().unwrap().push(path.to_owned());
+        }
+        handle
+    }
+
+    fn dirty_flags(&self, ids: &[BufferId]) -> Vec<bool> {
+        self.listings.fetch_add(1, Ordering::SeqCst);
+        self.inner.dirty_flags(ids)
+    }
+
+    fn generation(&self) -> Option<u64> {
+        self.inner.generation()
     }
 }
 
@@ -332,4 +390,116 @@ fn an_open_document_s_unsaved_text_is_read_with_read_mcp_resource_tool() {
         json!(["server", "uri"]),
         "{tool}"
     );
+}
+
+/// The interactive test, start to end, at most.
+const INTERACTIVE: Duration = Duration::from_mins(4);
+/// What the CLI shows under the user's message once it read the mention.
+const READ_SHOWN: &str = "Read MCP resource main.rs from ide-mcp";
+/// What the CLI puts before a mentioned resource's text: its attachment's
+/// three text blocks (these words, the text, a warning) reach the API
+/// joined by newlines, in one text with the CLI's environment notes.
+const CONTENTS_BEFORE: &str = "Full contents of resource:\n";
+/// What the CLI puts after it, up to the environment notes.
+const CONTENTS_AFTER: &str = "\nDo NOT read this resource again unless you think it may have changed, since you already have the full contents.\n\n";
+
+#[test]
+fn a_mention_in_the_interactive_cli_sends_the_open_document_s_unsaved_text() {
+    if !common::installed("claude") || !common::installed("tmux") {
+        return;
+    }
+    let start = Instant::now();
+    let deadline = Deadline(start + INTERACTIVE);
+    let editor = Editor::start();
+    let uri = editor.document_uri();
+    // The mention as typed, in the middle of the line: the CLI takes
+    // `@<server>:<uri>` up to the next space (its `@` completion offers
+    // `ide-mcp:<uri>` for each listed resource; it need not be accepted).
+    let prompt = format!("Explain @{SERVER}:{uri} to me");
+    let model = ModelStandIn::start(Script {
+        prompt: prompt.clone(),
+        calls: Vec::new(),
+        last_words: LAST_WORDS.to_owned(),
+    });
+    let config_file = editor.mcp_config();
+    let claude = Terminal::start(
+        &editor.place.dir.path().join("tmux"),
+        &editor.place.workspace,
+        (200, 50),
+        &[
+            "claude",
+            "--mcp-config",
+            config_file.to_str().unwrap(),
+            "--strict-mcp-config",
+            "--permission-mode",
+            "default",
+        ],
+        |command| common::claude::isolate(command, &editor.place, &model),
+    );
+    // A mention is read only if it names a resource the CLI has listed
+    // (`resources/list`, served once the server is connected).
+    while editor.buffers.listings.load(Ordering::SeqCst) == 0 {
+        assert!(
+            !deadline.left().is_zero(),
+            "the CLI never listed the resources:\n{}",
+            claude.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    claude.wait_for("? for shortcuts", deadline.left(), || model.summary());
+    claude.type_text(&prompt);
+    claude.wait_for(&prompt, deadline.left(), String::new);
+    claude.press("Enter");
+
+    // No permission prompt: the mention is in the line as submitted from
+    // the composer, so only the rules are checked, and none denies or asks
+    // (2.1.332's `t2i`: `if(Q.has(Se)){…Nt=(jr(…)??pu(Qt,_e,ht,"deny"))
+    // ===null?"allow":"deny"}else Nt=(await bse(_e,ht,…)).behavior`, `Q`
+    // the mentions of `submittedLineAsShown`; `bse` is the prompt). The
+    // CLI reads the document before it asks the model.
+    let screen = claude.wait_for(LAST_WORDS, deadline.left(), || model.summary());
+    assert!(screen.contains(READ_SHOWN), "{screen}");
+    assert!(!screen.contains("Do you want to proceed?"), "{screen}");
+    assert_eq!(
+        *editor.buffers.found.lock().unwrap(),
+        std::slice::from_ref(&editor.main_rs),
+        "one `resources/read` of {uri}"
+    );
+
+    // The first request: the user's message as typed, then a message of
+    // the `system` role whose text begins with the document's text,
+    // unsaved edits included, between the CLI's words (the rest of that
+    // text is the CLI's environment notes).
+    let request = first_request(&model, &prompt);
+    let messages = request["messages"].as_array().unwrap();
+    let at = messages
+        .iter()
+        .position(|message| {
+            message["role"] == "user"
+                && message["content"]
+                    .as_array()
+                    .and_then(|blocks| blocks.last())
+                    .is_some_and(|block| block["text"] == prompt.as_str())
+        })
+        .unwrap_or_else(|| panic!("no user message ends with the prompt: {request}"));
+    let attached = &messages[at + 1];
+    let text = attached["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(
+        (
+            &attached["role"],
+            attached["content"].as_array().map(Vec::len)
+        ),
+        (&json!("system"), Some(1)),
+        "{attached}"
+    );
+    assert!(
+        text.starts_with(&format!("{CONTENTS_BEFORE}{UNSAVED}{CONTENTS_AFTER}")),
+        "{text}"
+    );
+    eprintln!(
+        "claude_items: done in {:?}; the stand-in's requests:\n{}",
+        start.elapsed(),
+        model.summary()
+    );
+    drop(claude);
 }
