@@ -95,13 +95,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
 
     let (status, list) = post(&url, &token, 1, "tools/list", &json!({}));
     assert_eq!(status, 200);
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    common::assert_headless_tools(&names);
+    common::assert_headless_tools(&common::tool_names(&list["result"]));
     let over_http: Vec<Value> = [
         "getCurrentSelection",
         "getOpenEditors",

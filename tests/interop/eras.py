@@ -36,19 +36,12 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+# The scripts run as `python tests/interop/<script>.py`: their folder is on the path.
+from checks import CheckFailed, check
+
 READ_TOOLS = {"getCurrentSelection", "getOpenEditors", "getWorkspaceFolders", "getDiagnostics", "checkDocumentDirty"}
 FIXTURE_TOOLS = {"add", "greet", "fixture.echo", "divide", "countWords", "forgetEverything"}
 SECONDS = 60
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(condition: bool, what: str, got: Any = None) -> None:
-    if not condition:
-        detail = "" if got is None else f"\n    got: {json.dumps(got, default=str)[:2000]}"
-        raise CheckFailed(f"{what}{detail}")
 
 
 def text_of(result: Any) -> str:

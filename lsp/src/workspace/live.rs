@@ -169,6 +169,8 @@ impl ServerHost for LspWorkspace {
 mod tests {
     use super::*;
 
+    /// The wording of an unsupported feature is [`unsupported`]'s (tested
+    /// with it); no server at all has its own.
     #[test]
     fn refusals_name_the_file_and_the_server() {
         let path = Path::new("/w/a.c");
@@ -178,10 +180,11 @@ mod tests {
                 path,
                 LspFeature::References
             ),
-            "the language server for /w/a.c (clangd) does not provide references"
+            unsupported(path, Some("clangd"), LspFeature::References)
         );
-        assert!(
-            no_route(NoRoute::NoServer, path, LspFeature::Hover).starts_with("no language server")
+        assert_eq!(
+            no_route(NoRoute::NoServer, path, LspFeature::Hover),
+            "no language server of the editor's handles /w/a.c: open a file of its language in the editor first"
         );
     }
 }
