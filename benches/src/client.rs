@@ -227,6 +227,18 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a run that took `elapsed`, from its latencies in any
+    /// order.
+    pub fn new(requests: u64, elapsed: Duration, mut latencies: Vec<Duration>, bytes: u64) -> Self {
+        latencies.sort_unstable();
+        Self {
+            requests,
+            elapsed,
+            latencies,
+            bytes,
+        }
+    }
+
     /// Requests per second.
     pub fn rps(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64()
@@ -297,12 +309,5 @@ pub async fn run_load(
             conn.flush().await?;
         }
     }
-    let elapsed = start.elapsed();
-    latencies.sort_unstable();
-    Ok(Report {
-        requests,
-        elapsed,
-        latencies,
-        bytes,
-    })
+    Ok(Report::new(requests, start.elapsed(), latencies, bytes))
 }

@@ -181,16 +181,8 @@ pub async fn run_http_load(
     let tool_call = method == "tools/call";
     let (conns, _, _) = phase(conns, &template, tool_call, 1, warmup).await?;
     let start = Instant::now();
-    let (_, mut latencies, bytes) =
-        phase(conns, &template, tool_call, 1 + warmup, requests).await?;
-    let elapsed = start.elapsed();
-    latencies.sort_unstable();
-    Ok(Report {
-        requests,
-        elapsed,
-        latencies,
-        bytes,
-    })
+    let (_, latencies, bytes) = phase(conns, &template, tool_call, 1 + warmup, requests).await?;
+    Ok(Report::new(requests, start.elapsed(), latencies, bytes))
 }
 
 type Phase = (Vec<Conn>, Vec<Duration>, u64);
