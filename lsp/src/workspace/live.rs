@@ -174,14 +174,11 @@ mod tests {
     #[test]
     fn refusals_name_the_file_and_the_server() {
         let path = Path::new("/w/a.c");
-        assert_eq!(
-            no_route(
-                NoRoute::Unsupported(Some("clangd".into())),
-                path,
-                LspFeature::References
-            ),
-            unsupported(path, Some("clangd"), LspFeature::References)
-        );
+        for server in [Some("clangd"), None] {
+            let refusal = NoRoute::Unsupported(server.map(Into::into));
+            let expected = unsupported(path, server, LspFeature::References);
+            assert_eq!(no_route(refusal, path, LspFeature::References), expected);
+        }
         assert_eq!(
             no_route(NoRoute::NoServer, path, LspFeature::Hover),
             "no language server of the editor's handles /w/a.c: open a file of its language in the editor first"
