@@ -8,34 +8,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ide_mcp_benches::lsp;
+use ide_mcp_benches::synth::document;
 use ide_mcp_lsp::{LspWorkspace, Observer};
 use serde_json::json;
-
-fn document(bytes: usize) -> String {
-    let line = "    let value = compute(42, \"ünï\"); // some text\n";
-    let mut text = String::with_capacity(bytes + line.len());
-    while text.len() < bytes {
-        text.push_str(line);
-    }
-    text
-}
 
 /// An initialized stream with `text` open as `file:///ws/a.c`.
 fn stream(text: &str) -> (Arc<LspWorkspace>, Observer) {
     let ws = Arc::new(LspWorkspace::new());
-    let (mut observer, _outgoing) = Observer::new(Arc::clone(&ws));
-    let send = |o: &mut Observer, v: serde_json::Value| o.from_client(v.to_string().as_bytes());
-    send(
-        &mut observer,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": 1, "capabilities": {}}}),
-    );
-    observer.from_server(
-        br#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"textDocumentSync":2}}}"#,
-    );
-    send(
-        &mut observer,
-        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": "file:///ws/a.c", "languageId": "c", "version": 0, "text": text}}}),
-    );
+    let (observer, _outgoing) = lsp::stream(&ws, text);
     (ws, observer)
 }
 

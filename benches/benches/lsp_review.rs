@@ -13,14 +13,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use ide_mcp_benches::lsp::{URI, stream};
+use ide_mcp_lsp::LspWorkspace;
 use ide_mcp_lsp::host::review::Reviews;
 use ide_mcp_lsp::observer::Overlay;
-use ide_mcp_lsp::{LspWorkspace, Observer};
 use ide_mcp_tools::{DiffReview as _, OpenDiffRequest};
 use serde_json::json;
 
 const LINES: usize = 50_000;
-const URI: &str = "file:///ws/a.c";
 
 fn source() -> String {
     let mut text = String::new();
@@ -51,30 +51,6 @@ fn proposal(text: &str) -> String {
         line.insert_str(4, "// ");
     }
     lines.concat()
-}
-
-/// An initialized stream of `ws` with `text` open.
-fn stream(
-    ws: &Arc<LspWorkspace>,
-    text: &str,
-) -> (
-    Observer,
-    tokio::sync::mpsc::Receiver<ide_mcp_lsp::framing::Message>,
-) {
-    let (mut observer, outgoing) = Observer::new(Arc::clone(ws));
-    let send = |o: &mut Observer, v: serde_json::Value| o.from_client(v.to_string().as_bytes());
-    send(
-        &mut observer,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": 1, "capabilities": {}}}),
-    );
-    observer.from_server(
-        br#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"textDocumentSync":2}}}"#,
-    );
-    send(
-        &mut observer,
-        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": URI, "languageId": "c", "version": 0, "text": text}}}),
-    );
-    (observer, outgoing)
 }
 
 fn publish(n: usize) -> Vec<u8> {

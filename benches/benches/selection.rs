@@ -7,19 +7,11 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use ide_mcp_benches::synth::document;
 use ide_mcp_runtime::ResultOut;
 use ide_mcp_tools::BufferId;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use lsp_types::Position;
-
-fn document(bytes: usize) -> String {
-    let line = "    let value = compute(42, \"ünï\"); // some text\n";
-    let mut text = String::with_capacity(bytes + line.len());
-    while text.len() < bytes {
-        text.push_str(line);
-    }
-    text
-}
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("getCurrentSelection/10 chars");

@@ -2,17 +2,19 @@
 //! diagnostics and `getOpenEditors` over 10 000 buffers, written by the tool
 //! path straight into the escaped `text` of a response, against
 //! `serde_json::to_writer` of the same plain structs into a `Vec<u8>`;
-//! `getOpenEditors` also with the ports read in each iteration (the whole
-//! cold path) and answered from its cached bytes.
+//! `getOpenEditors` with the tabs' names kept by the tool and derived as
+//! written, with the ports read in each iteration (the whole cold path, also
+//! after a change of the tab list) and answered from its cached bytes.
 //!
 //! `cargo bench -p ide-mcp-benches --bench serialization`
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use ide_mcp_benches::synth::{self, Size};
 use ide_mcp_runtime::ResultOut;
-use ide_mcp_tools::{DiagnosticsQuery as _, all_diagnostics_result};
+use ide_mcp_tools::{BufferId, DiagnosticsQuery as _, all_diagnostics_result};
 use lsp_types::{NumberOrString, Range};
 use serde::Serialize;
 
@@ -29,6 +31,21 @@ struct PlainDiagnostic {
     range: Range,
     source: Option<String>,
     code: Option<String>,
+}
+
+/// The baseline of every group: `plain` written by `serde_json::to_writer`.
+fn bench_plain(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    out: &mut Vec<u8>,
+    plain: &impl Serialize,
+) {
+    group.bench_function("serde_json::to_writer (plain structs)", |b| {
+        b.iter(|| {
+            out.clear();
+            serde_json::to_writer(&mut *out, black_box(plain)).unwrap();
+            black_box(out.len())
+        });
+    });
 }
 
 fn bench_diagnostics(c: &mut Criterion, count: usize) {
@@ -72,13 +89,7 @@ fn bench_diagnostics(c: &mut Criterion, count: usize) {
             black_box(out.len())
         });
     });
-    group.bench_function("serde_json::to_writer (plain structs)", |b| {
-        b.iter(|| {
-            out.clear();
-            serde_json::to_writer(&mut out, black_box(&plain)).unwrap();
-            black_box(out.len())
-        });
-    });
+    bench_plain(&mut group, &mut out, &plain);
     group.finish();
 }
 
@@ -87,7 +98,7 @@ fn bench_open_editors(c: &mut Criterion) {
         .build()
         .unwrap();
     let _guard = runtime.enter();
-    let (_ws, cx) = synth::workspace(Size {
+    let (ws, cx) = synth::workspace(Size {
         editors: 10_000,
         diagnostics: 0,
         selection_bytes: 10,
@@ -119,6 +130,14 @@ fn bench_open_editors(c: &mut Criterion) {
             black_box(out.len())
         });
     });
+    let derived = state.clone().without_kept_names();
+    group.bench_function("tool, ports already read, names derived as written", |b| {
+        b.iter(|| {
+            out.clear();
+            ResultOut::new(&mut out).json_text(black_box(&derived));
+            black_box(out.len())
+        });
+    });
     group.bench_function("tool, reading the ports too (no cached bytes)", |b| {
         b.iter(|| {
             out.clear();
@@ -127,13 +146,22 @@ fn bench_open_editors(c: &mut Criterion) {
             black_box(out.len())
         });
     });
-    group.bench_function("serde_json::to_writer (plain structs)", |b| {
-        b.iter(|| {
-            out.clear();
-            serde_json::to_writer(&mut out, black_box(&plain)).unwrap();
-            black_box(out.len())
-        });
-    });
+    // Each iteration moves the active tab: a new generation, every name kept.
+    let mut active = 0;
+    group.bench_function(
+        "tool, reading the ports after a change (no cached bytes)",
+        |b| {
+            b.iter(|| {
+                active = (active + 1) % 10_000;
+                ws.editor.set_active(Some(BufferId(active)));
+                out.clear();
+                let state = ide_mcp_tools::OpenEditorsState::read(black_box(&cx));
+                ResultOut::new(&mut out).json_text(&state);
+                black_box(out.len())
+            });
+        },
+    );
+    bench_plain(&mut group, &mut out, &plain);
     group.finish();
 }
 

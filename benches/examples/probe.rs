@@ -13,7 +13,7 @@ fn main() {
         .build()
         .expect("runtime");
     let _guard = runtime.enter();
-    let editors = if matches!(variant.as_str(), "tool" | "plain") {
+    let editors = if matches!(variant.as_str(), "tool" | "tool-derived" | "plain") {
         10_000
     } else {
         50
@@ -25,6 +25,7 @@ fn main() {
     });
     let state = ide_mcp_tools::OpenEditorsState::read(&cx);
     let plain = ide_mcp_benches::baseline::plain_tabs(&state);
+    let derived = state.clone().without_kept_names();
     let server = synth::server(cx.clone()).expect("server");
     let mut session = synth::initialized_session(server);
     let mut out = Vec::new();
@@ -37,6 +38,7 @@ fn main() {
         out.clear();
         match variant.as_str() {
             "tool" => ResultOut::new(&mut out).json_text(black_box(&state)),
+            "tool-derived" => ResultOut::new(&mut out).json_text(black_box(&derived)),
             "plain" => serde_json::to_writer(&mut out, black_box(&plain)).expect("plain"),
             "folders" => {
                 session.handle(black_box(folders), &mut out);

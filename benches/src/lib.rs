@@ -8,6 +8,7 @@
 pub mod baseline;
 pub mod client;
 pub mod http_client;
+pub mod lsp;
 pub mod projects;
 pub mod scripted;
 pub mod synth;

@@ -35,6 +35,17 @@ impl Default for Size {
     }
 }
 
+/// A document of at least `bytes` bytes, of the same non-ASCII line
+/// repeated (the selection and keystroke benches' text).
+pub fn document(bytes: usize) -> String {
+    let line = "    let value = compute(42, \"ünï\"); // some text\n";
+    let mut text = String::with_capacity(bytes + line.len());
+    while text.len() < bytes {
+        text.push_str(line);
+    }
+    text
+}
+
 /// The path of synthetic file `i`.
 pub fn file_path(i: usize) -> PathBuf {
     PathBuf::from(format!("{ROOT}/src/file{i}.rs"))

@@ -31,3 +31,5 @@ pub mod lsp_record;
 #[cfg(unix)]
 pub mod proxy;
 pub mod run;
+#[cfg(test)]
+mod test_util;

@@ -76,6 +76,19 @@ fn main() -> ExitCode {
 }
 
 #[cfg(unix)]
+/// The two-thread runtime of `lsp-proxy` and `host`, each worker started
+/// with `on_start`; `None`, logged, when it cannot start.
+fn two_thread_runtime(on_start: fn()) -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .on_thread_start(on_start)
+        .enable_all()
+        .build()
+        .inspect_err(|error| tracing::error!(%error, "cannot start the async runtime"))
+        .ok()
+}
+
+#[cfg(unix)]
 /// `ide-mcp lsp-proxy`: stdout is the editor's wire and stderr may be a
 /// broken pipe, so nothing here prints; errors go to the log.
 fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
@@ -84,17 +97,8 @@ fn lsp_proxy(args: &ide_mcp::proxy::LspProxyArgs) -> ExitCode {
     };
     // Forwarding runs on threads of its own; the runtime (signals, the
     // server's exit, the link to the IDE host) yields to it.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .on_thread_start(ide_mcp_lsp::background::lower_priority)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            tracing::error!(%error, "cannot start the async runtime");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = two_thread_runtime(ide_mcp_lsp::background::lower_priority) else {
+        return ExitCode::FAILURE;
     };
     let outcome = runtime.block_on(ide_mcp_lsp::proxy::run(args.options()));
     runtime.shutdown_timeout(SHUTDOWN_TIMEOUT);
@@ -124,16 +128,8 @@ fn host(args: &ide_mcp::proxy::HostArgs) -> ExitCode {
     // The whole host yields to the editors' forwarding: its threads inherit
     // this one's priority.
     ide_mcp_lsp::background::lower_priority();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            tracing::error!(%error, "cannot start the async runtime");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = two_thread_runtime(|| {}) else {
+        return ExitCode::FAILURE;
     };
     let outcome = runtime.block_on(async {
         let dir = ide_mcp_lsp::host::private_dir()?;
@@ -156,19 +152,9 @@ fn host(args: &ide_mcp::proxy::HostArgs) -> ExitCode {
 /// Resolves at SIGTERM or SIGINT; SIGHUP (a terminal closing on a host
 /// started from it) is ignored: the host outlives terminals and editors.
 async fn host_stop() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
+    use ide_mcp_lsp::signals::{StopSignal, StopSignals};
+    let Some(mut signals) = StopSignals::listen() else {
         return std::future::pending().await;
     };
-    loop {
-        tokio::select! {
-            _ = term.recv() => return,
-            _ = int.recv() => return,
-            _ = hup.recv() => {}
-        }
-    }
+    while signals.next().await == StopSignal::HangUp {}
 }

@@ -340,13 +340,7 @@ mod tests {
 
     fn listed(options: &HeadlessOptions) -> Vec<String> {
         let headless = Headless::new(options).unwrap();
-        let list = server(&headless).unwrap().registry().list_result();
-        list["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|tool| tool["name"].as_str().unwrap().to_owned())
-            .collect()
+        crate::test_util::tool_names(&server(&headless).unwrap().registry().list_result())
     }
 
     #[tokio::test]

@@ -90,27 +90,40 @@ fn tab(path: &Path, language: &str, active: bool, dirty: bool) -> Value {
     })
 }
 
+/// A file's `getDiagnostics` entry with one error: `range` is start line,
+/// start character, end line, end character.
+fn one_error(path: &Path, message: &str, range: [u32; 4], source: &str, code: &str) -> Value {
+    let [line, character, end_line, end_character] = range;
+    json!({"uri": uri(path), "diagnostics": [{
+        "message": message,
+        "severity": "Error",
+        "range": {"start": {"line": line, "character": character}, "end": {"line": end_line, "character": end_character}},
+        "source": source,
+        "code": code,
+    }]})
+}
+
 /// clangd's diagnostic of the unsaved `main.c`, as the IDE gives it.
 fn clang_error(main_c: &Path) -> Value {
-    json!({"uri": uri(main_c), "diagnostics": [{
-        "message": "Use of undeclared identifier 'missing_name'",
-        "severity": "Error",
-        "range": {"start": {"line": 2, "character": 9}, "end": {"line": 2, "character": 21}},
-        "source": "clang",
-        "code": "undeclared_var_use",
-    }]})
+    one_error(
+        main_c,
+        "Use of undeclared identifier 'missing_name'",
+        [2, 9, 2, 21],
+        "clang",
+        "undeclared_var_use",
+    )
 }
 
 /// pyright's diagnostic of the unsaved `app.py`, as the IDE gives it
 /// (pyright indents its second line with no-break spaces).
 fn pyright_error(app_py: &Path) -> Value {
-    json!({"uri": uri(app_py), "diagnostics": [{
-        "message": "Type \"Literal['one']\" is not assignable to declared type \"int\"\n\u{a0}\u{a0}\"Literal['one']\" is not assignable to \"int\"",
-        "severity": "Error",
-        "range": {"start": {"line": 0, "character": 13}, "end": {"line": 0, "character": 18}},
-        "source": "Pyright",
-        "code": "reportAssignmentType",
-    }]})
+    one_error(
+        app_py,
+        "Type \"Literal['one']\" is not assignable to declared type \"int\"\n\u{a0}\u{a0}\"Literal['one']\" is not assignable to \"int\"",
+        [0, 13, 0, 18],
+        "Pyright",
+        "reportAssignmentType",
+    )
 }
 
 /// Calls `tool` until it answers `expected` exactly (the proxies pass

@@ -60,6 +60,8 @@ pub mod observer;
 #[cfg(unix)]
 pub mod proxy;
 mod published;
+#[cfg(unix)]
+pub mod signals;
 pub mod workspace;
 
 pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};

@@ -56,12 +56,7 @@ async fn client(seen: Arc<Seen>) -> MemoryClient {
         .build()
         .expect("the server builds");
     let mut client = server.connect_memory();
-    client
-        .request(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#)
-        .await;
-    client
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
+    client.initialize().await;
     client
 }
 

@@ -214,12 +214,12 @@ async fn deeply_nested_input_is_an_error_not_a_crash() {
 #[tokio::test]
 async fn async_calls_complete_out_of_order() {
     let mut client = initialized().await;
-    client
-        .send(call(1, "sleep", r#"{"ms":300,"tag":"slow"}"#))
-        .await;
-    client
-        .send(call(2, "sleep", r#"{"ms":10,"tag":"fast"}"#))
-        .await;
+    for message in [
+        call(1, "sleep", r#"{"ms":300,"tag":"slow"}"#),
+        call(2, "sleep", r#"{"ms":10,"tag":"fast"}"#),
+    ] {
+        client.send(message).await;
+    }
     assert_eq!(client.recv().await.unwrap(), text_result(2, r#""fast""#));
     assert_eq!(client.recv().await.unwrap(), text_result(1, r#""slow""#));
 }
@@ -227,12 +227,12 @@ async fn async_calls_complete_out_of_order() {
 #[tokio::test]
 async fn cancelled_calls_are_never_answered() {
     let mut client = initialized().await;
-    client
-        .send(call(1, "sleep", r#"{"ms":200,"tag":"cancelled"}"#))
-        .await;
-    client
-        .send(call(2, "block", r#"{"ms":100,"tag":"cancelled too"}"#))
-        .await;
+    for message in [
+        call(1, "sleep", r#"{"ms":200,"tag":"cancelled"}"#),
+        call(2, "block", r#"{"ms":100,"tag":"cancelled too"}"#),
+    ] {
+        client.send(message).await;
+    }
     client.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#).await;
     client
         .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#)

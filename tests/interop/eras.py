@@ -42,6 +42,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+# The scripts run as `python tests/interop/<script>.py`: their folder is on the path.
+from checks import CheckFailed, check
+
 READ_TOOLS = {"getCurrentSelection", "getOpenEditors", "getWorkspaceFolders", "getDiagnostics", "checkDocumentDirty"}
 FIXTURE_TOOLS = {"add", "greet", "fixture.echo", "divide", "countWords", "forgetEverything"}
 SECONDS = 60
@@ -70,16 +73,6 @@ INTRODUCE = {
         {"name": "style", "description": "How; plainly by default", "required": False},
     ],
 }
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(condition: bool, what: str, got: Any = None) -> None:
-    if not condition:
-        detail = "" if got is None else f"\n    got: {json.dumps(got, default=str)[:2000]}"
-        raise CheckFailed(f"{what}{detail}")
 
 
 def dump(item: Any) -> Any:

@@ -63,6 +63,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+# The scripts run as `python tests/interop/<script>.py`: their folder is on the path.
+from checks import CheckFailed, check
+
 try:  # mcp >= 2 ships the types as the separate `mcp-types` distribution
     import mcp_types as types
 except ImportError:  # pragma: no cover - mcp 1.x
@@ -94,16 +97,6 @@ ANSWER_SECONDS = 30
 MODE_SECONDS = 60
 # Cargo modes: the first `cargo check` may run on a cold cache.
 CARGO_SECONDS = 600
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(condition: bool, what: str, got: Any = None) -> None:
-    if not condition:
-        detail = "" if got is None else f"\n    got: {json.dumps(got, default=str)[:2000]}"
-        raise CheckFailed(f"{what}{detail}")
 
 
 # --- the IDE WebSocket as an MCP transport ----------------------------------

@@ -322,8 +322,11 @@ async fn every_malformed_frame_gets_its_error_and_the_connection_answers_a_ping(
     assert_alive(&mut fresh, 4).await;
 }
 
-fn raw_text_frame(payload: &[u8], fin: bool, opcode: OpCode) -> Message {
-    Message::Frame(Frame::message(Bytes::copy_from_slice(payload), opcode, fin))
+/// Sends one raw data frame: `opcode` (text or continuation), `fin` when it
+/// ends its message.
+async fn send_frame(client: &mut Client, payload: &[u8], fin: bool, opcode: Data) {
+    let frame = Frame::message(Bytes::copy_from_slice(payload), OpCode::Data(opcode), fin);
+    client.send(Message::Frame(frame)).await.unwrap();
 }
 
 #[tokio::test]
@@ -341,14 +344,13 @@ async fn frames_the_transport_refuses_close_only_their_connection() {
 
     // Invalid UTF-8 in a text frame: 1007.
     let mut client = initialized(&handle).await;
-    client
-        .send(raw_text_frame(
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\xffng\"}",
-            true,
-            OpCode::Data(Data::Text),
-        ))
-        .await
-        .unwrap();
+    send_frame(
+        &mut client,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\xffng\"}",
+        true,
+        Data::Text,
+    )
+    .await;
     assert_eq!(close_code(&mut client).await, Some(CloseCode::Invalid));
 
     // Invalid UTF-8 in a binary frame: binary is refused as such, 1003.
@@ -367,43 +369,20 @@ async fn frames_the_transport_refuses_close_only_their_connection() {
     // A message over the limit in fragments each under it: 1009.
     let mut client = initialized(&handle).await;
     let piece = vec![b' '; 40 * 1024];
-    client
-        .send(raw_text_frame(&piece, false, OpCode::Data(Data::Text)))
-        .await
-        .unwrap();
-    client
-        .send(raw_text_frame(&piece, true, OpCode::Data(Data::Continue)))
-        .await
-        .unwrap();
+    send_frame(&mut client, &piece, false, Data::Text).await;
+    send_frame(&mut client, &piece, true, Data::Continue).await;
     assert_eq!(close_code(&mut client).await, Some(CloseCode::Size));
 
     // A continuation with nothing to continue: a protocol error, 1002.
     let mut client = initialized(&handle).await;
-    client
-        .send(raw_text_frame(b"{}", true, OpCode::Data(Data::Continue)))
-        .await
-        .unwrap();
+    send_frame(&mut client, b"{}", true, Data::Continue).await;
     assert_eq!(close_code(&mut client).await, Some(CloseCode::Protocol));
 
     // A fragmented message under the limit is one message.
     let mut client = initialized(&handle).await;
     let (head, tail) = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#.split_at(10);
-    client
-        .send(raw_text_frame(
-            head.as_bytes(),
-            false,
-            OpCode::Data(Data::Text),
-        ))
-        .await
-        .unwrap();
-    client
-        .send(raw_text_frame(
-            tail.as_bytes(),
-            true,
-            OpCode::Data(Data::Continue),
-        ))
-        .await
-        .unwrap();
+    send_frame(&mut client, head.as_bytes(), false, Data::Text).await;
+    send_frame(&mut client, tail.as_bytes(), true, Data::Continue).await;
     assert_eq!(
         support::recv(&mut client).await,
         r#"{"jsonrpc":"2.0","id":5,"result":{}}"#
@@ -430,6 +409,15 @@ fn tool_answer(answer: &str) -> Result<(bool, String), i64> {
     let result = &value["result"];
     let text = result["content"][0]["text"].as_str().unwrap().to_owned();
     Ok((result["isError"] == true, text))
+}
+
+/// The JSON inside a tool result's text, which must be no error: `input`
+/// names the case otherwise.
+fn answered(answer: &str, input: &str) -> String {
+    let (is_error, text) =
+        tool_answer(answer).unwrap_or_else(|code| panic!("{input:.60?}: JSON-RPC error {code}"));
+    assert!(!is_error, "{input:.60?}: {text}");
+    text
 }
 
 /// `filePath`/`uri` values a client might send by mistake or on purpose,
@@ -493,9 +481,7 @@ async fn abusive_paths_get_a_clear_result_never_an_error_or_a_panic() {
                 &format!(r#"{{"filePath":{echo}}}"#),
             ))
             .await;
-        let (is_error, text) = tool_answer(&answer)
-            .unwrap_or_else(|code| panic!("{input:.60?}: JSON-RPC error {code}"));
-        assert!(!is_error, "{input:.60?}: {text}");
+        let text = answered(&answer, &input);
         assert_eq!(
             json(&text),
             json!({"success": true, "filePath": input, "isDirty": hits, "isUntitled": false}),
@@ -506,9 +492,7 @@ async fn abusive_paths_get_a_clear_result_never_an_error_or_a_panic() {
         let answer = client
             .request(call(id, "getDiagnostics", &format!(r#"{{"uri":{echo}}}"#)))
             .await;
-        let (is_error, text) = tool_answer(&answer)
-            .unwrap_or_else(|code| panic!("{input:.60?}: JSON-RPC error {code}"));
-        assert!(!is_error, "{input:.60?}: {text}");
+        let text = answered(&answer, &input);
         let files = json(&text);
         assert_eq!(files[0]["uri"], input.as_str(), "the uri is echoed");
         let found = files[0]["diagnostics"].as_array().unwrap().len();
@@ -527,25 +511,38 @@ async fn wrong_argument_types_are_tool_errors_naming_the_argument() {
         let answer = client.request(call(id, tool, args)).await;
         tool_answer(&answer)
     };
-    for bad in ["3", "true", "null", "[]", "{}", "1.5", r#"["/ws/a.rs"]"#] {
-        let (is_error, text) = ask_tool("checkDocumentDirty", &format!(r#"{{"filePath":{bad}}}"#))
-            .await
-            .unwrap();
-        assert!(is_error && text.contains("filePath"), "{bad}: {text}");
-    }
-    for args in [
-        "{}",
-        r#"{"filepath":"/ws/a.rs"}"#,
-        r#"{"file_path":"/ws/a.rs"}"#,
-    ] {
-        let (is_error, text) = ask_tool("checkDocumentDirty", args).await.unwrap();
-        assert!(is_error && text.contains("filePath"), "{args}: {text}");
-    }
-    for bad in ["3", "true", "[]", "{}"] {
-        let (is_error, text) = ask_tool("getDiagnostics", &format!(r#"{{"uri":{bad}}}"#))
-            .await
-            .unwrap();
-        assert!(is_error && text.contains("uri"), "{bad}: {text}");
+    // Each refused with a tool error naming the argument.
+    let refused = [
+        ("checkDocumentDirty", "filePath", r#"{"filePath":3}"#),
+        ("checkDocumentDirty", "filePath", r#"{"filePath":true}"#),
+        ("checkDocumentDirty", "filePath", r#"{"filePath":null}"#),
+        ("checkDocumentDirty", "filePath", r#"{"filePath":[]}"#),
+        ("checkDocumentDirty", "filePath", r#"{"filePath":{}}"#),
+        ("checkDocumentDirty", "filePath", r#"{"filePath":1.5}"#),
+        (
+            "checkDocumentDirty",
+            "filePath",
+            r#"{"filePath":["/ws/a.rs"]}"#,
+        ),
+        ("checkDocumentDirty", "filePath", "{}"),
+        (
+            "checkDocumentDirty",
+            "filePath",
+            r#"{"filepath":"/ws/a.rs"}"#,
+        ),
+        (
+            "checkDocumentDirty",
+            "filePath",
+            r#"{"file_path":"/ws/a.rs"}"#,
+        ),
+        ("getDiagnostics", "uri", r#"{"uri":3}"#),
+        ("getDiagnostics", "uri", r#"{"uri":true}"#),
+        ("getDiagnostics", "uri", r#"{"uri":[]}"#),
+        ("getDiagnostics", "uri", r#"{"uri":{}}"#),
+    ];
+    for (tool, argument, args) in refused {
+        let (is_error, text) = ask_tool(tool, args).await.unwrap();
+        assert!(is_error && text.contains(argument), "{args}: {text}");
     }
     // `uri: null` is an absent `uri`: every file.
     let (is_error, text) = ask_tool("getDiagnostics", r#"{"uri":null}"#).await.unwrap();

@@ -114,64 +114,88 @@ fn definitions_carry_execution_states_and_location() {
     );
 }
 
+/// Calls each `(tool, arguments)` and checks the result's exact bytes.
+fn assert_calls(cases: &[(&str, Option<&str>, &str)]) {
+    for &(name, args, expected) in cases {
+        assert_eq!(call(name, args), expected, "{name} {args:?}");
+    }
+}
+
 #[test]
 fn sync_tool_results_are_exact_bytes() {
-    assert_eq!(
-        call("add", Some(r#"{"a": 40, "b": 2}"#)),
-        r#"{"content":[{"type":"text","text":"42"}]}"#
-    );
-    assert_eq!(
-        call("add", Some(r#"{"a": 1}"#)),
-        r#"{"content":[{"type":"text","text":"1"}]}"#
-    );
-    assert_eq!(
-        call("greet", Some(r#"{"name": "Ada", "loud": true}"#)),
-        r#"{"content":[{"type":"text","text":"\"HELLO, ADA\""}]}"#
-    );
-    assert_eq!(
-        call("greet", None),
-        r#"{"content":[{"type":"text","text":"\"Hello, stranger\""}]}"#
-    );
-    assert_eq!(
-        call("forgetEverything", None),
-        r#"{"content":[{"type":"text","text":"forgotten"}]}"#
-    );
+    assert_calls(&[
+        (
+            "add",
+            Some(r#"{"a": 40, "b": 2}"#),
+            r#"{"content":[{"type":"text","text":"42"}]}"#,
+        ),
+        (
+            "add",
+            Some(r#"{"a": 1}"#),
+            r#"{"content":[{"type":"text","text":"1"}]}"#,
+        ),
+        (
+            "greet",
+            Some(r#"{"name": "Ada", "loud": true}"#),
+            r#"{"content":[{"type":"text","text":"\"HELLO, ADA\""}]}"#,
+        ),
+        (
+            "greet",
+            None,
+            r#"{"content":[{"type":"text","text":"\"Hello, stranger\""}]}"#,
+        ),
+        (
+            "forgetEverything",
+            None,
+            r#"{"content":[{"type":"text","text":"forgotten"}]}"#,
+        ),
+    ]);
 }
 
 #[test]
 fn async_tool_runs_in_its_future() {
-    assert_eq!(
-        call("fixture.echo", Some(r#"{"text": "hi"}"#)),
-        r#"{"content":[{"type":"text","text":"\"Hello: hi\""}]}"#
-    );
+    assert_calls(&[(
+        "fixture.echo",
+        Some(r#"{"text": "hi"}"#),
+        r#"{"content":[{"type":"text","text":"\"Hello: hi\""}]}"#,
+    )]);
 }
 
 #[test]
 fn result_and_structured_tools() {
-    assert_eq!(
-        call("divide", Some(r#"{"numerator": 1, "denominator": 4}"#)),
-        r#"{"content":[{"type":"text","text":"0.25"}]}"#
-    );
-    assert_eq!(
-        call("divide", Some(r#"{"numerator": 1, "denominator": 0}"#)),
-        r#"{"content":[{"type":"text","text":"cannot divide 1 by zero"}],"isError":true}"#
-    );
-    assert_eq!(
-        call("countWords", Some(r#"{"text": "a b a"}"#)),
-        r#"{"content":[{"type":"text","text":"{\"a\":2,\"b\":1}"}],"structuredContent":{"a":2,"b":1}}"#
-    );
+    assert_calls(&[
+        (
+            "divide",
+            Some(r#"{"numerator": 1, "denominator": 4}"#),
+            r#"{"content":[{"type":"text","text":"0.25"}]}"#,
+        ),
+        (
+            "divide",
+            Some(r#"{"numerator": 1, "denominator": 0}"#),
+            r#"{"content":[{"type":"text","text":"cannot divide 1 by zero"}],"isError":true}"#,
+        ),
+        (
+            "countWords",
+            Some(r#"{"text": "a b a"}"#),
+            r#"{"content":[{"type":"text","text":"{\"a\":2,\"b\":1}"}],"structuredContent":{"a":2,"b":1}}"#,
+        ),
+    ]);
 }
 
 #[test]
 fn bad_arguments_are_tool_errors_naming_the_argument() {
-    assert_eq!(
-        call("add", Some(r#"{"a": "one"}"#)),
-        r#"{"content":[{"type":"text","text":"invalid arguments for tool `add`: `a`: invalid type: string \"one\", expected i64"}],"isError":true}"#
-    );
-    assert_eq!(
-        call("add", None),
-        r#"{"content":[{"type":"text","text":"invalid arguments for tool `add`: missing field `a`"}],"isError":true}"#
-    );
+    assert_calls(&[
+        (
+            "add",
+            Some(r#"{"a": "one"}"#),
+            r#"{"content":[{"type":"text","text":"invalid arguments for tool `add`: `a`: invalid type: string \"one\", expected i64"}],"isError":true}"#,
+        ),
+        (
+            "add",
+            None,
+            r#"{"content":[{"type":"text","text":"invalid arguments for tool `add`: missing field `a`"}],"isError":true}"#,
+        ),
+    ]);
 }
 
 #[test]

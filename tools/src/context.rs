@@ -9,6 +9,93 @@ use crate::ports::{
     BufferStore, DiagnosticsQuery, DiffReview, EditorAccess, FileOpener, LanguageServers,
 };
 
+/// The ports, listed once: the struct that holds them, their `Debug`
+/// fields, the context's getters and the builder's setters are made from
+/// this list.
+macro_rules! ports {
+    ($(
+        $name:ident: $port:ident {
+            $(#[$get:meta])* get;
+            $(#[$set:meta])* set;
+        }
+    )*) => {
+        /// Each port, when there is one.
+        #[derive(Clone, Default)]
+        struct Ports {
+            $($name: Option<Arc<dyn $port>>,)*
+        }
+
+        impl Ports {
+            /// Whether each port is there, as `Debug` shows it.
+            fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+                $(f.field(stringify!($name), &self.$name.is_some());)*
+            }
+        }
+
+        impl ReadContext {
+            $(
+                $(#[$get])*
+                pub fn $name(&self) -> Option<&dyn $port> {
+                    self.ports.$name.as_deref()
+                }
+            )*
+        }
+
+        impl ReadContextBuilder {
+            $(
+                $(#[$set])*
+                pub fn $name(mut self, $name: Arc<dyn $port>) -> Self {
+                    self.ports.$name = Some($name);
+                    self
+                }
+            )*
+        }
+    };
+}
+
+ports! {
+    editor: EditorAccess {
+        /// The editor port, if any.
+        get;
+        /// Sets the editor port (open buffers, active selection).
+        set;
+    }
+    buffers: BufferStore {
+        /// The buffer store, if any.
+        get;
+        /// Sets the buffer store (document text, dirty flags).
+        set;
+    }
+    diagnostics: DiagnosticsQuery {
+        /// The diagnostics port, if any.
+        get;
+        /// Sets the diagnostics port.
+        set;
+    }
+    opener: FileOpener {
+        /// The file opener (`openFile`), if any.
+        get;
+        /// Sets the file opener (`openFile`); without one, `openFile` answers a
+        /// failure result.
+        set;
+    }
+    review: DiffReview {
+        /// The diff review (`openDiff`, `close_tab`, `closeAllDiffTabs`), if any.
+        get;
+        /// Sets the diff review (`openDiff`); without one, `openDiff` answers a
+        /// failure result, and `close_tab` and `closeAllDiffTabs` have nothing
+        /// to close.
+        set;
+    }
+    servers: LanguageServers {
+        /// The editor's language servers (the live LSP tools), if any.
+        get;
+        /// Sets the editor's language servers (the live LSP tools); without
+        /// them, those tools answer a failure result.
+        set;
+    }
+}
+
 /// What the read tools read: the editor's ports and the workspace folders.
 ///
 /// Each port is optional; a tool whose port is missing answers with the empty
@@ -18,12 +105,7 @@ use crate::ports::{
 /// Cloning is cheap and clones share the ports and the tools' caches.
 #[derive(Clone, Default)]
 pub struct ReadContext {
-    editor: Option<Arc<dyn EditorAccess>>,
-    buffers: Option<Arc<dyn BufferStore>>,
-    diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
-    opener: Option<Arc<dyn FileOpener>>,
-    review: Option<Arc<dyn DiffReview>>,
-    servers: Option<Arc<dyn LanguageServers>>,
+    ports: Ports,
     workspace_folders: Arc<[PathBuf]>,
     /// Each tool's cache, by the tool's own type.
     pub(crate) caches: Arc<Caches>,
@@ -40,36 +122,6 @@ impl ReadContext {
         Self::default()
     }
 
-    /// The editor port, if any.
-    pub fn editor(&self) -> Option<&dyn EditorAccess> {
-        self.editor.as_deref()
-    }
-
-    /// The buffer store, if any.
-    pub fn buffers(&self) -> Option<&dyn BufferStore> {
-        self.buffers.as_deref()
-    }
-
-    /// The diagnostics port, if any.
-    pub fn diagnostics(&self) -> Option<&dyn DiagnosticsQuery> {
-        self.diagnostics.as_deref()
-    }
-
-    /// The file opener (`openFile`), if any.
-    pub fn opener(&self) -> Option<&dyn FileOpener> {
-        self.opener.as_deref()
-    }
-
-    /// The diff review (`openDiff`, `close_tab`, `closeAllDiffTabs`), if any.
-    pub fn review(&self) -> Option<&dyn DiffReview> {
-        self.review.as_deref()
-    }
-
-    /// The editor's language servers (the live LSP tools), if any.
-    pub fn servers(&self) -> Option<&dyn LanguageServers> {
-        self.servers.as_deref()
-    }
-
     /// The workspace folders, first one the root.
     pub fn workspace_folders(&self) -> &[PathBuf] {
         &self.workspace_folders
@@ -82,14 +134,9 @@ impl ReadContext {
 
 impl fmt::Debug for ReadContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadContext")
-            .field("editor", &self.editor.is_some())
-            .field("buffers", &self.buffers.is_some())
-            .field("diagnostics", &self.diagnostics.is_some())
-            .field("opener", &self.opener.is_some())
-            .field("review", &self.review.is_some())
-            .field("servers", &self.servers.is_some())
-            .field("workspace_folders", &self.workspace_folders)
+        let mut f = f.debug_struct("ReadContext");
+        self.ports.debug_fields(&mut f);
+        f.field("workspace_folders", &self.workspace_folders)
             .finish_non_exhaustive()
     }
 }
@@ -111,70 +158,20 @@ impl fmt::Debug for ReadContext {
 /// ```
 #[derive(Default)]
 pub struct ReadContextBuilder {
-    editor: Option<Arc<dyn EditorAccess>>,
-    buffers: Option<Arc<dyn BufferStore>>,
-    diagnostics: Option<Arc<dyn DiagnosticsQuery>>,
-    opener: Option<Arc<dyn FileOpener>>,
-    review: Option<Arc<dyn DiffReview>>,
-    servers: Option<Arc<dyn LanguageServers>>,
+    ports: Ports,
     workspace_folders: Vec<PathBuf>,
 }
 
 impl fmt::Debug for ReadContextBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadContextBuilder")
-            .field("editor", &self.editor.is_some())
-            .field("buffers", &self.buffers.is_some())
-            .field("diagnostics", &self.diagnostics.is_some())
-            .field("opener", &self.opener.is_some())
-            .field("review", &self.review.is_some())
-            .field("servers", &self.servers.is_some())
-            .field("workspace_folders", &self.workspace_folders)
+        let mut f = f.debug_struct("ReadContextBuilder");
+        self.ports.debug_fields(&mut f);
+        f.field("workspace_folders", &self.workspace_folders)
             .finish()
     }
 }
 
 impl ReadContextBuilder {
-    /// Sets the editor port (open buffers, active selection).
-    pub fn editor(mut self, editor: Arc<dyn EditorAccess>) -> Self {
-        self.editor = Some(editor);
-        self
-    }
-
-    /// Sets the buffer store (document text, dirty flags).
-    pub fn buffers(mut self, buffers: Arc<dyn BufferStore>) -> Self {
-        self.buffers = Some(buffers);
-        self
-    }
-
-    /// Sets the diagnostics port.
-    pub fn diagnostics(mut self, diagnostics: Arc<dyn DiagnosticsQuery>) -> Self {
-        self.diagnostics = Some(diagnostics);
-        self
-    }
-
-    /// Sets the file opener (`openFile`); without one, `openFile` answers a
-    /// failure result.
-    pub fn opener(mut self, opener: Arc<dyn FileOpener>) -> Self {
-        self.opener = Some(opener);
-        self
-    }
-
-    /// Sets the diff review (`openDiff`); without one, `openDiff` answers a
-    /// failure result, and `close_tab` and `closeAllDiffTabs` have nothing
-    /// to close.
-    pub fn review(mut self, review: Arc<dyn DiffReview>) -> Self {
-        self.review = Some(review);
-        self
-    }
-
-    /// Sets the editor's language servers (the live LSP tools); without
-    /// them, those tools answer a failure result.
-    pub fn servers(mut self, servers: Arc<dyn LanguageServers>) -> Self {
-        self.servers = Some(servers);
-        self
-    }
-
     /// Adds a workspace folder (an absolute path); the first added is the root.
     pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.workspace_folders.push(folder.into());
@@ -194,12 +191,7 @@ impl ReadContextBuilder {
     /// The context.
     pub fn build(self) -> ReadContext {
         ReadContext {
-            editor: self.editor,
-            buffers: self.buffers,
-            diagnostics: self.diagnostics,
-            opener: self.opener,
-            review: self.review,
-            servers: self.servers,
+            ports: self.ports,
             workspace_folders: self.workspace_folders.into(),
             caches: Arc::default(),
         }

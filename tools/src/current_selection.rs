@@ -178,9 +178,8 @@ pub fn get_current_selection(cx: &ReadContext) -> SelectionState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryWorkspace;
     use crate::ports::BufferId;
-    use crate::test_util::text_of_value;
+    use crate::test_util::{hello_world, text_of_value};
 
     fn selection(path: Option<&str>, start: (u32, u32), end: (u32, u32)) -> Selection {
         Selection {
@@ -249,18 +248,6 @@ mod tests {
             (200_000, (1 << 20) + 6),
         );
         assert!(json(Some(&sel), Some(&doc)).contains(r#""text":"needle""#));
-    }
-
-    /// A workspace with `/ws/a.rs` (buffer 7) open: "hello world".
-    fn hello_world() -> MemoryWorkspace {
-        let ws = MemoryWorkspace::new();
-        ws.open(
-            BufferId(7),
-            Some(Path::new("/ws/a.rs")),
-            "rust",
-            "hello world",
-        );
-        ws
     }
 
     #[test]

@@ -40,15 +40,12 @@ pub fn get_latest_selection(cx: &ReadContext) -> LatestSelection {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use lsp_types::Position;
 
     use super::*;
     use crate::current_selection::get_current_selection;
-    use crate::memory::MemoryWorkspace;
     use crate::ports::BufferId;
-    use crate::test_util::text_of_value;
+    use crate::test_util::{hello_world, text_of_value};
 
     #[test]
     fn the_current_selection_under_its_older_name() {
@@ -56,13 +53,7 @@ mod tests {
             text_of_value(get_latest_selection(&ReadContext::empty())),
             r#"{"success":false,"message":"No selection available"}"#
         );
-        let ws = MemoryWorkspace::new();
-        ws.open(
-            BufferId(7),
-            Some(Path::new("/ws/a.rs")),
-            "rust",
-            "hello world",
-        );
+        let ws = hello_world();
         let cx = ws.read_context().build();
         assert_eq!(
             text_of_value(get_latest_selection(&cx)),

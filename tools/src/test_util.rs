@@ -1,6 +1,11 @@
 //! Helpers shared by the unit tests.
 
+use std::path::Path;
+
 use ide_mcp_runtime::{IntoToolResult, Json};
+
+use crate::memory::MemoryWorkspace;
+use crate::ports::BufferId;
 
 /// The `text` of a successful result's single content item.
 pub(crate) fn text_of(result: impl IntoToolResult) -> String {
@@ -17,4 +22,16 @@ pub(crate) fn text_of(result: impl IntoToolResult) -> String {
 /// The `text` of the result a tool returning `value` gives.
 pub(crate) fn text_of_value(value: impl serde::Serialize) -> String {
     text_of(Json(value))
+}
+
+/// A workspace with `/ws/a.rs` (buffer 7) open: "hello world".
+pub(crate) fn hello_world() -> MemoryWorkspace {
+    let ws = MemoryWorkspace::new();
+    ws.open(
+        BufferId(7),
+        Some(Path::new("/ws/a.rs")),
+        "rust",
+        "hello world",
+    );
+    ws
 }

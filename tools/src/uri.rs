@@ -64,23 +64,34 @@ impl fmt::Display for FileUri<'_> {
 
 impl Serialize for FileUri<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.to_str() {
+            Some(path) if !cfg!(windows) => Utf8FileUri(path).serialize(serializer),
+            _ => serializer.collect_str(self),
+        }
+    }
+}
+
+/// [`FileUri`] of a Unix path already checked to be UTF-8 (its text), for a
+/// caller that needs the text for more than the URI and checks once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Utf8FileUri<'a>(pub(crate) &'a str);
+
+impl Serialize for Utf8FileUri<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // `collect_str` goes through `fmt` for every URI; a result listing
         // thousands of files is faster assembling each in a reused buffer.
         thread_local! {
             static URI: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
         }
-        match self.0.to_str() {
-            Some(path) if !cfg!(windows) => URI.with(|uri| match uri.try_borrow_mut() {
-                Ok(mut uri) => {
-                    uri.clear();
-                    uri.push_str("file://");
-                    uri.push_str(path);
-                    serializer.serialize_str(&uri)
-                }
-                Err(_) => serializer.collect_str(self),
-            }),
-            _ => serializer.collect_str(self),
-        }
+        URI.with(|uri| match uri.try_borrow_mut() {
+            Ok(mut uri) => {
+                uri.clear();
+                uri.push_str("file://");
+                uri.push_str(self.0);
+                serializer.serialize_str(&uri)
+            }
+            Err(_) => serializer.collect_str(&format_args!("file://{}", self.0)),
+        })
     }
 }
 

@@ -424,12 +424,7 @@ async fn a_cancelled_open_diff_drops_its_review() {
         .build()
         .unwrap();
     let mut client = server.connect_memory();
-    client
-        .request(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#)
-        .await;
-    client
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
+    client.initialize().await;
     let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
         "name": "openDiff", "arguments": serde_json::from_str::<Value>(&open_diff_args("/ws/a.rs", NEW, "t")).unwrap()}});
     client.send(call.to_string()).await;

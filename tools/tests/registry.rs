@@ -106,29 +106,19 @@ async fn every_tool_with_data() {
         "message": "cannot find value `foo` in this scope", "severity": "Error",
         "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 7}},
         "source": "rustc", "code": "E0425"}]}]);
-    assert_eq!(call_ok(&cx, "getDiagnostics", None).await, diagnostics);
-    assert_eq!(
-        call_ok(&cx, "getDiagnostics", Some("{}")).await,
-        diagnostics
-    );
-    assert_eq!(
-        call_ok(
-            &cx,
-            "getDiagnostics",
-            Some(r#"{"uri": "file:///ws/src/main.rs"}"#)
-        )
-        .await,
-        diagnostics
-    );
-    assert_eq!(
-        call_ok(
-            &cx,
-            "getDiagnostics",
-            Some(r#"{"uri": "file:///ws/src/lib.rs"}"#)
-        )
-        .await,
-        json!([{"uri": "file:///ws/src/lib.rs", "diagnostics": []}])
-    );
+    let lib = json!([{"uri": "file:///ws/src/lib.rs", "diagnostics": []}]);
+    for (args, expected) in [
+        (None, &diagnostics),
+        (Some("{}"), &diagnostics),
+        (Some(r#"{"uri": "file:///ws/src/main.rs"}"#), &diagnostics),
+        (Some(r#"{"uri": "file:///ws/src/lib.rs"}"#), &lib),
+    ] {
+        assert_eq!(
+            call_ok(&cx, "getDiagnostics", args).await,
+            *expected,
+            "{args:?}"
+        );
+    }
     assert_eq!(
         call_ok(&cx, "getCurrentSelection", None).await,
         json!({"success": true, "text": "foo", "filePath": "/ws/src/main.rs", "fileUrl": "file:///ws/src/main.rs",

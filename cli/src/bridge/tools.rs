@@ -109,18 +109,12 @@ pub fn first_time_names(all: bool) -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::*;
 
     fn names(list: &[u8]) -> Vec<String> {
-        let list: Value = serde_json::from_slice(list).unwrap();
-        list["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|tool| tool["name"].as_str().unwrap().to_owned())
-            .collect()
+        crate::test_util::tool_names(&serde_json::from_slice(list).unwrap())
     }
 
     #[test]

@@ -212,21 +212,3 @@ async fn workspace_symbols<H: ServerHost>(host: &H, query: &str) -> Result<Value
     }
     Ok(Value::Array(symbols))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refusals_name_the_file_and_the_server() {
-        let path = Path::new("/w/a.c");
-        assert_eq!(
-            unsupported(path, Some("clangd"), LspFeature::References),
-            "the language server for /w/a.c (clangd) does not provide references"
-        );
-        assert_eq!(
-            unsupported(path, None, LspFeature::Hover),
-            "the language server for /w/a.c does not provide hover"
-        );
-    }
-}

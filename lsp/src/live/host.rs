@@ -201,3 +201,21 @@ pub(crate) trait ServerHost: FileTexts + Send + Sync + 'static {
     /// The workspace folders, which diffs name their files relative to.
     fn folders(&self) -> Vec<PathBuf>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_the_file_and_the_server() {
+        let path = Path::new("/w/a.c");
+        assert_eq!(
+            unsupported(path, Some("clangd"), LspFeature::References),
+            "the language server for /w/a.c (clangd) does not provide references"
+        );
+        assert_eq!(
+            unsupported(path, None, LspFeature::Hover),
+            "the language server for /w/a.c does not provide hover"
+        );
+    }
+}

@@ -17,6 +17,7 @@ use super::pump::{self, Blind, PumpEvent, Watch};
 use super::sink::Sink;
 use super::tap::Tap;
 use crate::observer::Observer;
+use crate::signals::StopSignals;
 use crate::workspace::LspWorkspace;
 
 /// How long the server's last output may take to reach the editor once the
@@ -160,17 +161,10 @@ fn spawn_pump(name: &str, pump: impl FnOnce() + Send + 'static) -> io::Result<()
 
 /// Resolves at SIGTERM, SIGINT or SIGHUP.
 async fn terminated() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-        _ = hup.recv() => {}
+    match StopSignals::listen() {
+        Some(mut signals) => {
+            signals.next().await;
+        }
+        None => std::future::pending().await,
     }
 }

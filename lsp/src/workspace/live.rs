@@ -169,19 +169,19 @@ impl ServerHost for LspWorkspace {
 mod tests {
     use super::*;
 
+    /// The wording of an unsupported feature is [`unsupported`]'s (tested
+    /// with it); no server at all has its own.
     #[test]
     fn refusals_name_the_file_and_the_server() {
         let path = Path::new("/w/a.c");
+        for server in [Some("clangd"), None] {
+            let refusal = NoRoute::Unsupported(server.map(Into::into));
+            let expected = unsupported(path, server, LspFeature::References);
+            assert_eq!(no_route(refusal, path, LspFeature::References), expected);
+        }
         assert_eq!(
-            no_route(
-                NoRoute::Unsupported(Some("clangd".into())),
-                path,
-                LspFeature::References
-            ),
-            "the language server for /w/a.c (clangd) does not provide references"
-        );
-        assert!(
-            no_route(NoRoute::NoServer, path, LspFeature::Hover).starts_with("no language server")
+            no_route(NoRoute::NoServer, path, LspFeature::Hover),
+            "no language server of the editor's handles /w/a.c: open a file of its language in the editor first"
         );
     }
 }

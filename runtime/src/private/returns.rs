@@ -87,6 +87,29 @@ impl<R> ValueTag<R> for Probe<R> {
     }
 }
 
+/// The methods of a kind whose structured content is the returned value
+/// `R` itself ([`IntoKind`], [`ValueKind`]): the value, and the schema of `R`.
+/// For a ready result (`IntoKind`) the `ToolValue` bound is what fails.
+macro_rules! returned_as_itself {
+    () => {
+        /// The value as structured content.
+        pub fn write_structured(self, value: R, out: &mut ResultOut<'_>)
+        where
+            R: ToolValue,
+        {
+            out.structured(&value);
+        }
+
+        /// The schema of `R`.
+        pub fn output_schema(self) -> Schema
+        where
+            R: schemars::JsonSchema,
+        {
+            output_schema::<R>()
+        }
+    };
+}
+
 /// The return type implements `IntoToolResult`.
 pub struct IntoKind<R>(PhantomData<fn() -> R>);
 
@@ -96,21 +119,7 @@ impl<R: IntoToolResult> IntoKind<R> {
         value.write_tool_result(out);
     }
 
-    /// `structured` needs a value: the bound fails for a ready result.
-    pub fn write_structured(self, value: R, out: &mut ResultOut<'_>)
-    where
-        R: ToolValue,
-    {
-        out.structured(&value);
-    }
-
-    /// `structured` needs a value with a schema.
-    pub fn output_schema(self) -> Schema
-    where
-        R: schemars::JsonSchema,
-    {
-        output_schema::<R>()
-    }
+    returned_as_itself!();
 }
 
 /// The return type is `Result<T, E>` with `T` a plain value.
@@ -162,21 +171,7 @@ impl<R> ValueKind<R> {
         out.json_text(&value);
     }
 
-    /// The value as structured content.
-    pub fn write_structured(self, value: R, out: &mut ResultOut<'_>)
-    where
-        R: ToolValue,
-    {
-        out.structured(&value);
-    }
-
-    /// The schema of `R`.
-    pub fn output_schema(self) -> Schema
-    where
-        R: schemars::JsonSchema,
-    {
-        output_schema::<R>()
-    }
+    returned_as_itself!();
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@ impl serde_json::ser::Formatter for InStringFormatter {
         char_escape: serde_json::ser::CharEscape,
     ) -> io::Result<()> {
         use serde_json::ser::CharEscape;
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let escaped: &[u8] = match char_escape {
             CharEscape::Quote => br#"\\\""#,
             CharEscape::ReverseSolidus => br"\\\\",
@@ -39,15 +38,9 @@ impl serde_json::ser::Formatter for InStringFormatter {
             CharEscape::CarriageReturn => br"\\r",
             CharEscape::Tab => br"\\t",
             CharEscape::AsciiControl(byte) => {
-                return writer.write_all(&[
-                    b'\\',
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(byte >> 4)],
-                    HEX[usize::from(byte & 0xf)],
-                ]);
+                // `\u00XX` with its backslash escaped once more.
+                writer.write_all(b"\\")?;
+                return writer.write_all(&unicode_escape(byte));
             }
         };
         writer.write_all(escaped)
@@ -63,6 +56,19 @@ impl serde_json::ser::Formatter for InStringFormatter {
         JsonStringWriter::new(&mut escaped).push_str(fragment);
         writer.write_all(&escaped)
     }
+}
+
+/// The JSON escape of a control character: `\u00XX`, in lowercase hex.
+fn unicode_escape(byte: u8) -> [u8; 6] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    [
+        b'\\',
+        b'u',
+        b'0',
+        b'0',
+        HEX[usize::from(byte >> 4)],
+        HEX[usize::from(byte & 0xf)],
+    ]
 }
 
 /// Appends `message` as the inside of a JSON string.
@@ -93,7 +99,6 @@ impl<'a> JsonStringWriter<'a> {
     }
 
     fn push_bytes(&mut self, bytes: &[u8]) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut run = 0;
         for (i, &b) in bytes.iter().enumerate() {
             let escape: &[u8] = match b {
@@ -104,14 +109,7 @@ impl<'a> JsonStringWriter<'a> {
                 b'\t' => br"\t",
                 0..=0x1f => {
                     self.out.extend_from_slice(&bytes[run..i]);
-                    self.out.extend_from_slice(&[
-                        b'\\',
-                        b'u',
-                        b'0',
-                        b'0',
-                        HEX[usize::from(b >> 4)],
-                        HEX[usize::from(b & 0xf)],
-                    ]);
+                    self.out.extend_from_slice(&unicode_escape(b));
                     run = i + 1;
                     continue;
                 }

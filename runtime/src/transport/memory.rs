@@ -48,6 +48,18 @@ impl MemoryClient {
         self.recv().await.expect("the in-memory connection ended")
     }
 
+    /// Opens a 2025-11-25 session as a client does: `initialize` (id 0, no
+    /// capabilities, client `t` version `0`), then `notifications/initialized`;
+    /// returns the answer to `initialize`.
+    pub async fn initialize(&mut self) -> String {
+        let answer = self
+            .request(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#)
+            .await;
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        answer
+    }
+
     /// Ends the input (like a closed pipe) and waits for the connection to
     /// answer what is running and finish; returns the messages still unread.
     pub async fn close(mut self) -> Vec<String> {

@@ -305,13 +305,15 @@ async fn a_client_gone_mid_call_leaves_nothing_running() {
     // In a 2025-11-25 session: the call is cancelled, the session lives on.
     let init = post(&token, common::INIT).send(addr).await;
     let session = init.header("mcp-session-id").unwrap().to_owned();
-    let call = post(
-        &token,
-        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#,
-    )
-    .header("Mcp-Session-Id", &session)
-    .start(addr)
-    .await;
+    let hang = |id: u64| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hang","arguments":{{}}}}}}"#
+        );
+        post(&token, body)
+            .header("Mcp-Session-Id", &session)
+            .start(addr)
+    };
+    let call = hang(5).await;
     hanging(before + 1).await;
     drop(call);
     hanging(before).await;
@@ -321,13 +323,7 @@ async fn a_client_gone_mid_call_leaves_nothing_running() {
         .await;
     assert_eq!(ping.body, r#"{"jsonrpc":"2.0","id":6,"result":{}}"#);
     // Ending the session with a call running aborts the call and the loop.
-    let _call = post(
-        &token,
-        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#,
-    )
-    .header("Mcp-Session-Id", &session)
-    .start(addr)
-    .await;
+    let _call = hang(7).await;
     hanging(before + 1).await;
     handle.shutdown().await;
     hanging(before).await;

@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio::io::AsyncReadExt as _;
 use tokio::net::TcpStream;
 
-use crate::client::{Req, post};
+use crate::client::{Answer, Req, post};
 use crate::common::{INIT, INIT_RESULT, INITIALIZED};
 use crate::{IDLE, serve, settles};
 
@@ -82,6 +82,14 @@ fn in_session(handle: &HttpServerHandle, session: &str, body: &str) -> Req {
         .header("MCP-Protocol-Version", "2025-11-25")
 }
 
+/// A `ping` with `id` in `session`, answered.
+async fn ping_in(handle: &HttpServerHandle, session: &str, id: u64) -> Answer {
+    let ping = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+    in_session(handle, session, &ping)
+        .send(handle.local_addr())
+        .await
+}
+
 #[tokio::test]
 async fn a_session_lives_from_initialize_to_delete() {
     let handle = serve(HttpOptions::default()).await;
@@ -122,13 +130,7 @@ async fn a_session_lives_from_initialize_to_delete() {
 
     let delete = end(&handle, &session).send(addr).await;
     assert_eq!((delete.status, delete.body.as_str()), (204, ""));
-    let after = in_session(
-        &handle,
-        &session,
-        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
-    )
-    .send(addr)
-    .await;
+    let after = ping_in(&handle, &session, 2).await;
     assert_eq!(after.status, 404);
     assert_eq!(
         after.json(),
@@ -136,13 +138,7 @@ async fn a_session_lives_from_initialize_to_delete() {
     );
     let deleted_again = end(&handle, &session).send(addr).await;
     assert_eq!(deleted_again.status, 404);
-    let unknown = in_session(
-        &handle,
-        "no-such-session",
-        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
-    )
-    .send(addr)
-    .await;
+    let unknown = ping_in(&handle, "no-such-session", 3).await;
     assert_eq!(unknown.status, 404);
     settles(&handle, IDLE).await;
 }
@@ -176,13 +172,7 @@ async fn sessions_are_bounded_in_number_and_idle_time() {
     assert_eq!(discover.status, 200);
     // Idle for longer than the bound: ended, and its slot is free again.
     settles(&handle, IDLE).await;
-    let ping = in_session(
-        &handle,
-        &first,
-        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
-    )
-    .send(addr)
-    .await;
+    let ping = ping_in(&handle, &first, 2).await;
     assert_eq!(ping.status, 404);
     let second = open(&handle).await;
     assert_ne!(first, second);
@@ -356,13 +346,7 @@ async fn closing_a_call_stream_cancels_the_call() {
     reporting(0).await;
     assert!(token.is_cancelled(), "the call's cancellation token fired");
     // The session lives on.
-    let ping = in_session(
-        &handle,
-        &session,
-        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
-    )
-    .send(addr)
-    .await;
+    let ping = ping_in(&handle, &session, 2).await;
     assert_eq!(ping.body, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
 
     // Ending the session mid-stream ends the stream with an error response.

@@ -1,7 +1,10 @@
 //! `getOpenEditors`: the file-backed buffers open in the editor.
 
+mod names;
+mod names_cache;
+
 use std::borrow::Cow;
-use std::path::Path;
+use std::sync::Arc;
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -11,15 +14,17 @@ use ide_mcp_runtime::PreparedResult;
 use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{BufferId, EditorAccess, OpenBuffer};
-use crate::uri::FileUri;
+pub use names::{TabUri, label};
+use names_cache::{NameTable, NamesCache};
 
 /// One tab: `{"uri", "isActive", "label", "languageId", "isDirty"}`, its
-/// strings derived from the buffer's path as it is written.
+/// strings those kept for the buffer, or derived from its path as it is
+/// written.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tab<'a> {
     /// `file://` + the raw path.
-    pub uri: FileUri<'a>,
+    pub uri: TabUri<'a>,
     /// Whether this is the active buffer.
     pub is_active: bool,
     /// The file name ([`label`]).
@@ -30,48 +35,37 @@ pub struct Tab<'a> {
     pub is_dirty: bool,
 }
 
-/// The label of a tab: the file name (the whole path for `/` and paths
-/// ending in `..`), lossily when it is not UTF-8.
-pub fn label(path: &Path) -> Cow<'_, str> {
-    // `Path::file_name` parses the path's components, most of what writing
-    // a tab costs (BENCHMARKS.md § 3); a UTF-8 Unix path's last segment,
-    // when it is a plain name, is the same string without the parse.
-    if cfg!(unix)
-        && let Some(text) = path.to_str()
-        && let Some(slash) = text.bytes().rposition(|byte| byte == b'/')
-        && !matches!(&text[slash + 1..], "" | "." | "..")
-    {
-        return Cow::Borrowed(&text[slash + 1..]);
-    }
-    path.file_name()
-        .map_or_else(|| path.to_string_lossy(), |name| name.to_string_lossy())
-}
-
 /// The `getOpenEditors` result: `{"tabs": […]}`, the file-backed buffers in
 /// the order given. Serialized lazily, straight from the buffers.
 #[derive(Clone, Copy, Debug)]
 pub struct OpenEditors<'a> {
     buffers: &'a [OpenBuffer],
     dirty: &'a [bool],
+    names: Option<&'a NameTable>,
 }
 
 impl<'a> OpenEditors<'a> {
     /// The tabs, buffers without a path skipped.
     pub fn tabs(&self) -> impl Iterator<Item = Tab<'a>> + 'a {
-        let dirty = self.dirty;
-        self.buffers
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, buffer)| {
-                let path = buffer.path.as_deref()?;
-                Some(Tab {
-                    uri: FileUri(path),
-                    is_active: buffer.is_active,
-                    label: label(path),
-                    language_id: &buffer.language_id,
-                    is_dirty: dirty.get(i).copied().unwrap_or(false),
-                })
+        let Self {
+            buffers,
+            dirty,
+            names,
+        } = *self;
+        buffers.iter().enumerate().filter_map(move |(i, buffer)| {
+            let path = buffer.path.as_deref()?;
+            let (uri, label) = match names.and_then(|names| names.get(i, buffer)) {
+                Some(kept) => (TabUri::Kept(kept.uri()), Cow::Borrowed(kept.label())),
+                None => names::derive(path),
+            };
+            Some(Tab {
+                uri,
+                is_active: buffer.is_active,
+                label,
+                language_id: &buffer.language_id,
+                is_dirty: dirty.get(i).copied().unwrap_or(false),
             })
+        })
     }
 }
 
@@ -90,9 +84,14 @@ impl Serialize for OpenEditors<'_> {
 }
 
 /// Builds the `getOpenEditors` result; `dirty[i]` is whether `buffers[i]`
-/// has unsaved changes (missing entries: `false`).
+/// has unsaved changes (missing entries: `false`). The names are derived
+/// as each tab is written.
 pub fn open_editors_result<'a>(buffers: &'a [OpenBuffer], dirty: &'a [bool]) -> OpenEditors<'a> {
-    OpenEditors { buffers, dirty }
+    OpenEditors {
+        buffers,
+        dirty,
+        names: None,
+    }
 }
 
 /// The open buffers and their dirty flags, read from the ports; what
@@ -103,16 +102,28 @@ pub struct OpenEditorsState {
     pub buffers: Vec<OpenBuffer>,
     /// Each buffer's dirty flag.
     pub dirty: Vec<bool>,
+    /// The tabs' names kept by the tool, when the editor keeps a generation.
+    names: Option<Arc<NameTable>>,
 }
 
 impl OpenEditorsState {
     /// Copies the buffer list out of the editor port and reads each file-backed
     /// buffer's dirty flag from the buffer store (`false` when unknown).
+    /// The tabs' names come from the tool's names cache when the editor
+    /// keeps a generation (read first, as for the cached bytes).
     pub fn read(cx: &ReadContext) -> Self {
+        let generation = cx.editor().and_then(EditorAccess::generation);
         let buffers = cx
             .editor()
             .map(EditorAccess::open_buffers)
             .unwrap_or_default();
+        let names = generation
+            .filter(|_| !buffers.is_empty())
+            .map(|generation| {
+                cx.caches
+                    .get::<NamesCache>()
+                    .names_for(generation, &buffers)
+            });
         let dirty = match cx.buffers() {
             Some(store) if !buffers.is_empty() => {
                 let ids: Vec<BufferId> = buffers.iter().map(|b| b.id).collect();
@@ -120,13 +131,30 @@ impl OpenEditorsState {
             }
             _ => Vec::new(),
         };
-        Self { buffers, dirty }
+        Self {
+            buffers,
+            dirty,
+            names,
+        }
+    }
+
+    /// The same buffers with the names derived as they are written (what
+    /// [`read`](Self::read) gives for an editor without a generation).
+    #[must_use]
+    pub fn without_kept_names(mut self) -> Self {
+        self.names = None;
+        self
     }
 }
 
 impl Serialize for OpenEditorsState {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        open_editors_result(&self.buffers, &self.dirty).serialize(serializer)
+        OpenEditors {
+            buffers: &self.buffers,
+            dirty: &self.dirty,
+            names: self.names.as_deref(),
+        }
+        .serialize(serializer)
     }
 }
 
@@ -162,6 +190,8 @@ struct OpenEditorsCache(ResultCache<(u64, u64)>);
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::memory::MemoryWorkspace;
     use crate::ports::{BufferStore as _, Document};
@@ -200,6 +230,62 @@ mod tests {
         ws.close(BufferId(1));
         let one = text_of(get_open_editors(&cx));
         assert!(!one.contains("/ws/a.rs"), "{one}");
+    }
+
+    /// The names cache's answers are byte for byte the plain path's, for
+    /// awkward paths and across changes that keep, move, rename and drop tabs.
+    #[test]
+    fn kept_names_write_the_same_bytes_as_derived_ones() {
+        let ws = MemoryWorkspace::new();
+        let paths = [
+            "/abs/src/a.rs",
+            "/abs/ü #1%.ts",
+            "/",
+            "/abs/dir/",
+            "/abs/dir/.",
+            "/abs/..",
+            "/abs//a.rs",
+            "/abs/a\"b.rs",
+        ];
+        for (i, path) in (1..).zip(paths) {
+            ws.open(BufferId(i), Some(Path::new(path)), "rust", "x");
+        }
+        ws.open(BufferId(99), None, "rust", "scratch");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt as _;
+            let lossy = Path::new(std::ffi::OsStr::from_bytes(b"/abs/\xffa.rs"));
+            ws.open(BufferId(100), Some(lossy), "rust", "x");
+        }
+        let cx = ws.read_context().build();
+        let check = |step: &str| {
+            let kept = OpenEditorsState::read(&cx);
+            assert!(kept.names.is_some(), "{step}: names kept");
+            let derived = OpenEditorsState::read(&cx).without_kept_names();
+            assert_eq!(
+                serde_json::to_string(&kept).unwrap(),
+                serde_json::to_string(&derived).unwrap(),
+                "{step}"
+            );
+            assert_eq!(
+                PreparedResult::json_text(&kept).as_bytes(),
+                PreparedResult::json_text(&derived).as_bytes(),
+                "{step}"
+            );
+        };
+        check("first read");
+        check("unchanged");
+        ws.editor.set_active(Some(BufferId(3)));
+        check("active moved");
+        ws.close(BufferId(1));
+        ws.open(BufferId(200), Some(Path::new("/abs/new.rs")), "rust", "n");
+        check("closed and opened");
+        ws.editor
+            .set_path(BufferId(2), Some(Path::new("/abs/renamed.ts")));
+        ws.editor
+            .set_path(BufferId(99), Some(Path::new("/abs/saved.rs")));
+        ws.editor.set_path(BufferId(4), None);
+        check("renamed, saved, path dropped");
     }
 
     #[test]
