@@ -7,6 +7,7 @@
 //! ```text
 //! const _: () = {
 //!     use ::ide_mcp_runtime::__private0_1 as __ide_mcp_private;
+//!     use __ide_mcp_private::{ArgTag as _, ..};   // the probes' traits, once
 //!     fn __input_schema() -> Schema { .. }       // one property per argument
 //!     fn __states(out: &mut Vec<StateReq>) { .. } // the states the extractors need
 //!     fn __shim(call, args, out) -> Option<ToolFuture> { .. }
@@ -57,8 +58,8 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     //   into owned values (`DeserializeOwned`), so the signature is the
     //   attribute's contract and clippy's advice to borrow them cannot be
     //   followed;
-    // - on the hidden block, `unused_imports` (the probe imports both of
-    //   its traits, and one of them resolves) and `unused_qualifications`
+    // - on the hidden block, `unused_imports` (the probes' traits are
+    //   imported together, and only some of them resolve) and `unused_qualifications`
     //   (paths are absolute, whatever the user imported). The probes'
     //   double borrows are what autoref specialization needs, so the
     //   block also allows `clippy::needless_borrow`.
@@ -71,6 +72,8 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
         #[allow(unused_imports, unused_qualifications, clippy::needless_borrow)]
         const _: () = {
             use #krate::__private0_1 as #p;
+            // The probes' traits, for every probe of the block.
+            use #p::{ArgTag as _, ExtractTag as _, IntoTag as _, ResultTag as _, ValueTag as _};
             #input_schema
             #states
             #shim
@@ -117,12 +120,8 @@ fn param_source(tool: &Tool, param: &Param, p: &TokenStream) -> TokenStream {
     match source(tool, param) {
         Source::Argument => quote_spanned!(ty.span()=> #p::argument::<#ty>()),
         Source::Extractor => quote_spanned!(ty.span()=> #p::extractor::<#ty>()),
-        Source::Probe => quote_spanned! {ty.span()=>
-            {
-                use #p::{ArgTag as _, ExtractTag as _};
-                (&#p::Param::<#ty>::NEW).__param()
-            }
-        },
+        // The probe's traits are imported once, at the top of the block.
+        Source::Probe => quote_spanned!(ty.span()=> (&#p::Param::<#ty>::NEW).__param()),
     }
 }
 
@@ -180,14 +179,8 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
     } else {
         Ident::new("write", ty.span())
     };
-    let call = quote_spanned! {ty.span()=>
+    quote_spanned! {ty.span()=>
         (&&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
-    };
-    quote! {
-        {
-            use #p::{IntoTag as _, ResultTag as _, ValueTag as _};
-            #call
-        }
     }
 }
 
@@ -324,7 +317,7 @@ fn async_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> 
             let #cx = #p::OwnedCall::as_call(&#owned);
             #(#takes)*
             let #ret = #func(#(#call_args),*).await;
-            #p::reply(move |#out: &mut #p::ResultOut<'_>| #write)
+            #p::reply(move |#out: &mut #p::ResultOut<'_>| { #write })
         }))
     }
 }
@@ -359,7 +352,6 @@ fn output_schema(tool: &Tool, p: &TokenStream) -> Option<TokenStream> {
     };
     Some(quote! {
         fn #name() -> #p::Schema {
-            use #p::{IntoTag as _, ResultTag as _, ValueTag as _};
             #call
         }
     })
