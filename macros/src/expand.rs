@@ -322,19 +322,71 @@ fn async_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> 
     }
 }
 
-/// A sync tool's shim body: decoded, run and written in place.
+/// The most parameters the runtime's generic sync shim (`sync_params`) takes.
+const MAX_SYNC_PARAMS: usize = 12;
+
+/// A sync tool's shim body: decoded, run and written in place. Each
+/// parameter's source is named once, in a tuple that the runtime's generic
+/// `sync_params` takes (the same steps, in the same order, as `steps`),
+/// so that the code of the steps is the runtime's, instantiated once per
+/// tuple of parameter types, not expanded in each tool; a tool of more
+/// parameters than it takes has the steps expanded here.
 fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> TokenStream {
-    let ShimNames { out, ret, .. } = names;
+    let ShimNames {
+        cx, args, out, ret, ..
+    } = names;
     let func = &tool.ident;
     let Steps { early, lates } = steps;
     let call_args = lates.iter().map(|(local, _)| local);
-    let takes = lates
-        .iter()
-        .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
     let write = write_result(tool, p, ret, &out.to_token_stream());
+    if tool.params.len() > MAX_SYNC_PARAMS {
+        let takes = lates
+            .iter()
+            .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
+        return quote! {
+            #(#early)*
+            #(#takes)*
+            let #ret = #func(#(#call_args),*);
+            #write
+            ::core::option::Option::None
+        };
+    }
+    let (name, _) = tool.name();
+    // No arguments object is split for `#[args]`, nor with no plain argument.
+    let wire_names = if tool.args_param().is_none() {
+        wire_names(tool)
+    } else {
+        Vec::new()
+    };
+    let mut slot = 0_usize;
+    let sources = tool.params.iter().map(|param| {
+        let source = param_source(tool, param, p);
+        let span = param.ty.span();
+        match &param.kind {
+            ParamKind::Args { .. } => quote_spanned!(span=> #p::object(#source)),
+            ParamKind::Arg(arg) if tool.args_param().is_none() => {
+                let at = slot;
+                slot += 1;
+                if arg.default {
+                    // The `Default` bound is on the function, spanned on the type.
+                    quote_spanned!(span=> #p::slot_or_default(#source, #at))
+                } else {
+                    quote_spanned!(span=> #p::slot(#source, #at))
+                }
+            }
+            ParamKind::Arg(_) | ParamKind::Extract => quote_spanned!(span=> #p::extract(#source)),
+        }
+    });
+    let locals = lates.iter().map(|(local, _)| local);
     quote! {
-        #(#early)*
-        #(#takes)*
+        let (#(#locals,)*) = #p::sync_params(
+            #name,
+            #args,
+            [#(#wire_names),*],
+            &(#(#sources,)*),
+            &#cx,
+            #out,
+        )?;
         let #ret = #func(#(#call_args),*);
         #write
         ::core::option::Option::None

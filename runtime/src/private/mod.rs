@@ -11,6 +11,7 @@ mod args;
 mod params;
 mod reply;
 mod returns;
+mod shim;
 
 pub use linkme;
 
@@ -21,6 +22,10 @@ pub use reply::{boxed_future, rejected, reply, reply_rejected};
 pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
 pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
+pub use shim::{
+    Extract, Input, Object, Slot, SlotOrDefault, Step, Steps, extract, object, slot,
+    slot_or_default, sync_params,
+};
 
 pub use crate::result::ResultOut;
 pub use crate::schema::Schema;
