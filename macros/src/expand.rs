@@ -132,6 +132,26 @@ fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
     let body = if let Some(param) = tool.args_param() {
         let arg = param_source(tool, param, p);
         quote!(#arg.schema())
+    } else if tool.args().count() <= MAX_SYNC_PARAMS {
+        // The sources in a tuple, for the runtime's generic `object_schema`.
+        let (mut sources, mut wires, mut descriptions, mut defaults) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (param, arg) in tool.args() {
+            sources.push(param_source(tool, param, p));
+            wires.push(&arg.wire_name);
+            descriptions.push(option(
+                arg.description.as_ref().map(ToTokens::to_token_stream),
+            ));
+            defaults.push(arg.default);
+        }
+        quote! {
+            #p::object_schema(
+                &(#(#sources,)*),
+                &[#(#wires),*],
+                &[#(#descriptions),*],
+                &[#(#defaults),*],
+            )
+        }
     } else {
         let args = tool.args().map(|(param, arg)| {
             let wire = &arg.wire_name;
@@ -158,14 +178,21 @@ fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
 fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
     let name = ident("__states");
     let out = ident("__out");
-    let each = tool.params.iter().map(|param| {
-        let source = param_source(tool, param, p);
-        let method = Ident::new("states", param.ty.span());
-        quote!(#source.#method(#out);)
-    });
+    let body = if tool.params.len() <= MAX_SYNC_PARAMS {
+        // The sources in a tuple, for the runtime's generic `states`.
+        let sources = tool.params.iter().map(|param| param_source(tool, param, p));
+        quote!(#p::states(&(#(#sources,)*), #out);)
+    } else {
+        let each = tool.params.iter().map(|param| {
+            let source = param_source(tool, param, p);
+            let method = Ident::new("states", param.ty.span());
+            quote!(#source.#method(#out);)
+        });
+        quote!(#(#each)*)
+    };
     quote! {
         fn #name(#out: &mut #p::Vec<#p::StateReq>) {
-            #(#each)*
+            #body
         }
     }
 }

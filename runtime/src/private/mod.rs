@@ -23,8 +23,8 @@ pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
 pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
 pub use shim::{
-    Extract, Input, Object, Slot, SlotOrDefault, Step, Steps, extract, object, slot,
-    slot_or_default, sync_params,
+    Describe, Describes, Extract, Input, Object, Slot, SlotOrDefault, Step, Steps, extract, object,
+    object_schema, slot, slot_or_default, states, sync_params,
 };
 
 pub use crate::result::ResultOut;

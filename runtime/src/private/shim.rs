@@ -10,10 +10,12 @@
 //! (`early`), then every extractor run (`late`); the first failure writes
 //! its error result and stops.
 
-use super::args::{Arg, ArgsObject};
+use super::args::{Arg, ArgsObject, ObjectSchema};
 use super::params::{Deferred, Extractor};
+use crate::context::StateReq;
 use crate::extract::Call;
 use crate::result::ResultOut;
+use crate::schema::Schema;
 use crate::tool::Arguments;
 
 /// Where the shim takes the arguments from.
@@ -232,4 +234,113 @@ pub fn sync_params<'c, S: Steps<'c>, const N: usize>(
     };
     let input = Input { tool, args, fields };
     steps.run(&input, call, out)
+}
+
+/// One parameter's part of a tool's input schema and of the states it needs.
+pub trait Describe {
+    /// Adds the parameter to the input schema (an extractor adds nothing).
+    fn schema_into(
+        &self,
+        schema: ObjectSchema,
+        name: &str,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> ObjectSchema;
+    /// Adds the states the parameter needs.
+    fn states(&self, out: &mut Vec<StateReq>);
+}
+
+impl<T> Describe for Arg<T> {
+    fn schema_into(
+        &self,
+        schema: ObjectSchema,
+        name: &str,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> ObjectSchema {
+        Arg::schema_into(*self, schema, name, description, has_default)
+    }
+    fn states(&self, out: &mut Vec<StateReq>) {
+        Arg::states(*self, out);
+    }
+}
+
+impl<T> Describe for Extractor<'_, T> {
+    fn schema_into(
+        &self,
+        schema: ObjectSchema,
+        name: &str,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> ObjectSchema {
+        Extractor::schema_into(*self, schema, name, description, has_default)
+    }
+    fn states(&self, out: &mut Vec<StateReq>) {
+        Extractor::states(*self, out);
+    }
+}
+
+/// A tuple of [`Describe`]s: a tool's parameters (or its plain arguments), in order.
+pub trait Describes {
+    /// The input schema of the arguments: element `i` is named `names[i]`.
+    fn object_schema(
+        &self,
+        names: &[&str],
+        descriptions: &[Option<&str>],
+        defaults: &[bool],
+    ) -> Schema;
+    /// The states of every parameter.
+    fn states(&self, out: &mut Vec<StateReq>);
+}
+
+macro_rules! describes {
+    ($($s:ident $i:tt),*) => {
+        impl<$($s: Describe),*> Describes for ($($s,)*) {
+            #[allow(unused_variables)]
+            fn object_schema(
+                &self,
+                names: &[&str],
+                descriptions: &[Option<&str>],
+                defaults: &[bool],
+            ) -> Schema {
+                let schema = ObjectSchema::new();
+                $(let schema = self.$i.schema_into(schema, names[$i], descriptions[$i], defaults[$i]);)*
+                schema.build()
+            }
+            #[allow(unused_variables)]
+            fn states(&self, out: &mut Vec<StateReq>) {
+                $(self.$i.states(out);)*
+            }
+        }
+    };
+}
+
+describes!();
+describes!(S0 0);
+describes!(S0 0, S1 1);
+describes!(S0 0, S1 1, S2 2);
+describes!(S0 0, S1 1, S2 2, S3 3);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10, S11 11);
+
+/// The input schema of a tool's plain arguments, one property each, from
+/// their sources (generic, so instantiated once per tuple of types).
+pub fn object_schema<S: Describes>(
+    sources: &S,
+    names: &[&str],
+    descriptions: &[Option<&str>],
+    defaults: &[bool],
+) -> Schema {
+    sources.object_schema(names, descriptions, defaults)
+}
+
+/// The states a tool's parameters need, from their sources.
+pub fn states<S: Describes>(sources: &S, out: &mut Vec<StateReq>) {
+    sources.states(out);
 }
