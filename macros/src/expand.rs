@@ -7,6 +7,7 @@
 //! ```text
 //! const _: () = {
 //!     use ::ide_mcp_runtime::__private0_1 as __ide_mcp_private;
+//!     use __ide_mcp_private::{ArgTag as _, ..};   // the probes' traits, once
 //!     fn __input_schema() -> Schema { .. }       // one property per argument
 //!     fn __states(out: &mut Vec<StateReq>) { .. } // the states the extractors need
 //!     fn __shim(call, args, out) -> Option<ToolFuture> { .. }
@@ -62,8 +63,8 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     //   into owned values (`DeserializeOwned`), so the signature is the
     //   attribute's contract and clippy's advice to borrow them cannot be
     //   followed;
-    // - on the hidden block, `unused_imports` (the probe imports both of
-    //   its traits, and one of them resolves) and `unused_qualifications`
+    // - on the hidden block, `unused_imports` (the probes' traits are
+    //   imported together, and only some of them resolve) and `unused_qualifications`
     //   (paths are absolute, whatever the user imported). The probes'
     //   double borrows are what autoref specialization needs, so the
     //   block also allows `clippy::needless_borrow`.
@@ -76,6 +77,8 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
         #[allow(unused_imports, unused_qualifications, clippy::needless_borrow)]
         const _: () = {
             use #krate::__private0_1 as #p;
+            // The probes' traits, for every probe of the block.
+            use #p::{ArgTag as _, ExtractTag as _, IntoTag as _, ResultTag as _, ValueTag as _};
             #input_schema
             #states
             #shim
@@ -122,12 +125,8 @@ fn param_source(tool: &Tool, param: &Param, p: &TokenStream) -> TokenStream {
     match source(tool, param) {
         Source::Argument => quote_spanned!(ty.span()=> #p::argument::<#ty>()),
         Source::Extractor => quote_spanned!(ty.span()=> #p::extractor::<#ty>()),
-        Source::Probe => quote_spanned! {ty.span()=>
-            {
-                use #p::{ArgTag as _, ExtractTag as _};
-                (&#p::Param::<#ty>::NEW).__param()
-            }
-        },
+        // The probe's traits are imported once, at the top of the block.
+        Source::Probe => quote_spanned!(ty.span()=> (&#p::Param::<#ty>::NEW).__param()),
     }
 }
 
@@ -138,6 +137,26 @@ fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
     let body = if let Some(param) = tool.args_param() {
         let arg = param_source(tool, param, p);
         quote!(#arg.schema())
+    } else if tool.args().count() <= MAX_SYNC_PARAMS {
+        // The sources in a tuple, for the runtime's generic `object_schema`.
+        let (mut sources, mut wires, mut descriptions, mut defaults) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (param, arg) in tool.args() {
+            sources.push(param_source(tool, param, p));
+            wires.push(&arg.wire_name);
+            descriptions.push(option(
+                arg.description.as_ref().map(ToTokens::to_token_stream),
+            ));
+            defaults.push(arg.default);
+        }
+        quote! {
+            #p::object_schema(
+                &(#(#sources,)*),
+                &[#(#wires),*],
+                &[#(#descriptions),*],
+                &[#(#defaults),*],
+            )
+        }
     } else {
         let args = tool.args().map(|(param, arg)| {
             let wire = &arg.wire_name;
@@ -164,11 +183,18 @@ fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
 fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
     let name = ident("__states");
     let out = ident("__out");
-    let each = tool.params.iter().map(|param| {
-        let source = param_source(tool, param, p);
-        let method = Ident::new("states", param.ty.span());
-        quote!(#source.#method(#out);)
-    });
+    let body = if tool.params.len() <= MAX_SYNC_PARAMS {
+        // The sources in a tuple, for the runtime's generic `states`.
+        let sources = tool.params.iter().map(|param| param_source(tool, param, p));
+        quote!(#p::states(&(#(#sources,)*), #out);)
+    } else {
+        let each = tool.params.iter().map(|param| {
+            let source = param_source(tool, param, p);
+            let method = Ident::new("states", param.ty.span());
+            quote!(#source.#method(#out);)
+        });
+        quote!(#(#each)*)
+    };
     let lister = tool.attr.list.as_ref().map(|list| {
         // As in `__list`, to the token: one error for a wrong lister.
         let lister = quote_spanned!(list.span()=> #p::lister(#list));
@@ -176,7 +202,7 @@ fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
     });
     quote! {
         fn #name(#out: &mut #p::Vec<#p::StateReq>) {
-            #(#each)*
+            #body
             #lister
         }
     }
@@ -204,14 +230,8 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
     } else {
         Ident::new("write", ty.span())
     };
-    let call = quote_spanned! {ty.span()=>
+    quote_spanned! {ty.span()=>
         (&&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
-    };
-    quote! {
-        {
-            use #p::{IntoTag as _, ResultTag as _, ValueTag as _};
-            #call
-        }
     }
 }
 
@@ -362,23 +382,85 @@ fn async_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> 
     }
 }
 
-/// A sync tool's shim body: decoded, run and written in place.
+/// The most parameters the runtime's generic sync shim (`sync_params`) takes.
+const MAX_SYNC_PARAMS: usize = 12;
+
+/// A sync tool's shim body: decoded, run and written in place. Each
+/// parameter's source is named once, in a tuple that the runtime's generic
+/// `sync_params` takes (the same steps, in the same order, as `steps`),
+/// so that the code of the steps is the runtime's, instantiated once per
+/// tuple of parameter types, not expanded in each tool; a tool of more
+/// parameters than it takes has the steps expanded here.
 fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> TokenStream {
-    let ShimNames { out, ret, .. } = names;
+    let ShimNames {
+        cx, args, out, ret, ..
+    } = names;
     let func = &tool.ident;
     let Steps { early, lates } = steps;
     let call_args = lates.iter().map(|(local, _)| local);
-    let takes = lates
-        .iter()
-        .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
     let write = write_result(tool, p, ret, &out.to_token_stream());
     let uri = (tool.attr.kind == Kind::Resource).then(|| {
-        let (cx, uri) = (&names.cx, ident("__uri"));
+        let uri = ident("__uri");
         quote!(let #uri = #cx.resource_uri();)
     });
+    if tool.params.len() > MAX_SYNC_PARAMS {
+        let takes = lates
+            .iter()
+            .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
+        return quote! {
+            #(#early)*
+            #(#takes)*
+            #uri
+            let #ret = #func(#(#call_args),*);
+            #write
+            ::core::option::Option::None
+        };
+    }
+    let name = tool.subject();
+    // A prompt's and a resource's arguments are strings, checked at each one.
+    let checks = tool
+        .args()
+        .filter(|_| tool.attr.kind != Kind::Tool)
+        .map(|(param, _)| {
+            let ty = &param.ty;
+            quote_spanned!(ty.span()=> const _: () = #p::prompt_argument::<#ty>();)
+        });
+    // No arguments object is split for `#[args]`, nor with no plain argument.
+    let wire_names = if tool.args_param().is_none() {
+        wire_names(tool)
+    } else {
+        Vec::new()
+    };
+    let mut slot = 0_usize;
+    let sources = tool.params.iter().map(|param| {
+        let source = param_source(tool, param, p);
+        let span = param.ty.span();
+        match &param.kind {
+            ParamKind::Args { .. } => quote_spanned!(span=> #p::object(#source)),
+            ParamKind::Arg(arg) if tool.args_param().is_none() => {
+                let at = slot;
+                slot += 1;
+                if arg.default {
+                    // The `Default` bound is on the function, spanned on the type.
+                    quote_spanned!(span=> #p::slot_or_default(#source, #at))
+                } else {
+                    quote_spanned!(span=> #p::slot(#source, #at))
+                }
+            }
+            ParamKind::Arg(_) | ParamKind::Extract => quote_spanned!(span=> #p::extract(#source)),
+        }
+    });
+    let locals = lates.iter().map(|(local, _)| local);
     quote! {
-        #(#early)*
-        #(#takes)*
+        #(#checks)*
+        let (#(#locals,)*) = #p::sync_params(
+            #name,
+            #args,
+            [#(#wire_names),*],
+            &(#(#sources,)*),
+            &#cx,
+            #out,
+        )?;
         #uri
         let #ret = #func(#(#call_args),*);
         #write
@@ -397,7 +479,6 @@ fn output_schema(tool: &Tool, p: &TokenStream) -> Option<TokenStream> {
     };
     Some(quote! {
         fn #name() -> #p::Schema {
-            use #p::{IntoTag as _, ResultTag as _, ValueTag as _};
             #call
         }
     })

@@ -129,6 +129,24 @@ impl<T> Arg<T> {
         )
     }
 
+    /// Like [`early`](Self::early), with `default()` when absent.
+    pub(super) fn early_with<const N: usize>(
+        self,
+        tool: &str,
+        fields: &ArgsObject<'_, N>,
+        slot: usize,
+        default: fn() -> T,
+        out: &mut ResultOut<'_>,
+    ) -> Option<T> {
+        self.take_with(
+            tool,
+            fields.names[slot],
+            fields.values[slot],
+            Some(default),
+            out,
+        )
+    }
+
     /// The value [`early`](Self::early) decoded: an argument needs nothing of the call.
     #[allow(clippy::unnecessary_wraps)] // the same shape as `Extractor::late`
     pub fn late(self, value: T, _: &Call<'_>) -> Result<T, Rejection> {
@@ -225,6 +243,14 @@ pub struct ArgsObject<'a, const N: usize> {
 }
 
 impl<'a, const N: usize> ArgsObject<'a, N> {
+    /// No arguments object split: every argument absent.
+    pub(super) fn empty(names: [&'static str; N]) -> Self {
+        Self {
+            names,
+            values: [None; N],
+        }
+    }
+
     /// Splits the `arguments` of `tools/call` (absent or `null`: no
     /// arguments); on failure writes the error result and returns `None`.
     pub fn parse(

@@ -12,6 +12,7 @@ mod items;
 mod params;
 mod reply;
 mod returns;
+mod shim;
 
 pub use linkme;
 
@@ -23,6 +24,10 @@ pub use reply::{boxed_future, rejected, reply, reply_rejected};
 pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
 pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
+pub use shim::{
+    Describe, Describes, Extract, Input, Object, Slot, SlotOrDefault, Step, Steps, extract, object,
+    object_schema, slot, slot_or_default, states, sync_params,
+};
 
 pub use crate::prompt::{IDE_MCP_RUNTIME_PROMPTS_V0, PromptDef};
 pub use crate::resource::{IDE_MCP_RUNTIME_RESOURCES_V0, ListedResource, ResourceDef};

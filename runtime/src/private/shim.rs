@@ -1,0 +1,346 @@
+//! The body of a sync tool's call shim, generic over its parameters: the
+//! generated shim names each parameter's source once, in a tuple, and
+//! calls [`sync_params`], instantiated once per tuple of parameter types
+//! (shared by every tool of the same parameters), instead of a body
+//! expanded by hand in each tool. Up to 12 parameters; the macro expands
+//! the body of a longer tool, and of an async tool, by hand.
+//!
+//! The steps and their order are those of the hand-expanded body of an
+//! async tool: the arguments object is split, every parameter decoded
+//! (`early`), then every extractor run (`late`); the first failure writes
+//! its error result and stops.
+
+use super::args::{Arg, ArgsObject, ObjectSchema};
+use super::params::{Deferred, Extractor};
+use crate::context::StateReq;
+use crate::extract::Call;
+use crate::result::ResultOut;
+use crate::schema::Schema;
+use crate::tool::Arguments;
+
+/// Where the shim takes the arguments from.
+pub struct Input<'s, 'a, const N: usize> {
+    tool: &'s str,
+    args: Option<Arguments<'a>>,
+    fields: ArgsObject<'a, N>,
+}
+
+/// One parameter of a sync tool, as [`sync_params`] takes it.
+pub trait Step<'c> {
+    /// What the parameter decodes to before the call.
+    type Early;
+    /// The parameter's value.
+    type Value;
+    /// Decodes the parameter; on failure writes the error result and returns `None`.
+    fn early<const N: usize>(
+        &self,
+        input: &Input<'_, '_, N>,
+        out: &mut ResultOut<'_>,
+    ) -> Option<Self::Early>;
+    /// Takes the value; on failure writes the error result and returns `None`.
+    fn late(
+        &self,
+        early: Self::Early,
+        call: &Call<'c>,
+        out: &mut ResultOut<'_>,
+    ) -> Option<Self::Value>;
+}
+
+/// The argument (or extractor, as the probe chose) `source` at `slot` of
+/// the arguments object.
+pub struct Slot<S> {
+    source: S,
+    slot: usize,
+}
+
+/// The parameter at `slot` of the arguments object: an [`Arg`] or an [`Extractor`].
+pub const fn slot<S>(source: S, slot: usize) -> Slot<S> {
+    Slot { source, slot }
+}
+
+impl<'c, T> Step<'c> for Slot<Arg<T>> {
+    type Early = T;
+    type Value = T;
+    fn early<const N: usize>(
+        &self,
+        input: &Input<'_, '_, N>,
+        out: &mut ResultOut<'_>,
+    ) -> Option<T> {
+        self.source.early(input.tool, &input.fields, self.slot, out)
+    }
+    fn late(&self, value: T, _: &Call<'c>, _: &mut ResultOut<'_>) -> Option<T> {
+        Some(value)
+    }
+}
+
+impl<'c, T> Step<'c> for Slot<Extractor<'c, T>> {
+    type Early = Deferred;
+    type Value = T;
+    fn early<const N: usize>(
+        &self,
+        _: &Input<'_, '_, N>,
+        _: &mut ResultOut<'_>,
+    ) -> Option<Deferred> {
+        Some(Deferred)
+    }
+    fn late(&self, _: Deferred, call: &Call<'c>, out: &mut ResultOut<'_>) -> Option<T> {
+        super::reply::rejected(self.source.late(Deferred, call), out)
+    }
+}
+
+/// An argument at `slot`, `T::default()` when absent (`#[arg(default)]`).
+pub struct SlotOrDefault<T> {
+    source: Arg<T>,
+    slot: usize,
+    default: fn() -> T,
+}
+
+/// The argument at `slot` of the arguments object, `T::default()` when absent.
+///
+/// The bound is here, spanned on the parameter by the generated code.
+pub fn slot_or_default<T: Default>(source: Arg<T>, slot: usize) -> SlotOrDefault<T> {
+    SlotOrDefault {
+        source,
+        slot,
+        default: T::default,
+    }
+}
+
+impl<'c, T> Step<'c> for SlotOrDefault<T> {
+    type Early = T;
+    type Value = T;
+    fn early<const N: usize>(
+        &self,
+        input: &Input<'_, '_, N>,
+        out: &mut ResultOut<'_>,
+    ) -> Option<T> {
+        self.source
+            .early_with(input.tool, &input.fields, self.slot, self.default, out)
+    }
+    fn late(&self, value: T, _: &Call<'c>, _: &mut ResultOut<'_>) -> Option<T> {
+        Some(value)
+    }
+}
+
+/// The whole arguments object (`#[args]`).
+pub struct Object<T>(Arg<T>);
+
+/// The parameter decoded from the whole arguments object (`#[args]`).
+pub const fn object<T>(source: Arg<T>) -> Object<T> {
+    Object(source)
+}
+
+impl<'c, T> Step<'c> for Object<T> {
+    type Early = T;
+    type Value = T;
+    fn early<const N: usize>(
+        &self,
+        input: &Input<'_, '_, N>,
+        out: &mut ResultOut<'_>,
+    ) -> Option<T> {
+        self.0.decode_object(input.tool, input.args, out)
+    }
+    fn late(&self, value: T, _: &Call<'c>, _: &mut ResultOut<'_>) -> Option<T> {
+        Some(value)
+    }
+}
+
+/// A parameter taken from the call only (`&T`, or beside `#[args]`).
+pub struct Extract<'c, T>(Extractor<'c, T>);
+
+/// The parameter extracted from the call, with no argument slot.
+pub const fn extract<T>(source: Extractor<'_, T>) -> Extract<'_, T> {
+    Extract(source)
+}
+
+impl<'c, T> Step<'c> for Extract<'c, T> {
+    type Early = Deferred;
+    type Value = T;
+    fn early<const N: usize>(
+        &self,
+        _: &Input<'_, '_, N>,
+        _: &mut ResultOut<'_>,
+    ) -> Option<Deferred> {
+        Some(Deferred)
+    }
+    fn late(&self, _: Deferred, call: &Call<'c>, out: &mut ResultOut<'_>) -> Option<T> {
+        super::reply::rejected(self.0.late(Deferred, call), out)
+    }
+}
+
+/// A tuple of [`Step`]s: the parameters of a sync tool, in order.
+pub trait Steps<'c> {
+    /// The parameters' values, in order: the tool's arguments.
+    type Values;
+    /// Every parameter decoded, then every one taken.
+    fn run<const N: usize>(
+        &self,
+        input: &Input<'_, '_, N>,
+        call: &Call<'c>,
+        out: &mut ResultOut<'_>,
+    ) -> Option<Self::Values>;
+}
+
+macro_rules! steps {
+    ($($s:ident $e:ident),*) => {
+        impl<'c, $($s: Step<'c>),*> Steps<'c> for ($($s,)*) {
+            type Values = ($($s::Value,)*);
+            #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
+            fn run<const N: usize>(
+                &self,
+                input: &Input<'_, '_, N>,
+                call: &Call<'c>,
+                out: &mut ResultOut<'_>,
+            ) -> Option<Self::Values> {
+                let ($($s,)*) = self;
+                $(let $e = $s.early(input, out)?;)*
+                $(let $e = $s.late($e, call, out)?;)*
+                Some(($($e,)*))
+            }
+        }
+    };
+}
+
+steps!();
+steps!(S0 e0);
+steps!(S0 e0, S1 e1);
+steps!(S0 e0, S1 e1, S2 e2);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8, S9 e9);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8, S9 e9, S10 e10);
+steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8, S9 e9, S10 e10, S11 e11);
+
+/// The parameters of a sync tool: the arguments object split by the `N`
+/// wire `names` of its slots (not at all when `N` is 0: a tool with no
+/// plain argument takes any arguments), then `steps` run; `None` after
+/// writing the error result of the first failure.
+pub fn sync_params<'c, S: Steps<'c>, const N: usize>(
+    tool: &str,
+    args: Option<Arguments<'_>>,
+    names: [&'static str; N],
+    steps: &S,
+    call: &Call<'c>,
+    out: &mut ResultOut<'_>,
+) -> Option<S::Values> {
+    let fields = if N == 0 {
+        ArgsObject::empty(names)
+    } else {
+        ArgsObject::parse(tool, args, names, out)?
+    };
+    let input = Input { tool, args, fields };
+    steps.run(&input, call, out)
+}
+
+/// One parameter's part of a tool's input schema and of the states it needs.
+pub trait Describe {
+    /// Adds the parameter to the input schema (an extractor adds nothing).
+    fn schema_into(
+        &self,
+        schema: ObjectSchema,
+        name: &str,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> ObjectSchema;
+    /// Adds the states the parameter needs.
+    fn states(&self, out: &mut Vec<StateReq>);
+}
+
+impl<T> Describe for Arg<T> {
+    fn schema_into(
+        &self,
+        schema: ObjectSchema,
+        name: &str,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> ObjectSchema {
+        Arg::schema_into(*self, schema, name, description, has_default)
+    }
+    fn states(&self, out: &mut Vec<StateReq>) {
+        Arg::states(*self, out);
+    }
+}
+
+impl<T> Describe for Extractor<'_, T> {
+    fn schema_into(
+        &self,
+        schema: ObjectSchema,
+        name: &str,
+        description: Option<&str>,
+        has_default: bool,
+    ) -> ObjectSchema {
+        Extractor::schema_into(*self, schema, name, description, has_default)
+    }
+    fn states(&self, out: &mut Vec<StateReq>) {
+        Extractor::states(*self, out);
+    }
+}
+
+/// A tuple of [`Describe`]s: a tool's parameters (or its plain arguments), in order.
+pub trait Describes {
+    /// The input schema of the arguments: element `i` is named `names[i]`.
+    fn object_schema(
+        &self,
+        names: &[&str],
+        descriptions: &[Option<&str>],
+        defaults: &[bool],
+    ) -> Schema;
+    /// The states of every parameter.
+    fn states(&self, out: &mut Vec<StateReq>);
+}
+
+macro_rules! describes {
+    ($($s:ident $i:tt),*) => {
+        impl<$($s: Describe),*> Describes for ($($s,)*) {
+            #[allow(unused_variables)]
+            fn object_schema(
+                &self,
+                names: &[&str],
+                descriptions: &[Option<&str>],
+                defaults: &[bool],
+            ) -> Schema {
+                let schema = ObjectSchema::new();
+                $(let schema = self.$i.schema_into(schema, names[$i], descriptions[$i], defaults[$i]);)*
+                schema.build()
+            }
+            #[allow(unused_variables)]
+            fn states(&self, out: &mut Vec<StateReq>) {
+                $(self.$i.states(out);)*
+            }
+        }
+    };
+}
+
+describes!();
+describes!(S0 0);
+describes!(S0 0, S1 1);
+describes!(S0 0, S1 1, S2 2);
+describes!(S0 0, S1 1, S2 2, S3 3);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10);
+describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10, S11 11);
+
+/// The input schema of a tool's plain arguments, one property each, from
+/// their sources (generic, so instantiated once per tuple of types).
+pub fn object_schema<S: Describes>(
+    sources: &S,
+    names: &[&str],
+    descriptions: &[Option<&str>],
+    defaults: &[bool],
+) -> Schema {
+    sources.object_schema(names, descriptions, defaults)
+}
+
+/// The states a tool's parameters need, from their sources.
+pub fn states<S: Describes>(sources: &S, out: &mut Vec<StateReq>) {
+    sources.states(out);
+}
