@@ -186,8 +186,9 @@ impl<'a> Info<'a> {
 }
 
 /// The server's capabilities: tools, whose list changes only when a relay
-/// serves them; resources and prompts when any is registered (their lists
-/// are the binary's, fixed), or with a relay, when it says the other
+/// serves them; resources and prompts when any is registered (the prompts'
+/// list is the binary's, fixed; the resources' changes when a template
+/// lists the host's state), or with a relay, when it says the other
 /// server has them.
 #[derive(Serialize)]
 pub(crate) struct Capabilities {
@@ -222,7 +223,11 @@ impl Capabilities {
             tools: ListChanged {
                 list_changed: false,
             },
-            resources: registry.has_resources().then(fixed),
+            // A template's lister reads the host's state: the host says
+            // when what it lists changes (`notifications/resources/list_changed`).
+            resources: registry.has_resources().then(|| ListChanged {
+                list_changed: registry.has_listed_resources(),
+            }),
             prompts: (!registry.prompts().is_empty()).then(fixed),
         }
     }

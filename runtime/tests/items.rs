@@ -120,7 +120,7 @@ async fn client() -> MemoryClient {
         init["result"]["capabilities"],
         serde_json::json!({
             "tools": {"listChanged": false},
-            "resources": {"listChanged": false},
+            "resources": {"listChanged": true},
             "prompts": {"listChanged": false},
         })
     );

@@ -1,5 +1,6 @@
 //! Pushing the selection to clients: `selection_changed` (debounced) and
-//! `at_mentioned`.
+//! `at_mentioned`; and, when the open documents change with it,
+//! `notifications/resources/list_changed`.
 //!
 //! The `claude` CLI learns the user's selection only from these
 //! notifications, never by calling `getCurrentSelection`.
@@ -17,6 +18,12 @@ use crate::uri::LossyPath;
 
 /// The notification that carries the selection.
 const SELECTION_CHANGED: &str = "selection_changed";
+
+/// The MCP notification that the resources' list changed: the open
+/// documents are resources (`crate::documents`), and the `claude` CLI
+/// lists them again on it, so that a file opened after it connected can be
+/// `@`-mentioned.
+const RESOURCES_CHANGED: &str = "notifications/resources/list_changed";
 
 /// How long the selection must stay still before `selection_changed` is sent.
 ///
@@ -39,6 +46,10 @@ pub const SELECTION_DEBOUNCE: Duration = Duration::from_millis(100);
 /// it, when it reports ready and once more a moment later, because the
 /// `claude` CLI drops what arrives before its UI listens. A host reports the
 /// initial selection once; it need not watch for new clients.
+///
+/// A change that opens or closes a file-backed document (hosts report
+/// opening and closing as changes of the active buffer) also sends
+/// `notifications/resources/list_changed`, once per debounced change.
 ///
 /// The task ends when the publisher is dropped (after sending a pending change).
 #[derive(Debug)]
@@ -117,6 +128,7 @@ async fn run(
     cx: ReadContext,
     interval: Duration,
 ) {
+    let mut open = open_documents(&cx);
     while changed.recv().await.is_some() {
         // Wait until the selection has been still for `interval`.
         let last = loop {
@@ -127,10 +139,28 @@ async fn run(
             }
         };
         publish(&notifier, &cx);
+        let now = open_documents(&cx);
+        if now != open {
+            notifier.notify(RESOURCES_CHANGED, &serde_json::json!({}));
+            open = now;
+        }
         if last {
             return;
         }
     }
+}
+
+/// The open file-backed documents' paths, sorted: what the resources list.
+fn open_documents(cx: &ReadContext) -> Vec<std::sync::Arc<Path>> {
+    let mut paths: Vec<_> = cx
+        .editor()
+        .map(crate::ports::EditorAccess::open_buffers)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|buffer| buffer.path)
+        .collect();
+    paths.sort_unstable();
+    paths
 }
 
 /// Sends the selection as the notifier's latest state of
@@ -249,6 +279,49 @@ mod tests {
         publisher.selection_changed();
         tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
         assert!(notifier.latest().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn opening_and_closing_a_file_says_the_resources_changed_once() {
+        let ws = workspace();
+        let notifier = Notifier::new();
+        let mut client = notifier.subscribe();
+        let publisher = SelectionPublisher::spawn(notifier, ws.read_context().build());
+        let sent = |client: &mut mpsc::Receiver<_>| {
+            std::iter::from_fn(|| client.try_recv().ok())
+                .map(|bytes: ide_mcp_runtime::notify::NotificationBytes| {
+                    let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                    message["method"].as_str().unwrap().to_owned()
+                })
+                .collect::<Vec<_>>()
+        };
+        // A selection that opens nothing: no resources change.
+        ws.select(BufferId(1), Position::new(0, 0), Position::new(0, 2));
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert_eq!(sent(&mut client), ["selection_changed"]);
+
+        // Two files opened in one burst: one notification.
+        ws.open(BufferId(2), Some(Path::new("/ws/b.rs")), "rust", "b");
+        publisher.selection_changed();
+        ws.open(BufferId(3), Some(Path::new("/ws/c.rs")), "rust", "c");
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert_eq!(
+            sent(&mut client),
+            ["selection_changed", "notifications/resources/list_changed"]
+        );
+
+        ws.close(BufferId(3));
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert!(sent(&mut client).contains(&"notifications/resources/list_changed".to_owned()));
+
+        // A buffer without a file is no resource.
+        ws.open(BufferId(4), None, "markdown", "scratch");
+        publisher.selection_changed();
+        tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
+        assert!(!sent(&mut client).contains(&"notifications/resources/list_changed".to_owned()));
     }
 
     #[test]

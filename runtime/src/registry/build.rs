@@ -118,6 +118,16 @@ impl Registry {
         !self.resources.fixed.is_empty() || !self.resources.templates.is_empty()
     }
 
+    /// Whether a template lists resources from the host's state
+    /// (`list = f`): `resources/list` then changes while the server runs,
+    /// and the server advertises `listChanged`.
+    pub fn has_listed_resources(&self) -> bool {
+        self.resources
+            .templates
+            .iter()
+            .any(|t| t.def.list.is_some())
+    }
+
     /// What `uri` names: a fixed resource, else the first template (in
     /// sorted order) that matches it.
     pub fn find_resource(&self, uri: &str) -> Option<ResourceMatch<'_>> {
