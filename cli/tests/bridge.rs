@@ -20,7 +20,7 @@ use common::ws::WsClient;
 use common::{Running, Sandbox, lockfile_port, tool_names, wait_for_lockfile};
 use ide_mcp::bridge::tools::{FIRST_TIME_NAMES, left_out};
 use ide_mcp_runtime::{
-    ListedResource, Progress, Registry, Server, WsOptions, WsServerHandle, mcp_prompt,
+    ListedResource, Notifier, Progress, Registry, Server, WsOptions, WsServerHandle, mcp_prompt,
     mcp_resource, mcp_tool,
 };
 use serde_json::{Value, json};
@@ -119,7 +119,7 @@ fn the_headless_host_s_tools_are_relayed_as_it_answers_them() {
     let mut capabilities = json!({"tools": {"listChanged": true}});
     for key in ["resources", "prompts"] {
         if host_init["capabilities"].get(key).is_some() {
-            capabilities[key] = json!({"listChanged": false});
+            capabilities[key] = json!({"listChanged": true});
         }
     }
     assert_eq!(bridge.init["result"]["capabilities"], capabilities);
@@ -363,11 +363,20 @@ fn embedded(
     )
     .unwrap();
     assert_eq!(registry.tools().len(), tools.len());
-    embedded_with(rt, sandbox, label, folders, registry, events)
+    embedded_with(
+        rt,
+        sandbox,
+        label,
+        folders,
+        registry,
+        events,
+        Notifier::new(),
+    )
 }
 
 /// An IDE embedding the runtime, serving `registry` for `folders`, with
-/// its lockfile in the sandbox's CLI configuration.
+/// its lockfile in the sandbox's CLI configuration; its notifications go
+/// through `notifier`.
 fn embedded_with(
     rt: &tokio::runtime::Runtime,
     sandbox: &Sandbox,
@@ -375,9 +384,11 @@ fn embedded_with(
     folders: &[&Path],
     registry: Registry,
     events: &Events,
+    notifier: Notifier,
 ) -> WsServerHandle {
     let server = Server::builder(label, "1")
         .registry(Arc::new(registry))
+        .notifier(notifier)
         .state(Label(label))
         .state(events.clone())
         .build()
@@ -625,55 +636,8 @@ fn same_answers(
     answers
 }
 
-#[test]
-fn an_ide_s_resources_and_prompts_are_relayed_as_it_answers_them() {
-    let sandbox = Sandbox::new();
-    let rt = runtime();
-    let events = Events::default();
-    let registry = Registry::from_items(
-        ide_mcp_runtime::tools()
-            .iter()
-            .filter(|tool| tool.name == "whichIde"),
-        ide_mcp_runtime::resource::resources()
-            .iter()
-            .filter(|resource| resource.uri.starts_with("notes://")),
-        ide_mcp_runtime::prompt::prompts()
-            .iter()
-            .filter(|prompt| prompt.name == "reviewNotes"),
-    )
-    .unwrap();
-    let ide = embedded_with(&rt, &sandbox, "notes", &[&sandbox.ws], registry, &events);
-    let mut direct = rt.block_on(common::ws::connect(ide.port(), ide.auth_token()));
-    let mut bridge = bridge(&sandbox, &sandbox.ws, &[]);
-    assert_eq!(
-        bridge.init["result"]["capabilities"],
-        json!({"tools": {"listChanged": true}, "resources": {"listChanged": false},
-               "prompts": {"listChanged": false}})
-    );
-
-    // Each answer, the IDE's errors included, byte for byte as the IDE
-    // gives it (the same id asked of both).
-    let requests = [
-        ("resources/list", json!({})),
-        ("resources/templates/list", json!({})),
-        ("resources/read", json!({"uri": "notes://today"})),
-        ("resources/read", json!({"uri": "notes://line/1"})),
-        ("resources/read", json!({"uri": "notes://line/2"})),
-        ("resources/read", json!({"uri": "notes://nowhere"})),
-        ("resources/read", json!({})),
-        ("prompts/list", json!({})),
-        (
-            "prompts/get",
-            json!({"name": "reviewNotes", "arguments": {"day": "Monday", "concern": "typos"}}),
-        ),
-        (
-            "prompts/get",
-            json!({"name": "reviewNotes", "arguments": {}}),
-        ),
-        ("prompts/get", json!({"name": "noSuchPrompt"})),
-    ];
-    let answers = same_answers(&rt, &mut bridge, &mut direct, &requests);
-    // What they hold: the IDE's items, its errors with their codes.
+/// What the relayed answers hold: the IDE's items, its errors with their codes.
+fn what_they_hold(answers: &[Value]) {
     assert_eq!(
         answers[0]["result"]["resources"]
             .as_array()
@@ -713,6 +677,98 @@ fn an_ide_s_resources_and_prompts_are_relayed_as_it_answers_them() {
         answers[8]["result"]["messages"][0]["content"]["text"],
         "Review the notes of notes for Monday: typos."
     );
+}
+
+/// The IDE's resources and prompts change: the bridge's client is told,
+/// with the IDE's own notifications (an IDE's message goes to every
+/// client of it, the bridge's link among them).
+fn list_changes_are_passed_on(ide_notifier: &Notifier, bridge: &mut StdioSession) {
+    for method in [
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+    ] {
+        let clients = ide_notifier.notify(method, &json!({}));
+        assert!(clients >= 1, "the bridge is connected to the IDE");
+        let seen =
+            |bridge: &StdioSession| bridge.notifications.iter().any(|n| n["method"] == method);
+        let until = Instant::now() + Duration::from_secs(20);
+        while !seen(bridge) {
+            assert!(
+                Instant::now() < until,
+                "{method} never reached the bridge's client"
+            );
+            bridge.request("ping", &json!({}));
+        }
+        let passed = bridge
+            .notifications
+            .iter()
+            .find(|n| n["method"] == method)
+            .unwrap();
+        assert_eq!(
+            passed,
+            &json!({"jsonrpc": "2.0", "method": method, "params": {}})
+        );
+    }
+}
+
+#[test]
+fn an_ide_s_resources_and_prompts_are_relayed_as_it_answers_them() {
+    let sandbox = Sandbox::new();
+    let rt = runtime();
+    let events = Events::default();
+    let registry = Registry::from_items(
+        ide_mcp_runtime::tools()
+            .iter()
+            .filter(|tool| tool.name == "whichIde"),
+        ide_mcp_runtime::resource::resources()
+            .iter()
+            .filter(|resource| resource.uri.starts_with("notes://")),
+        ide_mcp_runtime::prompt::prompts()
+            .iter()
+            .filter(|prompt| prompt.name == "reviewNotes"),
+    )
+    .unwrap();
+    let ide_notifier = Notifier::new();
+    let ide = embedded_with(
+        &rt,
+        &sandbox,
+        "notes",
+        &[&sandbox.ws],
+        registry,
+        &events,
+        ide_notifier.clone(),
+    );
+    let mut direct = rt.block_on(common::ws::connect(ide.port(), ide.auth_token()));
+    let mut bridge = bridge(&sandbox, &sandbox.ws, &[]);
+    assert_eq!(
+        bridge.init["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}, "resources": {"listChanged": true},
+               "prompts": {"listChanged": true}})
+    );
+
+    // Each answer, the IDE's errors included, byte for byte as the IDE
+    // gives it (the same id asked of both).
+    let requests = [
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("resources/read", json!({"uri": "notes://today"})),
+        ("resources/read", json!({"uri": "notes://line/1"})),
+        ("resources/read", json!({"uri": "notes://line/2"})),
+        ("resources/read", json!({"uri": "notes://nowhere"})),
+        ("resources/read", json!({})),
+        ("prompts/list", json!({})),
+        (
+            "prompts/get",
+            json!({"name": "reviewNotes", "arguments": {"day": "Monday", "concern": "typos"}}),
+        ),
+        (
+            "prompts/get",
+            json!({"name": "reviewNotes", "arguments": {}}),
+        ),
+        ("prompts/get", json!({"name": "noSuchPrompt"})),
+    ];
+    let answers = same_answers(&rt, &mut bridge, &mut direct, &requests);
+    what_they_hold(&answers);
 
     // A 2026-07-28 request: the IDE's result, marked complete; the IDE is
     // asked in its own session's era.
@@ -724,6 +780,8 @@ fn an_ide_s_resources_and_prompts_are_relayed_as_it_answers_them() {
     let mut expected = answers[2]["result"].clone();
     expected["resultType"] = json!("complete");
     assert_eq!(stateless["result"], expected, "{stateless}");
+
+    list_changes_are_passed_on(&ide_notifier, &mut bridge);
 
     // No IDE: said so, as an internal error.
     rt.block_on(ide.shutdown());

@@ -211,12 +211,15 @@ impl Capabilities {
         let fixed = || ListChanged {
             list_changed: false,
         };
+        let changing = || ListChanged { list_changed: true };
         if let Some(relay) = server.relay() {
             // The other server's, whatever this one links.
             return Self {
                 tools: ListChanged { list_changed: true },
-                resources: relay.has_capability("resources").then(fixed),
-                prompts: relay.has_capability("prompts").then(fixed),
+                // Their changes are the other server's, passed on (see
+                // `Relay::has_capability`).
+                resources: relay.has_capability("resources").then(changing),
+                prompts: relay.has_capability("prompts").then(changing),
             };
         }
         Self {

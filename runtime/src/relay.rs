@@ -93,8 +93,10 @@ pub trait Relay: Send + Sync + 'static {
 
     /// Whether the other server has `capability` (`"resources"` or
     /// `"prompts"`, a key of the `capabilities` it answered `initialize`
-    /// with): `initialize` and `server/discover` then advertise it (with
-    /// `listChanged: false`). By default, none.
+    /// with): `initialize` and `server/discover` then advertise it, with
+    /// `listChanged: true`: the relay passes the other server's
+    /// `notifications/<capability>/list_changed` on to its clients, through
+    /// the server's [`Notifier`](crate::Notifier). By default, none.
     fn has_capability(&self, capability: &str) -> bool {
         let _ = capability;
         false

@@ -353,8 +353,8 @@ async fn resources_and_prompts_are_forwarded_and_advertised_as_the_relay_says() 
     let init: Value = serde_json::from_str(&client.request(INIT).await).unwrap();
     assert_eq!(
         init["result"]["capabilities"],
-        json!({"tools": {"listChanged": true}, "resources": {"listChanged": false},
-               "prompts": {"listChanged": false}})
+        json!({"tools": {"listChanged": true}, "resources": {"listChanged": true},
+               "prompts": {"listChanged": true}})
     );
     client.send(INITIALIZED).await;
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use ide_mcp_runtime::Peer;
+use ide_mcp_runtime::{Notifier, Peer};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -60,6 +60,9 @@ pub struct Link {
 #[derive(Debug, Default)]
 struct Shared {
     state: Mutex<State>,
+    /// Where the IDE's `list_changed` of resources and prompts go: the
+    /// bridge's own clients.
+    clients: Notifier,
 }
 
 #[derive(Debug, Default)]
@@ -85,9 +88,11 @@ impl Shared {
 }
 
 impl Link {
-    /// Connects to the IDE on `port` with `token` and runs the handshake.
-    /// Not bounded in time: the caller bounds it.
-    pub async fn connect(port: u16, token: &str) -> io::Result<Self> {
+    /// Connects to the IDE on `port` with `token` and runs the handshake;
+    /// the IDE's `notifications/resources/list_changed` and
+    /// `notifications/prompts/list_changed` are passed on, unchanged, to
+    /// `clients`. Not bounded in time: the caller bounds it.
+    pub async fn connect(port: u16, token: &str, clients: Notifier) -> io::Result<Self> {
         let mut request = format!("ws://127.0.0.1:{port}/")
             .into_client_request()
             .map_err(io::Error::other)?;
@@ -108,7 +113,10 @@ impl Link {
             // Every sender is gone: the link was dropped.
             let _ = sink.close().await;
         });
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            clients,
+        });
         let reader = Arc::clone(&shared);
         // Weak: the link's own sender alone keeps the writer, and so the
         // connection, open.
@@ -300,6 +308,16 @@ impl Shared {
         };
         match (message.method, message.id) {
             (Some("notifications/progress"), None) => self.progress(text, message.params),
+            (
+                Some(
+                    method @ ("notifications/resources/list_changed"
+                    | "notifications/prompts/list_changed"),
+                ),
+                None,
+            ) => {
+                let sent = self.clients.send_bytes(&Arc::from(text.as_bytes()));
+                tracing::debug!(method, clients = sent, "the IDE's list changed: passed on");
+            }
             (Some(method), None) => tracing::debug!(method, "IDE notification ignored"),
             // The IDE asking us: nothing is served here but `ping`.
             (Some(method), Some(id)) => {

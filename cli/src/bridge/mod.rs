@@ -237,7 +237,7 @@ impl Inner {
         let found = find_ides(config_dir, &self.options.cwd, self.options.sse_port);
         for ide in found {
             let attempt = async {
-                let link = Link::connect(ide.port, &ide.auth_token).await?;
+                let link = Link::connect(ide.port, &ide.auth_token, self.notifier.clone()).await?;
                 let list = link.list_tools().await?;
                 Ok::<_, std::io::Error>((link, list))
             };
