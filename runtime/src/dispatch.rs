@@ -400,7 +400,14 @@ pub(crate) fn call(
     // Inline calls run to their end before the next message is read: only
     // the others take a place among the calls in flight, and can be cancelled.
     if handler.execution == Execution::Inline {
-        return run_now(&call, inflight, id, handler, args, stateless, None, out);
+        let run = Run {
+            call: &call,
+            id,
+            handler,
+            args,
+            stateless,
+        };
+        return run_now(&run, inflight, None, out);
     }
     if inflight.len() >= MAX_IN_FLIGHT {
         write_overloaded(out, id, handler.name);
@@ -408,41 +415,39 @@ pub(crate) fn call(
     }
     let cancel = CancellationToken::new();
     let call = call.with_cancellation(Some(&cancel));
-    if handler.execution == Execution::Blocking {
-        run_blocking(
-            &call,
-            inflight,
-            id,
-            handler,
-            args,
-            stateless,
-            cancel.clone(),
-        );
-        return false;
-    }
-    run_now(
-        &call,
-        inflight,
+    let run = Run {
+        call: &call,
         id,
         handler,
         args,
         stateless,
-        Some(cancel.clone()),
-        out,
-    )
+    };
+    if handler.execution == Execution::Blocking {
+        run_blocking(&run, inflight, cancel.clone());
+        return false;
+    }
+    run_now(&run, inflight, Some(cancel.clone()), out)
+}
+
+/// One request's run of a shim: what [`run_blocking`] and [`run_now`] share.
+struct Run<'r, 'a> {
+    call: &'r Call<'a>,
+    id: RequestId<'a>,
+    handler: Handler,
+    args: Option<Arguments<'a>>,
+    stateless: bool,
 }
 
 /// Runs a blocking shim on the blocking pool; its answer comes from
 /// [`InFlight::complete`].
-fn run_blocking(
-    call: &Call<'_>,
-    inflight: &mut InFlight,
-    id: RequestId<'_>,
-    handler: Handler,
-    args: Option<Arguments<'_>>,
-    stateless: bool,
-    cancel: CancellationToken,
-) {
+fn run_blocking(run: &Run<'_, '_>, inflight: &mut InFlight, cancel: CancellationToken) {
+    let Run {
+        call,
+        id,
+        handler,
+        args,
+        stateless,
+    } = *run;
     let owned = call.to_owned();
     let args: Option<Box<str>> = args.map(|args| args.json().into());
     let span = tracing::Span::current();
@@ -476,17 +481,19 @@ fn run_blocking(
 /// appended to `out` (`true`); so is an async one's when its future is
 /// ready at once, else the future is spawned (`false`: the answer comes
 /// from [`InFlight::complete`]).
-#[allow(clippy::too_many_arguments)]
 fn run_now(
-    call: &Call<'_>,
+    run: &Run<'_, '_>,
     inflight: &mut InFlight,
-    id: RequestId<'_>,
-    handler: Handler,
-    args: Option<Arguments<'_>>,
-    stateless: bool,
     cancel: Option<CancellationToken>,
     out: &mut Vec<u8>,
 ) -> bool {
+    let Run {
+        call,
+        id,
+        handler,
+        args,
+        stateless,
+    } = *run;
     let start = out.len();
     let write = |out: &mut ResultOut<'_>| (handler.call)(call, args, out);
     let Some(future) = write_result_inline(out, id, handler, stateless, write) else {
