@@ -69,7 +69,7 @@ impl Session {
     /// the host (a child of the proxy that started it, in a process group
     /// of its own).
     fn processes(&self) -> Vec<u32> {
-        let proxies = common::children(self.emacs.running.child.id());
+        let proxies = common::proxies(self.emacs.running.child.id());
         processes(&self.lockfile, &[], &proxies, 2)
     }
 }
@@ -126,7 +126,7 @@ async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
 
     // Two servers, one IDE: only its `<port>.lock`, which the CLI's
     // clean-up keeps.
-    assert_eq!(common::children(emacs.running.child.id()).len(), 2);
+    assert_eq!(common::proxies(emacs.running.child.id()).len(), 2);
     assert_lockfile_alone(place, lockfile);
 
     // eglot sends `didChange` after `eglot-send-changes-idle-time`;

@@ -122,7 +122,7 @@ async fn select_and_send(nvim: &Neovim, client: &mut WsClient, main_c: &Path) {
 
 /// `:qa!` → proxies and servers gone, lockfile removed.
 async fn quit(mut nvim: Neovim, place: &Place) {
-    let proxies = common::children(nvim.running.child.id());
+    let proxies = common::proxies(nvim.running.child.id());
     assert_eq!(proxies.len(), 2, "{proxies:?}");
     let servers: Vec<u32> = proxies.iter().flat_map(|&p| common::children(p)).collect();
     assert!(servers.len() >= 2, "{servers:?}");
@@ -288,7 +288,7 @@ fn another_workspace_has_an_ide_of_its_own(place: &Place) {
         .find(|(_, c)| c["workspaceFolders"] == json!([elsewhere.to_str().unwrap()]))
         .expect("an IDE of the other workspace");
     let theirs = theirs["pid"].as_u64().unwrap();
-    let proxies = common::children(third.running.child.id());
+    let proxies = common::proxies(third.running.child.id());
     third.quit(SERVER);
     // Its proxies gone (an attached proxy would start a new host)...
     let start = Instant::now();

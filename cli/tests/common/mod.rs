@@ -279,6 +279,18 @@ pub(crate) fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The children of `pid` that run `ide-mcp` (an editor's proxies), leaving
+/// out what else an editor starts for a moment (Emacs's `vc` runs `git`).
+pub(crate) fn proxies(pid: u32) -> Vec<u32> {
+    children(pid)
+        .into_iter()
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/comm"))
+                .is_ok_and(|comm| comm.trim_end() == "ide-mcp")
+        })
+        .collect()
+}
+
 /// Whether `pid` is gone or a zombie waiting to be reaped.
 pub(crate) fn is_dead(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
