@@ -17,7 +17,7 @@ mod shim;
 pub use linkme;
 
 pub use args::{Arg, ArgsObject, Argument, ObjectSchema, argument};
-pub use items::{Lister, lister, prompt_argument, write_prompt, write_resource};
+pub use items::{Lister, lister, no_states, prompt_argument, write_prompt, write_resource};
 pub use params::{ArgTag, Deferred, ExtractTag, Extractor, Param, extractor};
 pub use reply::{boxed_future, rejected, reply, reply_rejected};
 
