@@ -470,6 +470,27 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
             ParamKind::Arg(_) | ParamKind::Extract => quote_spanned!(span=> #p::extract(#source)),
         }
     });
+    if tool.attr.kind != Kind::Tool {
+        // The whole shim is the runtime's, through function pointers (the
+        // item's and its writer's, the writer named at the return type, so
+        // that its bound is reported there): one instantiation for every
+        // item of the same parameter and return types.
+        let ty = &tool.ret;
+        let holes = tool.params.iter().map(|_| quote!(_));
+        let func = quote!(#func as fn(#(#holes),*) -> _);
+        let shim = if tool.attr.kind == Kind::Resource {
+            let mime = option(tool.attr.mime_type.as_ref().map(ToTokens::to_token_stream));
+            let write = quote_spanned!(ty.span()=> #p::write_resource::<#ty>);
+            quote!(#p::sync_resource(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write, #mime))
+        } else {
+            let write = quote_spanned!(ty.span()=> #p::write_prompt::<#ty>);
+            quote!(#p::sync_prompt(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write))
+        };
+        return quote! {
+            #(#checks)*
+            #shim
+        };
+    }
     let locals = lates.iter().map(|(local, _)| local);
     quote! {
         #(#checks)*
