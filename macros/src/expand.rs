@@ -443,7 +443,7 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
         .filter(|_| tool.attr.kind != Kind::Tool)
         .map(|(param, _)| {
             let ty = &param.ty;
-            quote_spanned!(ty.span()=> const _: () = #p::prompt_argument::<#ty>();)
+            quote_spanned!(ty.span()=> let _ = #p::prompt_argument::<#ty>;)
         });
     // No arguments object is split for `#[args]`, nor with no plain argument.
     let wire_names = if tool.args_param().is_none() {
