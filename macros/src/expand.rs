@@ -9,7 +9,7 @@
 //!     use ::ide_mcp_runtime::__private0_1 as __ide_mcp_private;
 //!     use __ide_mcp_private::{ArgTag as _, ..};   // the probes' traits, once
 //!     fn __input_schema() -> Schema { .. }       // one property per argument
-//!     fn __states(out: &mut Vec<StateReq>) { .. } // the states the extractors need
+//!     fn __states(out: &mut Vec<StateReq>) { .. } // the states the extractors need (if any)
 //!     fn __shim(call, args, out) -> Option<ToolFuture> { .. }
 //!     register_tool! { static __TOOL: ToolDef = ToolDef { .. }; }
 //! };
@@ -48,7 +48,7 @@ pub(crate) fn expand(tool: &Tool, item: &ItemFn) -> TokenStream {
     let p = Ident::new("__ide_mcp_private", Span::call_site()).into_token_stream();
 
     let input_schema = (tool.attr.kind != Kind::Resource).then(|| input_schema(tool, &p));
-    let states = states(tool, &p);
+    let states = needs_states(tool).then(|| states(tool, &p));
     let shim = shim(tool, &p);
     let output_schema = output_schema(tool, &p);
     let tool_def = match tool.attr.kind {
@@ -176,6 +176,26 @@ fn input_schema(tool: &Tool, p: &TokenStream) -> TokenStream {
         fn #name() -> #p::Schema {
             #body
         }
+    }
+}
+
+/// Whether the item may need a state: an extractor, a parameter whose
+/// source its type decides, or a lister. Without any, the definition
+/// names the runtime's `no_states` instead of a `__states` of its own.
+fn needs_states(tool: &Tool) -> bool {
+    tool.attr.list.is_some()
+        || tool
+            .params
+            .iter()
+            .any(|param| !matches!(source(tool, param), Source::Argument))
+}
+
+/// What the definition's `states` names: `__states`, or `no_states`.
+fn states_fn(tool: &Tool, p: &TokenStream) -> TokenStream {
+    if needs_states(tool) {
+        ident("__states").into_token_stream()
+    } else {
+        quote!(#p::no_states)
     }
 }
 
@@ -423,7 +443,7 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
         .filter(|_| tool.attr.kind != Kind::Tool)
         .map(|(param, _)| {
             let ty = &param.ty;
-            quote_spanned!(ty.span()=> const _: () = #p::prompt_argument::<#ty>();)
+            quote_spanned!(ty.span()=> let _ = #p::prompt_argument::<#ty>;)
         });
     // No arguments object is split for `#[args]`, nor with no plain argument.
     let wire_names = if tool.args_param().is_none() {
@@ -450,6 +470,27 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
             ParamKind::Arg(_) | ParamKind::Extract => quote_spanned!(span=> #p::extract(#source)),
         }
     });
+    if tool.attr.kind != Kind::Tool {
+        // The whole shim is the runtime's, through function pointers (the
+        // item's and its writer's, the writer named at the return type, so
+        // that its bound is reported there): one instantiation for every
+        // item of the same parameter and return types.
+        let ty = &tool.ret;
+        let holes = tool.params.iter().map(|_| quote!(_));
+        let func = quote!(#func as fn(#(#holes),*) -> _);
+        let shim = if tool.attr.kind == Kind::Resource {
+            let mime = option(tool.attr.mime_type.as_ref().map(ToTokens::to_token_stream));
+            let write = quote_spanned!(ty.span()=> #p::write_resource::<#ty>);
+            quote!(#p::sync_resource(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write, #mime))
+        } else {
+            let write = quote_spanned!(ty.span()=> #p::write_prompt::<#ty>);
+            quote!(#p::sync_prompt(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write))
+        };
+        return quote! {
+            #(#checks)*
+            #shim
+        };
+    }
     let locals = lates.iter().map(|(local, _)| local);
     quote! {
         #(#checks)*
@@ -510,7 +551,7 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
     let line = quote_spanned!(fn_span=> ::core::line!());
     let file = quote_spanned!(fn_span=> ::core::file!());
     let input_schema = ident("__input_schema");
-    let states = ident("__states");
+    let states = states_fn(tool, p);
     let shim = ident("__shim");
     let static_name = ident("__TOOL");
     quote! {
@@ -586,7 +627,7 @@ fn resource_def(tool: &Tool, item: &ItemFn, p: &TokenStream) -> TokenStream {
     let list_fn = option(list.as_ref().map(|_| ident("__list").into_token_stream()));
     let execution = execution(tool);
     let location = location(item, p);
-    let (states, shim, static_name) = (ident("__states"), ident("__shim"), ident("__RESOURCE"));
+    let (states, shim, static_name) = (states_fn(tool, p), ident("__shim"), ident("__RESOURCE"));
     quote! {
         #list
         #p::register_resource! {
@@ -613,7 +654,7 @@ fn prompt_def(tool: &Tool, item: &ItemFn, p: &TokenStream) -> TokenStream {
     let title = option(attr.title.as_ref().map(ToTokens::to_token_stream));
     let execution = execution(tool);
     let location = location(item, p);
-    let (arguments, states, shim) = (ident("__input_schema"), ident("__states"), ident("__shim"));
+    let (arguments, states, shim) = (ident("__input_schema"), states_fn(tool, p), ident("__shim"));
     let static_name = ident("__PROMPT");
     quote! {
         #p::register_prompt! {

@@ -55,5 +55,8 @@ impl<'a, F> Lister<'a, F> {
     }
 }
 
+/// The states of an item whose parameters are all arguments: none.
+pub fn no_states(_: &mut Vec<StateReq>) {}
+
 /// A prompt argument's type, checked to be a string (`String`, `Option<String>`).
 pub const fn prompt_argument<T: PromptArgumentType>() {}

@@ -17,7 +17,7 @@ mod shim;
 pub use linkme;
 
 pub use args::{Arg, ArgsObject, Argument, ObjectSchema, argument};
-pub use items::{Lister, lister, prompt_argument, write_prompt, write_resource};
+pub use items::{Lister, lister, no_states, prompt_argument, write_prompt, write_resource};
 pub use params::{ArgTag, Deferred, ExtractTag, Extractor, Param, extractor};
 pub use reply::{boxed_future, rejected, reply, reply_rejected};
 
@@ -25,8 +25,9 @@ pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
 pub use returns::{IntoTag, Probe, ResultTag, ToolValue, ValueTag};
 pub use shim::{
-    Describe, Describes, Extract, Input, Object, Slot, SlotOrDefault, Step, Steps, extract, object,
-    object_schema, slot, slot_or_default, states, sync_params,
+    Describe, Describes, Extract, Input, Invoke, Object, Slot, SlotOrDefault, Step, Steps,
+    WritePrompt, WriteResource, extract, object, object_schema, slot, slot_or_default, states,
+    sync_params, sync_prompt, sync_resource,
 };
 
 pub use crate::prompt::{IDE_MCP_RUNTIME_PROMPTS_V0, PromptDef};

@@ -16,7 +16,7 @@ use crate::context::StateReq;
 use crate::extract::Call;
 use crate::result::ResultOut;
 use crate::schema::Schema;
-use crate::tool::Arguments;
+use crate::tool::{Arguments, ToolFuture};
 
 /// Where the shim takes the arguments from.
 pub struct Input<'s, 'a, const N: usize> {
@@ -234,6 +234,88 @@ pub fn sync_params<'c, S: Steps<'c>, const N: usize>(
     };
     let input = Input { tool, args, fields };
     steps.run(&input, call, out)
+}
+
+/// A sync function of the parameters `V`, as a function pointer: called
+/// with their values. Through a pointer, the shims of every item of the
+/// same parameter and return types share one instantiation of
+/// [`sync_resource`] and [`sync_prompt`].
+pub trait Invoke<V> {
+    /// What the function returns.
+    type Output;
+    /// Calls the function with the values, in order.
+    fn invoke(self, values: V) -> Self::Output;
+}
+
+macro_rules! invoke {
+    ($($a:ident $v:ident),*) => {
+        impl<$($a,)* R> Invoke<($($a,)*)> for fn($($a),*) -> R {
+            type Output = R;
+            #[allow(clippy::unused_unit)]
+            fn invoke(self, ($($v,)*): ($($a,)*)) -> R {
+                self($($v),*)
+            }
+        }
+    };
+}
+
+invoke!();
+invoke!(A0 v0);
+invoke!(A0 v0, A1 v1);
+invoke!(A0 v0, A1 v1, A2 v2);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8, A9 v9);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8, A9 v9, A10 v10);
+invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8, A9 v9, A10 v10, A11 v11);
+
+/// How a resource's value is written: `write_resource::<T>`, named (and
+/// its bound checked) at the return type by the generated code.
+pub type WriteResource<R> = fn(R, Option<&str>, Option<&str>, &mut ResultOut<'_>);
+
+/// How a prompt's value is written: `write_prompt::<T>`, as [`WriteResource`].
+pub type WritePrompt<R> = fn(R, &mut ResultOut<'_>);
+
+/// The whole shim of a sync resource: its parameters as [`sync_params`]
+/// takes them, the read URI taken, `func` called and its value written as
+/// the read of that URI; `None`, as every sync shim.
+#[allow(clippy::too_many_arguments)]
+pub fn sync_resource<'c, S: Steps<'c>, F: Invoke<S::Values>, const N: usize>(
+    resource: &str,
+    args: Option<Arguments<'_>>,
+    names: [&'static str; N],
+    steps: &S,
+    call: &Call<'c>,
+    out: &mut ResultOut<'_>,
+    func: F,
+    write: WriteResource<F::Output>,
+    mime_type: Option<&str>,
+) -> Option<ToolFuture> {
+    let values = sync_params(resource, args, names, steps, call, out)?;
+    let uri = call.resource_uri();
+    write(func.invoke(values), uri, mime_type, out);
+    None
+}
+
+/// The whole shim of a sync prompt, as [`sync_resource`]: its messages written.
+#[allow(clippy::too_many_arguments)]
+pub fn sync_prompt<'c, S: Steps<'c>, F: Invoke<S::Values>, const N: usize>(
+    prompt: &str,
+    args: Option<Arguments<'_>>,
+    names: [&'static str; N],
+    steps: &S,
+    call: &Call<'c>,
+    out: &mut ResultOut<'_>,
+    func: F,
+    write: WritePrompt<F::Output>,
+) -> Option<ToolFuture> {
+    let values = sync_params(prompt, args, names, steps, call, out)?;
+    write(func.invoke(values), out);
+    None
 }
 
 /// One parameter's part of a tool's input schema and of the states it needs.
