@@ -10,9 +10,11 @@
 # this repository's real cargo diagnostics (see RELIABILITY.md). Then, when
 # `fixture-server` (cargo build -p ide-mcp-tests --bin fixture-server) sits
 # beside BINARY, eras.py drives it over Streamable HTTP and stdio in both
-# protocol eras, and, when node and npm are installed, the official TypeScript
-# SDK (ts/, installed with `npm ci` into target/interop-node) over HTTP and
-# the official conformance suite's server scenarios (conformance/, into
+# protocol eras. When node and npm are installed, the official TypeScript
+# SDK (ts/, installed with `npm ci` into target/interop-node) runs over the
+# IDE WebSocket of an `ide-mcp serve` it starts (ts/client.mjs ws BINARY) and
+# over HTTP against fixture-server, and the official conformance suite's
+# server scenarios run against fixture-server (conformance/, into
 # target/interop-conformance; expected failures listed with their reasons in
 # conformance/expected-failures.yml).
 #
@@ -66,17 +68,21 @@ npm_install() {
 
 status=0
 "$venv/bin/python" "$here/sdk_client.py" "$binary" "$root" "$@" || status=$?
+node_dir=""
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "interop: no node/npm: the TypeScript SDK checks SKIPPED" >&2
+elif node_dir="$(npm_install ts interop-node)"; then
+    cp "$here/ts/client.mjs" "$node_dir/"
+    echo "interop: the TypeScript SDK over the IDE WebSocket of ide-mcp serve (ts/client.mjs ws)"
+    node "$node_dir/client.mjs" ws "$binary" || status=1
+else
+    node_dir=""
+    echo "interop: the TypeScript SDK could not be installed (package registry?): its checks SKIPPED" >&2
+fi
 fixture_server="$(dirname "$binary")/fixture-server"
 if [[ -x "$fixture_server" ]]; then
     ts_args=()
-    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-        echo "interop: no node/npm: the TypeScript SDK check SKIPPED" >&2
-    elif node_dir="$(npm_install ts interop-node)"; then
-        cp "$here/ts/client.mjs" "$node_dir/"
-        ts_args=(--ts-client "$node_dir")
-    else
-        echo "interop: the TypeScript SDK could not be installed (package registry?): its check SKIPPED" >&2
-    fi
+    [[ -n "$node_dir" ]] && ts_args=(--ts-client "$node_dir")
     echo "interop: both eras over Streamable HTTP and stdio (eras.py, fixture-server)"
     "$venv/bin/python" "$here/eras.py" "$fixture_server" "${ts_args[@]}" || status=1
 else
