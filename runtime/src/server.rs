@@ -39,7 +39,9 @@ pub enum BuildError {
 /// A tool (or a resource, a prompt) and the state type it needs but the server lacks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingStateForTool {
-    /// The tool's name; for a resource, `resource <uri>`; for a prompt, `prompt <name>`.
+    /// What needs it: `"tool"`, `"resource"` or `"prompt"`.
+    pub kind: &'static str,
+    /// The tool's name (a resource's URI, a prompt's name).
     pub tool: &'static str,
     /// The missing state's type.
     pub type_name: &'static str,
@@ -54,15 +56,10 @@ impl std::fmt::Display for BuildError {
                     if i > 0 {
                         f.write_str("\n")?;
                     }
-                    let (kind, name) = m
-                        .tool
-                        .split_once(' ')
-                        .filter(|(kind, _)| matches!(*kind, "resource" | "prompt"))
-                        .unwrap_or(("tool", m.tool));
                     write!(
                         f,
-                        "{kind} `{name}` needs a state of type `{}`, but the server was not given one; add it with `ServerBuilder::state`",
-                        m.type_name
+                        "{} `{}` needs a state of type `{}`, but the server was not given one; add it with `ServerBuilder::state`",
+                        m.kind, m.tool, m.type_name
                     )?;
                 }
                 Ok(())
@@ -181,15 +178,15 @@ fn missing_states(context: &ToolContext, registry: &Registry) -> Vec<MissingStat
         .iter()
         .copied()
         .chain(registry.resource_templates().iter().map(|t| t.def))
-        .map(|def| (Some("resource"), def.uri, def.states));
+        .map(|def| ("resource", def.uri, def.states));
     let prompts = registry
         .prompts()
         .iter()
-        .map(|p| (Some("prompt"), p.def.name, p.def.states));
+        .map(|p| ("prompt", p.def.name, p.def.states));
     let items = registry
         .tools()
         .iter()
-        .map(|t| (None, t.def.name, t.def.states))
+        .map(|t| ("tool", t.def.name, t.def.states))
         .chain(resources)
         .chain(prompts);
     let mut missing = Vec::new();
@@ -202,10 +199,8 @@ fn missing_states(context: &ToolContext, registry: &Registry) -> Vec<MissingStat
         states.dedup_by_key(|req| req.type_name);
         for req in states.iter().filter(|req| !context.contains(req)) {
             missing.push(MissingStateForTool {
-                // Built only for the error, once, when a server cannot start.
-                tool: kind.map_or(name, |kind| {
-                    Box::leak(format!("{kind} {name}").into_boxed_str())
-                }),
+                kind,
+                tool: name,
                 type_name: req.type_name,
             });
         }

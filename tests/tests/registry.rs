@@ -273,6 +273,7 @@ fn building_without_a_needed_state_names_tool_and_type() {
         panic!("unexpected error: {err}");
     };
     let missing_state = |tool| MissingStateForTool {
+        kind: "tool",
         tool,
         type_name: "fixture_tools::FixtureState",
     };
