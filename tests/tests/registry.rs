@@ -5,10 +5,8 @@
 use std::sync::Arc;
 
 use ide_mcp_runtime::server::MissingStateForTool;
-use ide_mcp_runtime::tool::Arguments;
 use ide_mcp_runtime::{
-    BuildError, Call, Registry, RegistryProblem, Server, SourceLocation, ToolContext, ToolDef,
-    tools,
+    BuildError, Registry, RegistryProblem, Server, SourceLocation, ToolContext, ToolDef, tools,
 };
 use serde_json::value::RawValue;
 
@@ -41,21 +39,15 @@ fn call(name: &str, args: Option<&str>) -> String {
         .get(name)
         .unwrap_or_else(|| panic!("`{name}` is registered"));
     let args = args.map(|a| RawValue::from_string(a.to_owned()).expect("valid JSON"));
-    let mut out = Vec::new();
-    let future = (tool.def.call)(
-        &Call::new(&context()),
-        args.as_deref().map(Arguments::from),
-        &mut ide_mcp_runtime::ResultOut::new(&mut out),
-    );
-    if let Some(future) = future {
-        assert!(out.is_empty(), "an async tool writes through its future");
-        let reply = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a runtime")
-            .block_on(future);
-        reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
-    }
-    String::from_utf8(out).expect("UTF-8")
+    String::from_utf8(block_on(tool.call(&context(), args.as_deref()))).expect("UTF-8")
+}
+
+/// Runs `future` to its end on a runtime of its own.
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
 }
 
 #[test]
@@ -204,20 +196,8 @@ fn a_missing_state_is_an_error_result_not_a_panic() {
     for name in ["greet", "fixture.echo"] {
         let tool = registry.get(name).expect("registered");
         let args = RawValue::from_string(r#"{"text": "x"}"#.to_owned()).expect("valid JSON");
-        let mut out = Vec::new();
-        let states = ToolContext::new();
         // An async tool takes its extractors when it runs: its future writes the error.
-        if let Some(future) = (tool.def.call)(
-            &Call::new(&states),
-            Some((&*args).into()),
-            &mut ide_mcp_runtime::ResultOut::new(&mut out),
-        ) {
-            let reply = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .expect("a runtime")
-                .block_on(future);
-            reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
-        }
+        let out = block_on(tool.call(&ToolContext::new(), Some(&args)));
         assert_eq!(
             String::from_utf8(out).expect("UTF-8"),
             r#"{"content":[{"type":"text","text":"the server has no state of type `fixture_tools::FixtureState`"}],"isError":true}"#

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ide_mcp_runtime::{Call, Registry, ResultOut, Server, ToolContext};
+use ide_mcp_runtime::{Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::review::{compose, hunks};
 use ide_mcp_tools::{
@@ -23,15 +23,7 @@ async fn call(cx: &ReadContext, name: &str, args: &str) -> Value {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_owned()).unwrap();
-    let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(
-        &Call::new(&tcx),
-        Some((&*args).into()),
-        &mut ResultOut::new(&mut out),
-    ) {
-        future.await(&mut ResultOut::new(&mut out));
-    }
-    serde_json::from_slice(&out).unwrap()
+    serde_json::from_slice(&tool.call(&tcx, Some(&args)).await).unwrap()
 }
 
 /// An opener that records what it was asked and answers `answer`.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use ide_mcp_runtime::{Call, Registry, Server, ToolContext};
+use ide_mcp_runtime::{Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{BufferId, LSP_TOOL_NAMES, READ_TOOL_NAMES, ReadContext, TOOL_NAMES};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
@@ -17,18 +17,7 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
         .unwrap_or_else(|| panic!("`{name}` is registered"));
     let tcx = ToolContext::new().with(cx.clone());
     let args = args.map(|a| serde_json::value::RawValue::from_string(a.to_owned()).unwrap());
-    let mut out = Vec::new();
-    let bytes = match (tool.def.call)(
-        &Call::new(&tcx),
-        args.as_deref().map(Into::into),
-        &mut ide_mcp_runtime::ResultOut::new(&mut out),
-    ) {
-        Some(future) => {
-            future.await(&mut ide_mcp_runtime::ResultOut::new(&mut out));
-            out
-        }
-        None => out,
-    };
+    let bytes = tool.call(&tcx, args.as_deref()).await;
     serde_json::from_slice(&bytes).expect("the result is JSON")
 }
 

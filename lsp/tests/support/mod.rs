@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ide_mcp_lsp::framing::Message;
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace, Observer, ServerVerdict, WorkspaceEvent};
-use ide_mcp_runtime::{Call, Registry, ResultOut, ToolContext};
+use ide_mcp_runtime::{Registry, ToolContext};
 use ide_mcp_tools::ReadContext;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
@@ -138,18 +138,7 @@ pub async fn tool(cx: &ReadContext, name: &str, args: Value) -> Value {
         .unwrap_or_else(|| panic!("`{name}` is registered"));
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_string()).unwrap();
-    let mut out = Vec::new();
-    let bytes = match (tool.def.call)(
-        &Call::new(&tcx),
-        Some((&*args).into()),
-        &mut ResultOut::new(&mut out),
-    ) {
-        Some(future) => {
-            future.await(&mut ResultOut::new(&mut out));
-            out
-        }
-        None => out,
-    };
+    let bytes = tool.call(&tcx, Some(&args)).await;
     let result: Value = serde_json::from_slice(&bytes).expect("the result is JSON");
     assert_eq!(result.get("isError"), None, "{name}: {result}");
     let text = result["content"][0]["text"].as_str().expect("text content");

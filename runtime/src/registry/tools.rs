@@ -1,11 +1,15 @@
 //! The registry's tools: checked once, sorted, with `tools/list` pre-serialized.
 
 use rustc_hash::FxHashMap;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::problem::{RegistryProblem, sorted_unique};
+use crate::context::ToolContext;
+use crate::extract::Call;
+use crate::result::ResultOut;
 use crate::schema::{self, SchemaKind};
-use crate::tool::ToolDef;
+use crate::tool::{Arguments, ToolDef};
 
 /// A tool as the registry serves it: its definition and cleaned schemas.
 #[derive(Debug)]
@@ -16,6 +20,53 @@ pub struct RegisteredTool {
     pub input_schema: Value,
     /// The cleaned output schema, for structured tools.
     pub output_schema: Option<Value>,
+}
+
+impl RegisteredTool {
+    /// Calls the tool through its shim without a session, as `tools/call`
+    /// does, and returns its `CallToolResult` JSON object.
+    ///
+    /// `arguments` is the call's `arguments` object (`None` when absent);
+    /// the tool takes its states from `context`. An async tool's future is
+    /// awaited; a blocking tool runs on the caller's thread, and the
+    /// per-request extractors get what [`Call::new`] gives them (no request
+    /// id, no progress, never cancelled). A tool's own failure, and
+    /// arguments that do not decode, are error results (`isError`), as on
+    /// the wire; a tool that panics panics here: only a server catches it.
+    ///
+    /// For an editor that embeds the runtime and calls a tool itself, and
+    /// for tests.
+    ///
+    /// ```
+    /// use ide_mcp_runtime::{Registry, ToolContext, mcp_tool};
+    /// use serde_json::value::RawValue;
+    ///
+    /// /// Multiplies two numbers.
+    /// #[mcp_tool]
+    /// fn multiply(a: i64, b: i64) -> i64 {
+    ///     a * b
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let registry = Registry::global().unwrap();
+    /// let args = RawValue::from_string(r#"{"a": 2, "b": 3}"#.to_owned()).unwrap();
+    /// let result = registry.get("multiply").unwrap().call(&ToolContext::new(), Some(&args)).await;
+    /// assert_eq!(result, br#"{"content":[{"type":"text","text":"6"}]}"#);
+    /// # });
+    /// ```
+    pub async fn call(&self, context: &ToolContext, arguments: Option<&RawValue>) -> Vec<u8> {
+        let mut out = Vec::new();
+        let future = (self.def.call)(
+            &Call::new(context),
+            arguments.map(Arguments::from),
+            &mut ResultOut::new(&mut out),
+        );
+        if let Some(future) = future {
+            debug_assert!(out.is_empty(), "an async tool writes through its future");
+            future.await(&mut ResultOut::new(&mut out));
+        }
+        out
+    }
 }
 
 /// The tools, sorted by name, with the `tools/list` result serialized once.
