@@ -399,22 +399,18 @@ pub(crate) fn call(
     let call = call.with_id(id);
     // Inline calls run to their end before the next message is read: only
     // the others take a place among the calls in flight, and can be cancelled.
-    if handler.execution == Execution::Inline {
-        let run = Run {
-            call: &call,
-            id,
-            handler,
-            args,
-            stateless,
-        };
-        return run_now(&run, inflight, None, out);
-    }
-    if inflight.len() >= MAX_IN_FLIGHT {
-        write_overloaded(out, id, handler.name);
-        return true;
-    }
-    let cancel = CancellationToken::new();
-    let call = call.with_cancellation(Some(&cancel));
+    let cancel = match handler.execution {
+        Execution::Inline => None,
+        _ if inflight.len() >= MAX_IN_FLIGHT => {
+            write_overloaded(out, id, handler.name);
+            return true;
+        }
+        Execution::Blocking | Execution::Async => Some(CancellationToken::new()),
+    };
+    let call = match &cancel {
+        Some(cancel) => call.with_cancellation(Some(cancel)),
+        None => call,
+    };
     let run = Run {
         call: &call,
         id,
@@ -422,11 +418,13 @@ pub(crate) fn call(
         args,
         stateless,
     };
-    if handler.execution == Execution::Blocking {
-        run_blocking(&run, inflight, cancel.clone());
-        return false;
+    match &cancel {
+        Some(cancel) if handler.execution == Execution::Blocking => {
+            run_blocking(&run, inflight, cancel.clone());
+            false
+        }
+        _ => run_now(&run, inflight, cancel.clone(), out),
     }
-    run_now(&run, inflight, Some(cancel.clone()), out)
 }
 
 /// One request's run of a shim: what [`run_blocking`] and [`run_now`] share.
@@ -441,18 +439,12 @@ struct Run<'r, 'a> {
 /// Runs a blocking shim on the blocking pool; its answer comes from
 /// [`InFlight::complete`].
 fn run_blocking(run: &Run<'_, '_>, inflight: &mut InFlight, cancel: CancellationToken) {
-    let Run {
-        call,
-        id,
-        handler,
-        args,
-        stateless,
-    } = *run;
-    let owned = call.to_owned();
-    let args: Option<Box<str>> = args.map(|args| args.json().into());
+    let handler = run.handler;
+    let owned = run.call.to_owned();
+    let args: Option<Box<str>> = run.args.map(|args| args.json().into());
     let span = tracing::Span::current();
     let label = (Cow::Borrowed(handler.name), handler.kind);
-    inflight.start(id, label, stateless, cancel, |done| {
+    inflight.start(run.id, label, run.stateless, cancel, |done| {
         let task = tokio::task::spawn_blocking(move || {
             let _span = span.enter();
             let mut result = Vec::new();

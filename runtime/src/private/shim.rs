@@ -181,8 +181,26 @@ pub trait Steps<'c> {
     ) -> Option<Self::Values>;
 }
 
+/// Invokes `$m!` once per arity from 0 to 12 (the longest sync tool the
+/// shims serve), with that many `(Type value index)` names from one list:
+/// every tuple impl below is generated from it.
+macro_rules! for_arities {
+    ($m:ident) => {
+        for_arities!(@ $m []
+            (P0 v0 0) (P1 v1 1) (P2 v2 2) (P3 v3 3) (P4 v4 4) (P5 v5 5)
+            (P6 v6 6) (P7 v7 7) (P8 v8 8) (P9 v9 9) (P10 v10 10) (P11 v11 11));
+    };
+    (@ $m:ident [$($done:tt)*] $next:tt $($rest:tt)*) => {
+        $m!($($done)*);
+        for_arities!(@ $m [$($done)* $next] $($rest)*);
+    };
+    (@ $m:ident [$($done:tt)*]) => {
+        $m!($($done)*);
+    };
+}
+
 macro_rules! steps {
-    ($($s:ident $e:ident),*) => {
+    ($(($s:ident $e:ident $_i:tt))*) => {
         impl<'c, $($s: Step<'c>),*> Steps<'c> for ($($s,)*) {
             type Values = ($($s::Value,)*);
             #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
@@ -201,19 +219,7 @@ macro_rules! steps {
     };
 }
 
-steps!();
-steps!(S0 e0);
-steps!(S0 e0, S1 e1);
-steps!(S0 e0, S1 e1, S2 e2);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8, S9 e9);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8, S9 e9, S10 e10);
-steps!(S0 e0, S1 e1, S2 e2, S3 e3, S4 e4, S5 e5, S6 e6, S7 e7, S8 e8, S9 e9, S10 e10, S11 e11);
+for_arities!(steps);
 
 /// The parameters of a sync tool: the arguments object split by the `N`
 /// wire `names` of its slots (not at all when `N` is 0: a tool with no
@@ -248,7 +254,7 @@ pub trait Invoke<V> {
 }
 
 macro_rules! invoke {
-    ($($a:ident $v:ident),*) => {
+    ($(($a:ident $v:ident $_i:tt))*) => {
         impl<$($a,)* R> Invoke<($($a,)*)> for fn($($a),*) -> R {
             type Output = R;
             #[allow(clippy::unused_unit)]
@@ -259,19 +265,7 @@ macro_rules! invoke {
     };
 }
 
-invoke!();
-invoke!(A0 v0);
-invoke!(A0 v0, A1 v1);
-invoke!(A0 v0, A1 v1, A2 v2);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8, A9 v9);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8, A9 v9, A10 v10);
-invoke!(A0 v0, A1 v1, A2 v2, A3 v3, A4 v4, A5 v5, A6 v6, A7 v7, A8 v8, A9 v9, A10 v10, A11 v11);
+for_arities!(invoke);
 
 /// How a resource's value is written: `write_resource::<T>`, named (and
 /// its bound checked) at the return type by the generated code.
@@ -376,7 +370,7 @@ pub trait Describes {
 }
 
 macro_rules! describes {
-    ($($s:ident $i:tt),*) => {
+    ($(($s:ident $_v:ident $i:tt))*) => {
         impl<$($s: Describe),*> Describes for ($($s,)*) {
             #[allow(unused_variables)]
             fn object_schema(
@@ -397,19 +391,7 @@ macro_rules! describes {
     };
 }
 
-describes!();
-describes!(S0 0);
-describes!(S0 0, S1 1);
-describes!(S0 0, S1 1, S2 2);
-describes!(S0 0, S1 1, S2 2, S3 3);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10);
-describes!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10, S11 11);
+for_arities!(describes);
 
 /// The input schema of a tool's plain arguments, one property each, from
 /// their sources (generic, so instantiated once per tuple of types).
