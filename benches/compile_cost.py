@@ -138,26 +138,29 @@ pub struct Args{i} {{
     return "\n".join(out)
 
 
-def rmcp_lib() -> str:
+def rmcp_router_lib(item: str) -> str:
+    """The lib of an rmcp crate whose modules each add a router of `item`s
+    (`tool` or `prompt`): the server, its routers added up."""
     routers = " + ".join(f"Self::router_{m}()" for m in range(MODULES))
+    router = f"{item.capitalize()}Router"
     return f'''
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::{{ServerHandler, tool_handler}};
+use rmcp::handler::server::router::{item}::{router};
+use rmcp::{{ServerHandler, {item}_handler}};
 
-/// The server of the 100 tools.
+/// The server of the 100 {item}s.
 #[derive(Clone)]
 pub struct Server {{
-    tool_router: ToolRouter<Self>,
+    {item}_router: {router}<Self>,
 }}
 
 impl Server {{
     /// The server, its routers added up.
     pub fn new() -> Self {{
-        Self {{ tool_router: {routers} }}
+        Self {{ {item}_router: {routers} }}
     }}
 }}
 
-#[tool_handler(router = self.tool_router)]
+#[{item}_handler(router = self.{item}_router)]
 impl ServerHandler for Server {{}}
 '''
 
@@ -339,29 +342,6 @@ pub struct Args{i} {{
     return "\n".join(out)
 
 
-def rmcp_prompt_lib() -> str:
-    routers = " + ".join(f"Self::router_{m}()" for m in range(MODULES))
-    return f'''
-use rmcp::handler::server::router::prompt::PromptRouter;
-use rmcp::{{ServerHandler, prompt_handler}};
-
-/// The server of the 100 prompts.
-#[derive(Clone)]
-pub struct Server {{
-    prompt_router: PromptRouter<Self>,
-}}
-
-impl Server {{
-    /// The server, its routers added up.
-    pub fn new() -> Self {{
-        Self {{ prompt_router: {routers} }}
-    }}
-}}
-
-#[prompt_handler(router = self.prompt_router)]
-impl ServerHandler for Server {{}}
-'''
-
 
 def module(items: str, kind: str, m: int) -> str:
     """The source of module `m` of the crate of `kind` for `items`."""
@@ -412,7 +392,7 @@ publish = false
         lib.append(f"pub mod m{m};")
         (crate / "src" / f"m{m}.rs").write_text(module(items, kind, m))
     if kind == "rmcp":
-        lib.append({"tools": rmcp_lib, "resources": rmcp_resource_lib, "prompts": rmcp_prompt_lib}[items]())
+        lib.append(rmcp_resource_lib() if items == "resources" else rmcp_router_lib(items.removesuffix("s")))
     (crate / "src" / "lib.rs").write_text("\n".join(lib) + "\n")
     # The workspace's versions of the shared dependencies; cargo adds the rest.
     shutil.copy(ROOT / "Cargo.lock", crate / "Cargo.lock")

@@ -234,6 +234,23 @@ async def check_workspace_folders(session: ClientSession, root: str, what: str) 
     check(folders.get("rootPath") == root, f"{what}: getWorkspaceFolders rootPath is the workspace root", folders)
 
 
+async def check_selection(session: ClientSession, path: str, text: str, end: tuple[int, int], what: str) -> None:
+    """getCurrentSelection is `path`'s selection from 0:0 to `end` (line, character), `text` selected."""
+    selection = tool_json(await session.call_tool("getCurrentSelection", {}), "getCurrentSelection")
+    line, character = end
+    check(
+        selection == {
+            "success": True,
+            "text": text,
+            "filePath": path,
+            "fileUrl": file_uri(path),
+            "selection": {"start": {"line": 0, "character": 0}, "end": {"line": line, "character": character}, "isEmpty": end == (0, 0)},
+        },
+        what,
+        selection,
+    )
+
+
 async def check_dirty_and_errors(session: ClientSession, path: str, what: str) -> None:
     for given in (path, file_uri(path)):
         dirty = tool_json(await session.call_tool("checkDocumentDirty", {"filePath": given}), "checkDocumentDirty")
@@ -394,17 +411,9 @@ async def mode_stdio(binary: str, root: str) -> None:
                         editors,
                     )
 
-                    selection = tool_json(await session.call_tool("getCurrentSelection", {}), "getCurrentSelection")
-                    check(
-                        selection == {
-                            "success": True,
-                            "text": expected_text,
-                            "filePath": selected,
-                            "fileUrl": file_uri(selected),
-                            "selection": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 3}, "isEmpty": False},
-                        },
+                    await check_selection(
+                        session, selected, expected_text, (2, 3),
                         "stdio: getCurrentSelection is the --select range, zero-based, with its text",
-                        selection,
                     )
 
                     files = tool_json(await session.call_tool("getDiagnostics", {}), "getDiagnostics")
@@ -488,17 +497,9 @@ async def mode_ws(binary: str, root: str) -> None:
                         "ws: getOpenEditors lists the --open file, active",
                         editors,
                     )
-                    selection = tool_json(await session.call_tool("getCurrentSelection", {}), "getCurrentSelection")
-                    check(
-                        selection == {
-                            "success": True,
-                            "text": "",
-                            "filePath": manifest,
-                            "fileUrl": file_uri(manifest),
-                            "selection": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}, "isEmpty": True},
-                        },
+                    await check_selection(
+                        session, manifest, "", (0, 0),
                         "ws: getCurrentSelection of the --open file is its empty selection at 0:0",
-                        selection,
                     )
                     files = tool_json(await session.call_tool("getDiagnostics", {}), "getDiagnostics")
                     check(files == [], "ws: getDiagnostics with --diagnostics none is []", files)
