@@ -254,17 +254,35 @@ impl Report {
     }
 }
 
-/// Sends `requests` copies of `method`/`params` (after `warmup` unmeasured ones),
-/// keeping `concurrency` in flight, and checks every response.
-pub async fn run_load(
-    conn: &mut Connection,
-    method: &str,
-    params: &str,
-    concurrency: usize,
-    warmup: u64,
-    requests: u64,
-) -> Result<Report, Error> {
-    let tool_call = method == "tools/call";
+/// A load to send: what [`run_load`] and
+/// [`run_http_load`](crate::http_client::run_http_load) take.
+#[derive(Clone, Copy, Debug)]
+pub struct Load<'a> {
+    /// The request's method.
+    pub method: &'a str,
+    /// The request's params, as JSON text.
+    pub params: &'a str,
+    /// How many requests are in flight at once.
+    pub concurrency: usize,
+    /// How many requests go before the measured ones, unmeasured.
+    pub warmup: u64,
+    /// How many requests are measured.
+    pub requests: u64,
+}
+
+impl Load<'_> {
+    /// Whether the requests are `tools/call`s (each answer is checked as a tool's result).
+    pub fn is_tool_call(&self) -> bool {
+        self.method == "tools/call"
+    }
+}
+
+/// Sends `load.requests` copies of its request (after `load.warmup`
+/// unmeasured ones), keeping `load.concurrency` in flight, and checks every
+/// response.
+pub async fn run_load(conn: &mut Connection, load: &Load<'_>) -> Result<Report, Error> {
+    let (warmup, requests) = (load.warmup, load.requests);
+    let tool_call = load.is_tool_call();
     let total = warmup + requests;
     let first_id = 1_u64;
     let mut sent_at: Vec<Instant> = Vec::with_capacity(total as usize);
@@ -274,10 +292,11 @@ pub async fn run_load(
     let mut received = 0_u64;
     let mut bytes = 0_u64;
     let mut start = Instant::now();
+    let (method, params) = (load.method, load.params);
     let request =
         |id: u64| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
 
-    while next < total && (next as usize) < concurrency {
+    while next < total && (next as usize) < load.concurrency {
         sent_at.push(Instant::now());
         conn.send(request(first_id + next)).await?;
         next += 1;

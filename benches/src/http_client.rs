@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::TcpStream;
 
-use crate::client::{Error, Report, check_response};
+use crate::client::{Error, Load, Report, check_response};
 
 /// A Streamable HTTP server on 127.0.0.1.
 #[derive(Clone, Debug)]
@@ -157,19 +157,12 @@ async fn open_session(target: &HttpTarget, conn: &mut Conn) -> Result<String, Er
     Ok(session)
 }
 
-/// Sends `requests` copies of `method`/`params` (after `warmup` unmeasured
-/// ones) over `concurrency` keep-alive connections, one request in flight on
-/// each, and checks every response.
-pub async fn run_http_load(
-    target: &HttpTarget,
-    method: &str,
-    params: &str,
-    concurrency: usize,
-    warmup: u64,
-    requests: u64,
-) -> Result<Report, Error> {
-    let mut conns = Vec::with_capacity(concurrency);
-    for _ in 0..concurrency.max(1) {
+/// Sends `load.requests` copies of its request (after `load.warmup`
+/// unmeasured ones) over `load.concurrency` keep-alive connections, one
+/// request in flight on each, and checks every response.
+pub async fn run_http_load(target: &HttpTarget, load: &Load<'_>) -> Result<Report, Error> {
+    let mut conns = Vec::with_capacity(load.concurrency);
+    for _ in 0..load.concurrency.max(1) {
         conns.push(Conn::open(target.port).await?);
     }
     let session = if target.stateless {
@@ -177,12 +170,23 @@ pub async fn run_http_load(
     } else {
         Some(open_session(target, &mut conns[0]).await?)
     };
-    let template = Arc::new(Template::new(target, session.as_deref(), method, params));
-    let tool_call = method == "tools/call";
-    let (conns, _, _) = phase(conns, &template, tool_call, 1, warmup).await?;
+    let template = Arc::new(Template::new(
+        target,
+        session.as_deref(),
+        load.method,
+        load.params,
+    ));
+    let tool_call = load.is_tool_call();
+    let (conns, _, _) = phase(conns, &template, tool_call, 1, load.warmup).await?;
     let start = Instant::now();
-    let (_, latencies, bytes) = phase(conns, &template, tool_call, 1 + warmup, requests).await?;
-    Ok(Report::new(requests, start.elapsed(), latencies, bytes))
+    let measured = phase(conns, &template, tool_call, 1 + load.warmup, load.requests);
+    let (_, latencies, bytes) = measured.await?;
+    Ok(Report::new(
+        load.requests,
+        start.elapsed(),
+        latencies,
+        bytes,
+    ))
 }
 
 type Phase = (Vec<Conn>, Vec<Duration>, u64);

@@ -19,7 +19,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use clap::Parser;
-use ide_mcp_benches::client::{Connection, Error, Report, Target, run_load};
+use ide_mcp_benches::client::{Connection, Error, Load, Report, Target, run_load};
 use ide_mcp_benches::http_client::{HttpTarget, run_http_load};
 use tokio::process::{Child, Command};
 
@@ -153,6 +153,13 @@ async fn measure(
 ) -> Result<Report, Error> {
     let mut running = start(bin, transport, cli, extra).await?;
     let (method, params) = request(tool);
+    let load = Load {
+        method,
+        params: &params,
+        concurrency,
+        warmup: cli.warmup,
+        requests: cli.requests,
+    };
     let report = if let Some(stateless) = match transport {
         "http" => Some(true),
         "http-session" => Some(false),
@@ -166,26 +173,10 @@ async fn measure(
             token,
             stateless,
         };
-        let load = run_http_load(
-            &target,
-            method,
-            &params,
-            concurrency,
-            cli.warmup,
-            cli.requests,
-        );
-        load.await
+        run_http_load(&target, &load).await
     } else {
         let mut conn = Connection::open(&running.target).await?;
-        let report = run_load(
-            &mut conn,
-            method,
-            &params,
-            concurrency,
-            cli.warmup,
-            cli.requests,
-        )
-        .await;
+        let report = run_load(&mut conn, &load).await;
         conn.close().await;
         report
     };

@@ -11,7 +11,7 @@
 //! ```
 
 use clap::Parser;
-use ide_mcp_benches::client::{Connection, Target, run_load};
+use ide_mcp_benches::client::{Connection, Load, Target, run_load};
 use ide_mcp_benches::http_client::{HttpTarget, run_http_load};
 
 #[derive(Parser, Debug)]
@@ -70,23 +70,22 @@ async fn main() -> Result<(), ide_mcp_benches::client::Error> {
         let params = serde_json::json!({"name": args.tool, "arguments": arguments});
         ("tools/call".to_owned(), params.to_string())
     };
+    let load = Load {
+        method: &method,
+        params: &params,
+        concurrency: args.concurrency,
+        warmup: args.warmup,
+        requests: args.requests,
+    };
     let report = if let Some(port) = args.http {
         let target = HttpTarget {
             port,
             token: args.token.clone().unwrap_or_default(),
             stateless: !args.session,
         };
-        run_http_load(
-            &target,
-            &method,
-            &params,
-            args.concurrency,
-            args.warmup,
-            args.requests,
-        )
-        .await?
+        run_http_load(&target, &load).await?
     } else {
-        stream_load(&args, &method, &params).await?
+        stream_load(&args, &load).await?
     };
     print_report(&args, &report);
     Ok(())
@@ -95,8 +94,7 @@ async fn main() -> Result<(), ide_mcp_benches::client::Error> {
 /// The load over one WebSocket connection or a child's stdio.
 async fn stream_load(
     args: &Cli,
-    method: &str,
-    params: &str,
+    load: &Load<'_>,
 ) -> Result<ide_mcp_benches::client::Report, ide_mcp_benches::client::Error> {
     let target = match (args.ws, args.stdio) {
         (Some(port), false) => Target::Ws {
@@ -113,15 +111,7 @@ async fn stream_load(
         }
     };
     let mut conn = Connection::open(&target).await?;
-    let report = run_load(
-        &mut conn,
-        method,
-        params,
-        args.concurrency,
-        args.warmup,
-        args.requests,
-    )
-    .await;
+    let report = run_load(&mut conn, load).await;
     conn.close().await;
     report
 }
