@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::ide::{SERVER, labels, until};
+use common::ide::{SERVER, labels, until, until_result};
 use common::lsp::Place;
 use common::neovim::Neovim;
 use common::stdio::StdioSession;
@@ -53,19 +53,11 @@ async fn until_found(
     args: Value,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let start = Instant::now();
-    loop {
-        let result = client
-            .request("tools/call", json!({"name": tool, "arguments": args}))
-            .await;
-        if let Some(answer) = answer_of(&result)
-            && done(&answer)
-        {
-            return answer;
-        }
-        assert!(start.elapsed() < SERVER, "{tool} {args}: still {result}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let pause = Duration::from_millis(200);
+    until_result(client, tool, args, pause, |result| {
+        answer_of(result).filter(|answer| done(answer))
+    })
+    .await
 }
 
 /// A successful result's JSON text, parsed.

@@ -77,20 +77,42 @@ pub(crate) fn texts(result: &Value) -> Vec<&str> {
 }
 
 /// Calls `tool` until `done` holds of its answer; returns that answer.
+/// An error result fails the test, as [`WsClient::call`] does.
 pub(crate) async fn until(
     client: &mut WsClient,
     tool: &str,
     args: Value,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
+    let pause = Duration::from_millis(100);
+    until_result(client, tool, args, pause, |result| {
+        assert_ne!(result["isError"], json!(true), "{result}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        let answer: Value = serde_json::from_str(text).expect("JSON text");
+        done(&answer).then_some(answer)
+    })
+    .await
+}
+
+/// Calls `tool` every `pause` until `take` takes something of its
+/// `CallToolResult`, for at most [`SERVER`]; what it took.
+pub(crate) async fn until_result<T>(
+    client: &mut WsClient,
+    tool: &str,
+    args: Value,
+    pause: Duration,
+    take: impl Fn(&Value) -> Option<T>,
+) -> T {
     let start = Instant::now();
     loop {
-        let answer = client.call(tool, args.clone()).await;
-        if done(&answer) {
-            return answer;
+        let result = client
+            .request("tools/call", json!({"name": tool, "arguments": args}))
+            .await;
+        if let Some(taken) = take(&result) {
+            return taken;
         }
-        assert!(start.elapsed() < SERVER, "{tool} {args}: still {answer}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(start.elapsed() < SERVER, "{tool} {args}: still {result}");
+        tokio::time::sleep(pause).await;
     }
 }
 
