@@ -45,8 +45,8 @@ import tempfile
 import time
 import traceback
 import urllib.parse
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -372,6 +372,29 @@ def tail(log: TextIO, lines: int = 30) -> str:
     return "".join(log.readlines()[-lines:])
 
 
+@contextmanager
+def serving_ide(binary: str, workspace: str, opened: str, env: dict[str, str], log: TextIO, name: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`ide-mcp serve` of `workspace` with `opened` open and no diagnostics, its output in `log`:
+    the tail of that shown if the block fails; stopped (SIGTERM, then SIGKILL after 10 s) if still running after it."""
+    proc = subprocess.Popen(
+        [binary, "serve", "--workspace", workspace, "--diagnostics", "none", "--open", opened],
+        cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+    )
+    try:
+        yield proc
+    except BaseException:
+        print(f"  {name} stderr (last lines):\n{tail(log)}", file=sys.stderr)
+        raise
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     # stdio_client passes only HOME, PATH, … by default; cargo and rustup may
     # need their own variables to find the toolchain.
@@ -449,11 +472,7 @@ async def mode_ws(binary: str, root: str) -> None:
         env = os.environ | {"CLAUDE_CONFIG_DIR": str(config)}
         env.pop("CLAUDE_CODE_SSE_PORT", None)
         manifest = os.path.join(root, "Cargo.toml")
-        proc = subprocess.Popen(
-            [binary, "serve", "--workspace", root, "--diagnostics", "none", "--open", manifest],
-            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-        )
-        try:
+        with serving_ide(binary, root, manifest, env, log, "server") as proc:
             deadline = time.monotonic() + ANSWER_SECONDS
             lock: dict[str, Any] | None = None
             while time.monotonic() < deadline:
@@ -523,13 +542,6 @@ async def mode_ws(binary: str, root: str) -> None:
             check(code == 0, "ws: the server exits 0 on SIGTERM", code)
             check(not lock_path.exists(), "ws: the lockfile is gone after SIGTERM", str(lock_path))
             print("  SIGTERM: exit 0, lockfile removed")
-        except BaseException:
-            print(f"  server stderr (last lines):\n{tail(log)}", file=sys.stderr)
-            raise
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
 
 
 async def mode_bridge(binary: str, root: str) -> None:
@@ -542,11 +554,7 @@ async def mode_bridge(binary: str, root: str) -> None:
             f.write("print('hello')\n")
         env = os.environ | {"CLAUDE_CONFIG_DIR": config, "XDG_RUNTIME_DIR": run}
         env.pop("CLAUDE_CODE_SSE_PORT", None)
-        proc = subprocess.Popen(
-            [binary, "serve", "--workspace", workspace, "--diagnostics", "none", "--open", opened],
-            cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-        )
-        try:
+        with serving_ide(binary, workspace, opened, env, log, "IDE (serve)") as proc:
             deadline = time.monotonic() + ANSWER_SECONDS
             while not lockfiles(Path(config)):
                 check(proc.poll() is None, "bridge: the IDE (serve) keeps running", f"exit code {proc.returncode}")
@@ -580,13 +588,6 @@ async def mode_bridge(binary: str, root: str) -> None:
                 names = {tool.name for tool in (await client.list_tools()).tools}
                 check(names == TOOLS, "bridge --all: every tool the IDE serves", sorted(names))
             print("  bridge --all: every tool the IDE serves")
-        except BaseException:
-            print(f"  IDE (serve) stderr (last lines):\n{tail(log)}", file=sys.stderr)
-            raise
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait(10)
 
 
 async def cargo_diagnostics(binary: str, workspace: str, env: dict[str, str], name: str) -> list[Any]:
