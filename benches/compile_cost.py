@@ -61,6 +61,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,20 +101,25 @@ def free_fn(i: int, annotated: bool) -> str:
 ''' + reply(i)
 
 
-def rmcp_module(m: int) -> str:
-    out = [
-        "use rmcp::handler::server::wrapper::Parameters;",
-        "use rmcp::model::ContentBlock;",
-        "use schemars::JsonSchema;",
-        "use rmcp::{ErrorData, tool, tool_router};",
-        "use serde::{Deserialize, Serialize};",
-        "",
-        "use crate::Server;",
-    ]
+def rmcp_router_module(m: int, uses: list[str], router: str, item: Callable[[int], tuple[str, str]]) -> str:
+    """An rmcp module of routed items: `uses`, each item's own code, then
+    their methods in one `impl Server` under the `router` attribute;
+    `item(i)` gives item `i`'s (code, method)."""
+    out = [*uses, "", "use crate::Server;"]
     methods = []
     for t in range(PER_MODULE):
-        i = m * PER_MODULE + t
-        out.append(f'''
+        code, method = item(m * PER_MODULE + t)
+        out.append(code)
+        methods.append(method)
+    out.append(f"{router}\nimpl Server {{")
+    out.extend(methods)
+    out.append("}\n")
+    return "\n".join(out)
+
+
+def rmcp_tool(i: int) -> tuple[str, str]:
+    """An rmcp user's tool `i`: its arguments and reply, and its method."""
+    code = f'''
 /// The arguments of tool {i}.
 #[derive(Deserialize, JsonSchema)]
 pub struct Args{i} {{
@@ -121,8 +127,8 @@ pub struct Args{i} {{
     line: Option<u32>,
     verbose: bool,
 }}
-''' + reply(i))
-        methods.append(f'''
+''' + reply(i)
+    method = f'''
     {doc(i)}
     #[tool(annotations(read_only_hint = true))]
     pub fn tool_{i}(
@@ -131,12 +137,19 @@ pub struct Args{i} {{
     ) -> Result<ContentBlock, ErrorData> {{
         ContentBlock::json(Reply{i} {{ file_path, line: line.unwrap_or({i}), verbose }})
     }}
-''')
-    out.append(f"#[tool_router(router = router_{m}, vis = \"pub(crate)\")]\nimpl Server {{")
-    out.extend(methods)
-    out.append("}\n")
-    return "\n".join(out)
+'''
+    return code, method
 
+
+def rmcp_module(m: int) -> str:
+    uses = [
+        "use rmcp::handler::server::wrapper::Parameters;",
+        "use rmcp::model::ContentBlock;",
+        "use schemars::JsonSchema;",
+        "use rmcp::{ErrorData, tool, tool_router};",
+        "use serde::{Deserialize, Serialize};",
+    ]
+    return rmcp_router_module(m, uses, f"#[tool_router(router = router_{m}, vis = \"pub(crate)\")]", rmcp_tool)
 
 def rmcp_router_lib(item: str) -> str:
     """The lib of an rmcp crate whose modules each add a router of `item`s
@@ -305,28 +318,17 @@ pub fn prompt_{i}(file: String, focus: Option<String>) -> Vec<String> {{
 '''
 
 
-def rmcp_prompt_module(m: int) -> str:
-    out = [
-        "use rmcp::handler::server::wrapper::Parameters;",
-        "use rmcp::model::{PromptMessage, Role};",
-        "use rmcp::{prompt, prompt_router};",
-        "use schemars::JsonSchema;",
-        "use serde::Deserialize;",
-        "",
-        "use crate::Server;",
-    ]
-    methods = []
-    for t in range(PER_MODULE):
-        i = m * PER_MODULE + t
-        out.append(f'''
+def rmcp_prompt(i: int) -> tuple[str, str]:
+    """An rmcp user's prompt `i`: its arguments, and its method."""
+    code = f'''
 /// The arguments of prompt {i}.
 #[derive(Deserialize, JsonSchema)]
 pub struct Args{i} {{
     file: String,
     focus: Option<String>,
 }}
-''')
-        methods.append(f'''
+'''
+    method = f'''
     /// Reviews the file, prompt {i}.
     #[prompt]
     pub fn prompt_{i}(
@@ -335,13 +337,19 @@ pub struct Args{i} {{
     ) -> Vec<PromptMessage> {{
         vec![PromptMessage::new_text(Role::User, {prompt_text(i)})]
     }}
-''')
-    out.append(f"#[prompt_router(router = \"router_{m}\", vis = \"pub(crate)\")]\nimpl Server {{")
-    out.extend(methods)
-    out.append("}\n")
-    return "\n".join(out)
+'''
+    return code, method
 
 
+def rmcp_prompt_module(m: int) -> str:
+    uses = [
+        "use rmcp::handler::server::wrapper::Parameters;",
+        "use rmcp::model::{PromptMessage, Role};",
+        "use rmcp::{prompt, prompt_router};",
+        "use schemars::JsonSchema;",
+        "use serde::Deserialize;",
+    ]
+    return rmcp_router_module(m, uses, f"#[prompt_router(router = \"router_{m}\", vis = \"pub(crate)\")]", rmcp_prompt)
 
 def module(items: str, kind: str, m: int) -> str:
     """The source of module `m` of the crate of `kind` for `items`."""
