@@ -48,10 +48,15 @@ fn did_open(bytes: usize) -> Vec<u8> {
     Message::from_body(body).into_bytes()
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// One 50 MB `didOpen`, framed, against copying its bytes.
+fn large(c: &mut Criterion) {
+    let rt = runtime();
     let wire = did_open(50 << 20);
     let mut group = c.benchmark_group("framing/50 MB didOpen");
     group.throughput(Throughput::Bytes(wire.len() as u64));
@@ -108,8 +113,11 @@ fn bench(c: &mut Criterion) {
         });
     });
     group.finish();
+}
 
-    // 10 000 small messages in one stream (a burst of didChange and hover).
+/// 10 000 small messages in one stream (a burst of didChange and hover).
+fn small(c: &mut Criterion) {
+    let rt = runtime();
     let mut small = Vec::new();
     for i in 0..10_000 {
         let body = format!(
@@ -134,5 +142,5 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, large, small);
 criterion_main!(benches);

@@ -16,18 +16,44 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
         resource(tool, errors);
     }
     if tool.attr.kind != Kind::Tool {
-        for param in &tool.params {
-            if let ParamKind::Args { attr } = &param.kind {
-                errors.spanned(
-                    attr,
-                    format_args!(
-                        "`#[args]` is for tools; a `{}` function takes its arguments one by one",
-                        tool.attr.kind.attr()
-                    ),
-                );
-            }
+        args_on_item(tool, errors);
+    }
+    name_and_description(tool, errors);
+    if let (true, Some(blocking)) = (tool.is_async, tool.attr.blocking) {
+        errors.at(blocking, "`blocking` cannot be used on an `async fn`");
+    }
+    args_param(tool, errors);
+    let mut seen = HashMap::new();
+    for (param, arg) in tool.args() {
+        if let Some(first) = seen.insert(arg.wire_name.as_str(), &param.ident) {
+            errors.at(
+                arg.wire_span,
+                format_args!(
+                    "`{first}` and `{}` are both the argument `{}`; rename one with `#[arg(rename = \"...\")]`",
+                    param.ident, arg.wire_name
+                ),
+            );
         }
     }
+}
+
+/// `#[args]` on a resource or a prompt, whose arguments come one by one.
+fn args_on_item(tool: &Tool, errors: &mut Errors) {
+    for param in &tool.params {
+        if let ParamKind::Args { attr } = &param.kind {
+            errors.spanned(
+                attr,
+                format_args!(
+                    "`#[args]` is for tools; a `{}` function takes its arguments one by one",
+                    tool.attr.kind.attr()
+                ),
+            );
+        }
+    }
+}
+
+/// The item's name (a resource's is free text) and its description.
+fn name_and_description(tool: &Tool, errors: &mut Errors) {
     let (name, span) = tool.name();
     if let Some(problem) = name_problem(&name).filter(|_| tool.attr.kind != Kind::Resource) {
         let whose = if tool.attr.name.is_some() {
@@ -54,10 +80,10 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
             "`#[mcp_tool]` functions need a description, which the model reads: add a doc comment or `description = \"...\"`",
         );
     }
-    if let (true, Some(blocking)) = (tool.is_async, tool.attr.blocking) {
-        errors.at(blocking, "`blocking` cannot be used on an `async fn`");
-    }
+}
 
+/// At most one `#[args]`, and beside it only what the call gives.
+fn args_param(tool: &Tool, errors: &mut Errors) {
     let mut args_params = tool.params.iter().filter_map(|p| match &p.kind {
         ParamKind::Args { attr } => Some(attr),
         _ => None,
@@ -75,19 +101,6 @@ pub(crate) fn validate(tool: &Tool, errors: &mut Errors) {
             errors.spanned(
                 &param.ident,
                 "`#[args]` is the whole arguments object; other arguments belong in its struct",
-            );
-        }
-    }
-
-    let mut seen = HashMap::new();
-    for (param, arg) in tool.args() {
-        if let Some(first) = seen.insert(arg.wire_name.as_str(), &param.ident) {
-            errors.at(
-                arg.wire_span,
-                format_args!(
-                    "`{first}` and `{}` are both the argument `{}`; rename one with `#[arg(rename = \"...\")]`",
-                    param.ident, arg.wire_name
-                ),
             );
         }
     }

@@ -451,41 +451,9 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
     } else {
         Vec::new()
     };
-    let mut slot = 0_usize;
-    let sources = tool.params.iter().map(|param| {
-        let source = param_source(tool, param, p);
-        let span = param.ty.span();
-        match &param.kind {
-            ParamKind::Args { .. } => quote_spanned!(span=> #p::object(#source)),
-            ParamKind::Arg(arg) if tool.args_param().is_none() => {
-                let at = slot;
-                slot += 1;
-                if arg.default {
-                    // The `Default` bound is on the function, spanned on the type.
-                    quote_spanned!(span=> #p::slot_or_default(#source, #at))
-                } else {
-                    quote_spanned!(span=> #p::slot(#source, #at))
-                }
-            }
-            ParamKind::Arg(_) | ParamKind::Extract => quote_spanned!(span=> #p::extract(#source)),
-        }
-    });
+    let sources = param_sources(tool, p);
     if tool.attr.kind != Kind::Tool {
-        // The whole shim is the runtime's, through function pointers (the
-        // item's and its writer's, the writer named at the return type, so
-        // that its bound is reported there): one instantiation for every
-        // item of the same parameter and return types.
-        let ty = &tool.ret;
-        let holes = tool.params.iter().map(|_| quote!(_));
-        let func = quote!(#func as fn(#(#holes),*) -> _);
-        let shim = if tool.attr.kind == Kind::Resource {
-            let mime = option(tool.attr.mime_type.as_ref().map(ToTokens::to_token_stream));
-            let write = quote_spanned!(ty.span()=> #p::write_resource::<#ty>);
-            quote!(#p::sync_resource(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write, #mime))
-        } else {
-            let write = quote_spanned!(ty.span()=> #p::write_prompt::<#ty>);
-            quote!(#p::sync_prompt(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write))
-        };
+        let shim = item_shim(tool, p, names, &wire_names, &sources);
         return quote! {
             #(#checks)*
             #shim
@@ -506,6 +474,62 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
         let #ret = #func(#(#call_args),*);
         #write
         ::core::option::Option::None
+    }
+}
+
+/// Where each parameter of a sync shim comes from, in order: the tuple
+/// of steps the runtime's `sync_params` (or the item shims) run.
+fn param_sources(tool: &Tool, p: &TokenStream) -> Vec<TokenStream> {
+    let mut slot = 0_usize;
+    tool.params
+        .iter()
+        .map(|param| {
+            let source = param_source(tool, param, p);
+            let span = param.ty.span();
+            match &param.kind {
+                ParamKind::Args { .. } => quote_spanned!(span=> #p::object(#source)),
+                ParamKind::Arg(arg) if tool.args_param().is_none() => {
+                    let at = slot;
+                    slot += 1;
+                    if arg.default {
+                        // The `Default` bound is on the function, spanned on the type.
+                        quote_spanned!(span=> #p::slot_or_default(#source, #at))
+                    } else {
+                        quote_spanned!(span=> #p::slot(#source, #at))
+                    }
+                }
+                ParamKind::Arg(_) | ParamKind::Extract => {
+                    quote_spanned!(span=> #p::extract(#source))
+                }
+            }
+        })
+        .collect()
+}
+
+/// A resource's or a prompt's whole sync shim: the runtime's, through
+/// function pointers (the item's and its writer's, the writer named at the
+/// return type, so that its bound is reported there): one instantiation
+/// for every item of the same parameter and return types.
+fn item_shim(
+    tool: &Tool,
+    p: &TokenStream,
+    names: &ShimNames,
+    wire_names: &[&str],
+    sources: &[TokenStream],
+) -> TokenStream {
+    let ShimNames { cx, args, out, .. } = names;
+    let name = tool.subject();
+    let ty = &tool.ret;
+    let func = &tool.ident;
+    let holes = tool.params.iter().map(|_| quote!(_));
+    let func = quote!(#func as fn(#(#holes),*) -> _);
+    if tool.attr.kind == Kind::Resource {
+        let mime = option(tool.attr.mime_type.as_ref().map(ToTokens::to_token_stream));
+        let write = quote_spanned!(ty.span()=> #p::write_resource::<#ty>);
+        quote!(#p::sync_resource(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write, #mime))
+    } else {
+        let write = quote_spanned!(ty.span()=> #p::write_prompt::<#ty>);
+        quote!(#p::sync_prompt(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx, #out, #func, #write))
     }
 }
 

@@ -86,6 +86,22 @@ fn write_list(ask: &Ask<'_, '_>, list: &[u8], cache: ListCache, out: &mut Vec<u8
     }
 }
 
+/// The params of `resources/read`.
+#[derive(Deserialize)]
+struct ReadParams<'a> {
+    #[serde(borrow)]
+    uri: Cow<'a, str>,
+}
+
+/// The params of `prompts/get`.
+#[derive(Deserialize)]
+struct GetParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+}
+
 /// Reads the resource `params.uri` names; `true` when answered now.
 pub(crate) fn read_resource(
     ask: &Ask<'_, '_>,
@@ -93,12 +109,7 @@ pub(crate) fn read_resource(
     inflight: &mut InFlight,
     out: &mut Vec<u8>,
 ) -> bool {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        uri: Cow<'a, str>,
-    }
-    let Some(Params { uri }) = decode(params, "resources/read", ask.id, out) else {
+    let Some(ReadParams { uri }) = decode(params, "resources/read", ask.id, out) else {
         return true;
     };
     let (def, args) = match ask.registry.find_resource(&uri) {
@@ -137,14 +148,7 @@ pub(crate) fn get_prompt(
     inflight: &mut InFlight,
     out: &mut Vec<u8>,
 ) -> bool {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        name: Cow<'a, str>,
-        #[serde(borrow)]
-        arguments: Option<&'a RawValue>,
-    }
-    let Some(Params { name, arguments }) = decode(params, "prompts/get", ask.id, out) else {
+    let Some(GetParams { name, arguments }) = decode(params, "prompts/get", ask.id, out) else {
         return true;
     };
     let Some(prompt) = ask.registry.prompt(&name) else {

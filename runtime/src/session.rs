@@ -180,7 +180,7 @@ impl Session {
         peer: Option<PeerRef<'_>>,
         out: &mut Vec<u8>,
     ) -> bool {
-        let (id, method, params) = (request.id, &*request.method, request.params);
+        let (id, method) = (request.id, &*request.method);
         let span = tracing::debug_span!("request", method, %id, tool = tracing::field::Empty);
         let _entered = span.enter();
         let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
@@ -193,18 +193,7 @@ impl Session {
             Err(_) => Era::Handshake,
         };
         let stateless = era.is_stateless();
-        let needs_init = !stateless
-            && matches!(
-                method,
-                "tools/list"
-                    | "tools/call"
-                    | "resources/list"
-                    | "resources/templates/list"
-                    | "resources/read"
-                    | "prompts/list"
-                    | "prompts/get"
-            );
-        let answered = if needs_init && self.version.is_none() {
+        let answered = if !stateless && self.version.is_none() && needs_init(method) {
             jsonrpc::write_error(
                 out,
                 Some(id),
@@ -215,68 +204,84 @@ impl Session {
             );
             true
         } else {
-            match method {
-                "initialize" => self.initialize(id, params, out),
-                "server/discover" => {
-                    era::write_discover(out, id, &self.server);
-                    true
-                }
-                "ping" if stateless => {
-                    jsonrpc::write_result(out, id, era::EMPTY_COMPLETE);
-                    true
-                }
-                "ping" => {
-                    jsonrpc::write_result(out, id, b"{}");
-                    true
-                }
-                "tools/list" => {
-                    self.list(id, stateless, out);
-                    true
-                }
-                "tools/call" => self.call(id, request.call(), peer, &span, stateless, out),
-                // A relay serves them, or nothing does.
-                "resources/list"
-                | "resources/templates/list"
-                | "resources/read"
-                | "prompts/list"
-                | "prompts/get"
-                    if self.server.relay().is_some() =>
-                {
-                    self.forward(id, method, params, peer, stateless, out)
-                }
-                // Served only when any is registered (and advertised): else unknown.
-                "resources/list" | "resources/templates/list" | "resources/read"
-                    if !self.server.registry().has_resources() =>
-                {
-                    Self::unknown(id, method, out)
-                }
-                "prompts/list" | "prompts/get" if self.server.registry().prompts().is_empty() => {
-                    Self::unknown(id, method, out)
-                }
-                "resources/list" | "resources/templates/list" | "prompts/list" => {
-                    let (ask, _) = self.ask(id, peer, stateless);
-                    match method {
-                        "resources/list" => items::list_resources(&ask, out),
-                        "resources/templates/list" => items::list_templates(&ask, out),
-                        _ => items::list_prompts(&ask, out),
-                    }
-                    true
-                }
-                "resources/read" => {
-                    let (ask, inflight) = self.ask(id, peer, stateless);
-                    items::read_resource(&ask, params, inflight, out)
-                }
-                "prompts/get" => {
-                    let (ask, inflight) = self.ask(id, peer, stateless);
-                    items::get_prompt(&ask, params, inflight, out)
-                }
-                _ => Self::unknown(id, method, out),
-            }
+            self.route(request, peer, &span, stateless, out)
         };
         if let (Some(started), true) = (started, answered) {
             tracing::debug!(elapsed_us = started.elapsed().as_micros(), "request done");
         }
         answered
+    }
+
+    /// Answers `request` by its method; `true` when answered now.
+    fn route(
+        &mut self,
+        request: &Request<'_>,
+        peer: Option<PeerRef<'_>>,
+        span: &tracing::Span,
+        stateless: bool,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let (id, method, params) = (request.id, &*request.method, request.params);
+        match method {
+            "initialize" => self.initialize(id, params, out),
+            "server/discover" => {
+                era::write_discover(out, id, &self.server);
+                true
+            }
+            "ping" if stateless => {
+                jsonrpc::write_result(out, id, era::EMPTY_COMPLETE);
+                true
+            }
+            "ping" => {
+                jsonrpc::write_result(out, id, b"{}");
+                true
+            }
+            "tools/list" => {
+                self.list(id, stateless, out);
+                true
+            }
+            "tools/call" => self.call(id, request.call(), peer, span, stateless, out),
+            "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "prompts/list"
+            | "prompts/get" => self.item(request, peer, stateless, out),
+            _ => Self::unknown(id, method, out),
+        }
+    }
+
+    /// A resource or prompt method: forwarded when a relay serves them,
+    /// else answered from the registry, or unknown when it registers none
+    /// of that kind (and so advertises none); `true` when answered now.
+    fn item(
+        &mut self,
+        request: &Request<'_>,
+        peer: Option<PeerRef<'_>>,
+        stateless: bool,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let (id, method, params) = (request.id, &*request.method, request.params);
+        if self.server.relay().is_some() {
+            return self.forward(id, method, params, peer, stateless, out);
+        }
+        let registry = self.server.registry();
+        let served = if method.starts_with("resources/") {
+            registry.has_resources()
+        } else {
+            !registry.prompts().is_empty()
+        };
+        if !served {
+            return Self::unknown(id, method, out);
+        }
+        let (ask, inflight) = self.ask(id, peer, stateless);
+        match method {
+            "resources/list" => items::list_resources(&ask, out),
+            "resources/templates/list" => items::list_templates(&ask, out),
+            "prompts/list" => items::list_prompts(&ask, out),
+            "resources/read" => return items::read_resource(&ask, params, inflight, out),
+            _ => return items::get_prompt(&ask, params, inflight, out),
+        }
+        true
     }
 
     fn initialize(
@@ -505,4 +510,19 @@ impl Session {
             _ => tracing::debug!(method, "notification ignored"),
         }
     }
+}
+
+/// Whether a session serves `method` only once it is initialized (a
+/// stateless request needs no session).
+fn needs_init(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "tools/call"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "prompts/list"
+            | "prompts/get"
+    )
 }

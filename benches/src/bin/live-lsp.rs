@@ -604,6 +604,26 @@ fn run(cli: &Cli, language: &Language) -> io::Result<String> {
             ratio(fresh.complete, warm.took[0])
         );
     }
+    references_report(&mut out, &warm, &rows, cold.complete, &unindexed);
+    out.push_str(&memory_table(one, ours, two));
+    let mut second = cold.client;
+    let times = hovers(
+        cli.hovers,
+        &mut warm.bridge,
+        &mut warm.editor,
+        &mut second,
+        wide,
+    )?;
+    out.push('\n');
+    out.push_str(&hover_table(cli.hovers, &times));
+    let _ = writeln!(out, "load average at the end: {}\n", load());
+    Ok(out)
+}
+
+/// The `findReferences` part of a language's report: readiness, the first
+/// answers' times, scheduling, and how much sooner the bridge answered
+/// than a fresh server (`cold`, its complete answer).
+fn references_report(out: &mut String, warm: &Warm, rows: &[Row], cold: Duration, unindexed: &str) {
     let _ = writeln!(
         out,
         "editor stand-in ready (proxy + server started, initialized, file open, server ready): {}; bridge started and listed: {}\n",
@@ -611,7 +631,7 @@ fn run(cli: &Cli, language: &Language) -> io::Result<String> {
         seconds(warm.ready.1)
     );
     out.push_str("| first `findReferences` answer | time | references |\n|---|---|---|\n");
-    for Row(what, took, found) in &rows {
+    for Row(what, took, found) in rows {
         let _ = writeln!(
             out,
             "| {what} | {:.1} ms | {found} |",
@@ -626,23 +646,10 @@ fn run(cli: &Cli, language: &Language) -> io::Result<String> {
     let _ = writeln!(
         out,
         "\nsooner through the bridge (fresh server's complete answer / bridge's): first {:.1}×, another symbol {:.1}×, again {:.1}×{unindexed}\n",
-        ratio(cold.complete, warm.took[0]),
-        ratio(cold.complete, warm.took[1]),
-        ratio(cold.complete, warm.took[2]),
+        ratio(cold, warm.took[0]),
+        ratio(cold, warm.took[1]),
+        ratio(cold, warm.took[2]),
     );
-    out.push_str(&memory_table(one, ours, two));
-    let mut second = cold.client;
-    let times = hovers(
-        cli.hovers,
-        &mut warm.bridge,
-        &mut warm.editor,
-        &mut second,
-        wide,
-    )?;
-    out.push('\n');
-    out.push_str(&hover_table(cli.hovers, &times));
-    let _ = writeln!(out, "load average at the end: {}\n", load());
-    Ok(out)
 }
 
 fn ratio(cold: Duration, warm: Duration) -> f64 {

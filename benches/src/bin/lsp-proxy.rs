@@ -322,6 +322,18 @@ fn main() -> io::Result<()> {
             eprintln!("run {run}: {} done", way.name());
         }
     }
+    let mut lines = latency_table(&cli, all);
+    lines.push(String::new());
+    lines.extend(pass_through_table(&cli, &rates));
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", lines.join("\n"));
+    }
+    Ok(())
+}
+
+/// The keystroke round trips of each way, and what each adds to direct's.
+fn latency_table(cli: &Cli, all: Vec<(Way, Vec<Duration>)>) -> Vec<String> {
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let mut lines = vec![
         format!(
@@ -346,7 +358,13 @@ fn main() -> io::Result<()> {
             p99 - direct.1
         ));
     }
-    lines.push(String::new());
+    lines
+}
+
+/// The pass-through rates of each way that forwards a `didOpen`: cold
+/// (each run's first) and warm (the rest), against direct's warm median.
+fn pass_through_table(cli: &Cli, rates: &[(Way, Vec<f64>, Vec<f64>)]) -> Vec<String> {
+    let mut lines = Vec::new();
     lines.push(format!(
         "pass-through of a {} MB didOpen, GB/s: the first of each process (cold), then the {} after it (warm)",
         cli.open_mb,
@@ -376,11 +394,7 @@ fn main() -> io::Result<()> {
             median(warm) / direct_warm
         ));
     }
-    #[allow(clippy::print_stdout)]
-    {
-        println!("{}", lines.join("\n"));
-    }
-    Ok(())
+    lines
 }
 
 /// Claude's proposal under review: an MCP client of the proxy's IDE host

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument as _;
 
 use super::known::ServerKind;
-use super::liveness::{self, Peer};
+use super::liveness::{self, Probed};
 use super::options::{PROBE_METHOD, Probe};
 use super::state::Store;
 use crate::framing::{Frame, Message, MessageReader};
@@ -66,7 +66,7 @@ fn fail_all(responses: &Responses) {
 /// The host's side of the server's stdio: what sends requests, shared by
 /// the connection, its liveness probe and the live tools' questions.
 #[derive(Debug)]
-struct Wire {
+struct ServerStdio {
     out: mpsc::UnboundedSender<Vec<u8>>,
     responses: Responses,
     next_id: AtomicI64,
@@ -76,7 +76,7 @@ struct Wire {
     hung: watch::Sender<Option<String>>,
 }
 
-impl Wire {
+impl ServerStdio {
     /// Sends a request; resolves to the whole response, or `None` when the
     /// server exited or was declared hung first. Dropped, forgets the
     /// request, and with `cancel` tells the server (`$/cancelRequest`).
@@ -117,7 +117,7 @@ impl Wire {
     }
 }
 
-impl Peer for Wire {
+impl Probed for ServerStdio {
     async fn ping(&self) {
         if self
             .response(PROBE_METHOD, Value::Null, false)
@@ -137,7 +137,7 @@ impl Peer for Wire {
 /// Removes a request's slot when its wait ends, answered or not; with
 /// `cancel`, dropped unanswered, sends the server `$/cancelRequest`.
 struct Forget<'a> {
-    wire: &'a Wire,
+    wire: &'a ServerStdio,
     id: i64,
     cancel: bool,
 }
@@ -159,7 +159,7 @@ impl Drop for Forget<'_> {
 /// notifications, on the connection's wire.
 #[derive(Clone, Debug)]
 pub(crate) struct ServerLink {
-    wire: Arc<Wire>,
+    wire: Arc<ServerStdio>,
 }
 
 impl ServerLink {
@@ -207,7 +207,7 @@ impl ServerLink {
     #[cfg(test)]
     pub(crate) fn in_memory() -> (Self, mpsc::UnboundedReceiver<Vec<u8>>) {
         let (out, queue) = mpsc::unbounded_channel();
-        let wire = Wire {
+        let wire = ServerStdio {
             out,
             responses: Responses::default(),
             next_id: AtomicI64::new(1),
@@ -225,7 +225,7 @@ impl ServerLink {
 #[derive(Debug)]
 pub(crate) struct Connection {
     child: Child,
-    wire: Arc<Wire>,
+    wire: Arc<ServerStdio>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Flips to `true` when the server's stdout ends.
     closed: watch::Receiver<bool>,
@@ -255,7 +255,7 @@ impl Connection {
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (out, queue) = mpsc::unbounded_channel();
-        let wire = Arc::new(Wire {
+        let wire = Arc::new(ServerStdio {
             out,
             responses: Responses::default(),
             next_id: AtomicI64::new(1),

@@ -1,5 +1,5 @@
 //! Whether a running server still answers: the probe of the
-//! [module documentation](super), over any [`Peer`] so that its timing is
+//! [module documentation](super), over any [`Probed`] so that its timing is
 //! tested on a fake with tokio's paused clock.
 
 use std::future::Future;
@@ -7,7 +7,7 @@ use std::future::Future;
 use super::options::{PROBE_BUSY_WINDOWS, PROBE_METHOD, Probe};
 
 /// What the probe needs of a server.
-pub(crate) trait Peer {
+pub(crate) trait Probed {
     /// Sends the probe request; resolves at its answer, whatever it is.
     /// Dropped unanswered, the request is forgotten.
     fn ping(&self) -> impl Future<Output = ()> + Send + '_;
@@ -21,7 +21,7 @@ pub(crate) trait Peer {
 /// it hung, unless the server sent other messages meanwhile (busy, e.g.
 /// publishing while it indexes): then the probe gets another deadline, up
 /// to [`PROBE_BUSY_WINDOWS`] in all.
-pub(crate) async fn hung(peer: &impl Peer, probe: Probe) -> String {
+pub(crate) async fn hung(peer: &impl Probed, probe: Probe) -> String {
     loop {
         tokio::time::sleep(probe.interval).await;
         let ping = peer.ping();
@@ -76,7 +76,7 @@ mod tests {
         heard: Arc<AtomicU64>,
     }
 
-    impl Peer for Fake {
+    impl Probed for Fake {
         fn ping(&self) -> impl Future<Output = ()> + Send + '_ {
             self.pings.fetch_add(1, Ordering::SeqCst);
             async move {
