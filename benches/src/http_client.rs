@@ -179,8 +179,8 @@ pub async fn run_http_load(target: &HttpTarget, load: &Load<'_>) -> Result<Repor
     let tool_call = load.is_tool_call();
     let (conns, _, _) = phase(conns, &template, tool_call, 1, load.warmup).await?;
     let start = Instant::now();
-    let measured = phase(conns, &template, tool_call, 1 + load.warmup, load.requests);
-    let (_, latencies, bytes) = measured.await?;
+    let (_, latencies, bytes) =
+        phase(conns, &template, tool_call, 1 + load.warmup, load.requests).await?;
     Ok(Report::new(
         load.requests,
         start.elapsed(),

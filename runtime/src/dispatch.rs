@@ -407,10 +407,7 @@ pub(crate) fn call(
         }
         Execution::Blocking | Execution::Async => Some(CancellationToken::new()),
     };
-    let call = match &cancel {
-        Some(cancel) => call.with_cancellation(Some(cancel)),
-        None => call,
-    };
+    let call = call.with_cancellation(cancel.as_ref());
     let run = Run {
         call: &call,
         id,

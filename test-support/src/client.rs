@@ -198,9 +198,7 @@ impl McpClient {
         let result = self
             .request("tools/call", json!({"name": tool, "arguments": arguments}))
             .await;
-        assert_ne!(result["isError"], json!(true), "{result}");
-        serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
-            .expect("JSON text")
+        tool_answer(&result)
     }
 
     /// The next text message within `limit`, parsed; `None` on a timeout,
@@ -214,4 +212,11 @@ impl McpClient {
             }
         }
     }
+}
+
+/// The JSON text of a `CallToolResult`, parsed: what [`McpClient::call`]
+/// returns. Panics on an `isError` result.
+pub fn tool_answer(result: &Value) -> Value {
+    assert_ne!(result["isError"], json!(true), "{result}");
+    serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("JSON text")
 }

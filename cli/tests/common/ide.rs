@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use ide_mcp_test_support::tool_answer;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -86,9 +87,7 @@ pub(crate) async fn until(
 ) -> Value {
     let pause = Duration::from_millis(100);
     until_result(client, tool, args, pause, |result| {
-        assert_ne!(result["isError"], json!(true), "{result}");
-        let text = result["content"][0]["text"].as_str().expect("text");
-        let answer: Value = serde_json::from_str(text).expect("JSON text");
+        let answer = tool_answer(result);
         done(&answer).then_some(answer)
     })
     .await
