@@ -51,6 +51,12 @@ pub struct LspProxyArgs {
     /// `workspace/applyEdit`; a buffer with unsaved changes never is).
     #[arg(long)]
     pub no_reload: bool,
+    /// Show the changes of a file Claude wrote without a review (auto
+    /// mode) only as the reloaded buffer: by default each changed hunk is
+    /// also marked (an informational diagnostic) with code actions to keep
+    /// or revert it.
+    #[arg(long)]
+    pub no_after_review: bool,
     /// Where the observer runs: `hand-off` (a thread of its own, the
     /// default), `inline` (on the forwarding threads), or `off` (forward
     /// only, no IDE): for the benchmarks.
@@ -91,6 +97,7 @@ impl LspProxyArgs {
                 .as_ref()
                 .map(|log| std::path::absolute(log).unwrap_or_else(|_| log.clone())),
             reload: !self.no_reload,
+            after_review: !self.no_after_review,
         }
     }
 
@@ -122,6 +129,9 @@ pub struct HostArgs {
     /// Leave open buffers alone when their files change on disk.
     #[arg(long)]
     pub no_reload: bool,
+    /// Do not mark the changes of writes made without a review.
+    #[arg(long)]
+    pub no_after_review: bool,
 }
 
 impl HostArgs {
@@ -143,6 +153,7 @@ impl HostArgs {
             linger: Duration::from_secs(self.linger),
             log: self.log.clone(),
             reload: !self.no_reload,
+            after_review: !self.no_after_review,
         })
     }
 
@@ -173,6 +184,9 @@ pub fn host_command(options: &HostOptions) -> Command {
     if !options.reload {
         command.arg("--no-reload");
     }
+    if !options.after_review {
+        command.arg("--no-after-review");
+    }
     command
 }
 
@@ -192,6 +206,7 @@ mod tests {
             linger: Duration::from_secs(7),
             log: Some(PathBuf::from("/var/log/l.log")),
             reload: false,
+            after_review: false,
         };
         let command = host_command(&options);
         let args = std::iter::once(std::ffi::OsStr::new("ide-mcp")).chain(command.get_args());

@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 
 use ide_mcp_lsp::observer::Decision;
-use ide_mcp_lsp::observer::review::{HunkView, Overlay, ReviewView};
+use ide_mcp_lsp::observer::review::{HunkView, Overlay, ReviewView, ViewKind};
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace, ServerVerdict, WorkspaceEvent};
 use serde_json::{Value, json};
 use support::{Stream, drain, neovim_initialize, range_json};
@@ -35,6 +35,7 @@ fn sent(stream: &mut Stream) -> Value {
 fn overlay() -> Overlay {
     Overlay {
         reviews: vec![ReviewView {
+            kind: ViewKind::Review,
             path: "/ws/a.c".into(),
             diff: 7,
             rev: 2,

@@ -29,6 +29,7 @@
 //! never reconnects by itself, stays connected; then it removes its lockfile
 //! and exits. SIGTERM or SIGINT ends it at once, lockfile removed.
 
+mod apply;
 mod feed;
 mod launch;
 pub mod link;

@@ -24,6 +24,9 @@ pub struct HostOptions {
     /// Whether clean buffers show what Claude writes to their files
     /// ([`reload`](super::reload)).
     pub reload: bool,
+    /// Whether the changes of a write made without a review are marked in
+    /// the buffer, to keep or to revert.
+    pub after_review: bool,
 }
 
 impl HostOptions {

@@ -1,13 +1,17 @@
-//! Claude's writes reach open buffers: when a file that is open and clean
-//! in an editor changes on disk to a text other than the buffer's, the host
-//! sends that editor `workspace/applyEdit` with the minimal edit (the same
-//! line diff as the review's), so that the buffer shows what is on disk.
-//! Never for a dirty buffer (unsaved work is never overwritten), never for
-//! an editor that did not advertise `workspace.applyEdit`, and never when
-//! the disk's text is the buffer's (an editor's own save, or its answer to
-//! our edit, coming back). Editors without auto-reload (Helix, Neovim
-//! without `:checktime`, Emacs without auto-revert) otherwise keep showing
-//! the old text after Claude writes a file.
+//! Writes to open files reach their buffers, by content: when a file that
+//! is open changes on disk and the buffer's text is exactly the file's
+//! previous disk text, the buffer is safe to reload, whatever the editor's
+//! modified flag says (Neovim flags a buffer modified after an applied
+//! `workspace/applyEdit`, and every editor answers one with a `didChange`
+//! of its own). A buffer holding anything the user typed never is.
+//!
+//! How the new text reaches the buffer depends on the editor
+//! ([`OwnReload`]): an editor that reloads by itself (Kakoune's
+//! `autoreload`) gets no second mechanism; one that may (Emacs with
+//! `auto-revert-mode`) gets [`OWN_RELOAD_GRACE`] to do it; the others get
+//! the minimal edit (`workspace/applyEdit`, the same line diff as the
+//! review's). Either way the write's changes are then marked in the buffer
+//! ([`Reviews::wrote`]) to keep or to revert.
 //!
 //! The open files are polled (their size and modification time, every
 //! [`POLL`]) rather than watched: they are few, a poll costs one `stat`
@@ -19,193 +23,200 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use ide_mcp_tools::review::hunks;
-use ide_mcp_tools::{BufferStore as _, EditorAccess as _};
-use ropey::Rope;
-use serde_json::{Value, json};
+use ide_mcp_tools::EditorAccess as _;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::observer::review::line_length;
-use crate::workspace::{EditorRequest, LspWorkspace};
-use ide_mcp_tools::uri::encoded_file_uri;
+use super::apply::{NotApplied, apply, buffer};
+use super::review::Reviews;
+use crate::workspace::{EditorRequest, LspWorkspace, OWN_RELOAD_GRACE, OwnReload};
 
 /// How often the open files are looked at.
 pub const POLL: Duration = Duration::from_millis(250);
 
-/// What a file looked like on disk when last seen.
-type Seen = (u64, Option<SystemTime>);
+/// What a file was on disk when last seen.
+#[derive(Debug)]
+struct Seen {
+    len: u64,
+    modified: Option<SystemTime>,
+    /// Its text (`None`: not text).
+    text: Option<String>,
+    /// How many saves the editor had made of it then.
+    saves: Option<u64>,
+}
 
-/// Reloads clean buffers whose files change on disk, until aborted.
-pub fn spawn(ws: Arc<LspWorkspace>) -> JoinHandle<()> {
-    tokio::spawn(async move {
+/// The running reloader.
+#[derive(Debug)]
+pub struct Reloader {
+    task: JoinHandle<()>,
+    rounds: watch::Receiver<u64>,
+}
+
+impl Reloader {
+    /// How many times the open files have been looked at, as it grows: a
+    /// write made after the count grew past an open is seen as a write.
+    pub fn rounds(&self) -> watch::Receiver<u64> {
+        self.rounds.clone()
+    }
+
+    /// Stops it.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+/// Shows writes to open files in their clean buffers (`edit`: with edits
+/// of ours where the editor does not reload by itself; else only where it
+/// does), and has `reviews` mark their changes, until aborted.
+pub fn spawn(ws: Arc<LspWorkspace>, reviews: Reviews, edit: bool) -> Reloader {
+    let (counter, rounds) = watch::channel(0);
+    let task = tokio::spawn(async move {
         let mut seen: HashMap<PathBuf, Seen> = HashMap::new();
+        let mut settling: HashMap<PathBuf, (u64, Option<SystemTime>)> = HashMap::new();
         let mut tick = tokio::time::interval(POLL);
         loop {
             tick.tick().await;
+            counter.send_modify(|n| *n += 1);
             let open: Vec<Arc<Path>> = ws
                 .open_buffers()
                 .into_iter()
                 .filter_map(|buffer| buffer.path)
                 .collect();
             seen.retain(|path, _| open.iter().any(|p| **p == **path));
+            settling.retain(|path, _| open.iter().any(|p| **p == **path));
+            reviews.forget_closed(&open);
             for path in open {
                 let Ok(meta) = std::fs::metadata(&path) else {
                     continue;
                 };
-                let now = (meta.len(), meta.modified().ok());
-                // First seen, or unchanged: nothing to do.
-                if seen
-                    .insert(path.to_path_buf(), now)
-                    .is_some_and(|before| before != now)
-                {
-                    reload(&ws, &path).await;
+                let stat = (meta.len(), meta.modified().ok());
+                let before = match seen.get(&*path) {
+                    Some(s) if (s.len, s.modified) == stat => continue,
+                    // Changed: taken once it has stayed the same for a
+                    // round, so that a file being written (truncated, then
+                    // filled) is read whole.
+                    Some(_) if settling.insert(path.to_path_buf(), stat) != Some(stat) => continue,
+                    Some(_) => seen.remove(&*path),
+                    // First seen: what it is on disk now.
+                    None => None,
+                };
+                settling.remove(&*path);
+                let (len, modified) = stat;
+                let now = Seen {
+                    len,
+                    modified,
+                    text: std::fs::read_to_string(&path).ok(),
+                    saves: ws.documents.saves_seen(&path),
+                };
+                if let (Some(before), Some(after)) = (before, &now.text) {
+                    let write = Write {
+                        path: &path,
+                        before: before.text,
+                        after: after.clone(),
+                        saved: before.saves != now.saves,
+                    };
+                    changed(&ws, &reviews, write, edit);
                 }
+                seen.insert(path.to_path_buf(), now);
             }
         }
-    })
+    });
+    Reloader { task, rounds }
 }
 
-/// `path` changed on disk: shown in the editors that have it open and
-/// clean.
-async fn reload(ws: &LspWorkspace, path: &Path) {
-    let Some(handle) = ws.handle_for_path(path) else {
+/// A change of an open file on disk.
+struct Write<'a> {
+    path: &'a Path,
+    /// The disk's text before (`None`: unknown, or not text).
+    before: Option<String>,
+    /// The disk's text now.
+    after: String,
+    /// Whether the editor saved the file since `before` was seen.
+    saved: bool,
+}
+
+/// `write.path` changed on disk: shown in its buffer when the buffer held
+/// the disk's previous text.
+fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bool) {
+    let path = write.path;
+    let Some((rope, version)) = buffer(ws, path) else {
         return;
     };
-    let document = handle.snapshot();
-    if document.dirty {
+    let text = rope.to_string();
+    let own = own_reload(ws, path);
+    if text == write.after {
+        // The editor's own save, or its own reload of the write.
+        if let (false, Some(before), false) = (write.saved, write.before, own == OwnReload::Never) {
+            tracing::info!(?path, "changed on disk; the editor reloaded it by itself");
+            reviews.wrote(path, before, write.after);
+        }
+        return;
+    }
+    if write.before.as_deref() != Some(text.as_str()) {
         tracing::debug!(
             ?path,
-            "changed on disk, but unsaved in the editor: left alone"
+            "changed on disk, but the buffer holds unsaved work: left alone"
         );
         return;
     }
-    let Ok(disk) = std::fs::read_to_string(path) else {
-        return;
-    };
-    let text = document.text.to_string();
-    if disk == text {
-        return;
+    reviews.wrote(path, text, write.after.clone());
+    match own {
+        OwnReload::Always => {
+            tracing::info!(?path, "changed on disk; the editor reloads it itself");
+        }
+        _ if !edit => {}
+        OwnReload::Maybe => {
+            let (ws, reviews, path) = (Arc::clone(ws), reviews.clone(), path.to_path_buf());
+            tokio::spawn(async move {
+                tokio::time::sleep(OWN_RELOAD_GRACE).await;
+                // Not reloaded by the editor within the grace, and not
+                // touched: shown with an edit.
+                if buffer(&ws, &path).is_some_and(|(_, v)| v == version) {
+                    show(&ws, &reviews, &path, (&rope, version), &write.after).await;
+                }
+            });
+        }
+        OwnReload::Never => {
+            let (ws, reviews, path) = (Arc::clone(ws), reviews.clone(), path.to_path_buf());
+            tokio::spawn(async move {
+                show(&ws, &reviews, &path, (&rope, version), &write.after).await;
+            });
+        }
     }
-    let Some(to) = ws
-        .requests
+}
+
+/// What the editor that would get the edit for `path` does by itself.
+fn own_reload(ws: &LspWorkspace, path: &Path) -> OwnReload {
+    ws.requests
         .destination(EditorRequest::ApplyEdit, &ws.openers(path))
-    else {
-        tracing::debug!(
-            ?path,
-            "changed on disk; no editor that has it open applies edits"
-        );
-        return;
-    };
-    let edits = text_edits(&document.text, &text, &disk, to.encoding);
-    let uri = encoded_file_uri(path);
-    let edit = if to.can.document_changes {
-        json!({"documentChanges": [{"textDocument": {"uri": uri, "version": document.version}, "edits": edits}]})
-    } else {
-        json!({"changes": {uri: edits}})
-    };
-    let label = format!(
-        "Claude Code: {} changed on disk",
-        path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned()
-        )
-    );
-    match ws
-        .requests
-        .send(&to, json!({"label": label, "edit": edit}))
-        .await
-    {
-        Ok(answer) if answer["applied"] == true => {
-            tracing::info!(?path, "changed on disk; the editor's buffer shows it");
-        }
-        answer => tracing::info!(
-            ?path,
-            ?answer,
-            "changed on disk; the editor did not apply it"
-        ),
-    }
+        .map_or(OwnReload::Never, |to| to.can.own_reload)
 }
 
-/// The edits turning `text` (the buffer, `rope`) into `disk`, by whole
-/// lines, in `encoding`.
-fn text_edits(
-    rope: &Rope,
-    text: &str,
+/// Makes `path`'s buffer (`buffer`) show `disk`.
+async fn show(
+    ws: &LspWorkspace,
+    reviews: &Reviews,
+    path: &Path,
+    buffer: (&ropey::Rope, i32),
     disk: &str,
-    encoding: crate::mirror::PositionEncoding,
-) -> Vec<Value> {
-    let lines = u32::try_from(rope.len_lines()).unwrap_or(u32::MAX);
-    hunks(text, disk)
-        .into_iter()
-        .map(|hunk| {
-            let end_line = hunk.old_start + hunk.old_len;
-            let end = if end_line < lines {
-                json!({"line": end_line, "character": 0})
-            } else {
-                // The last line, without a line break after it.
-                let last = lines.saturating_sub(1);
-                json!({"line": last, "character": line_length(rope, last, encoding)})
-            };
-            json!({
-                "range": {"start": {"line": hunk.old_start, "character": 0}, "end": end},
-                "newText": hunk.new_text,
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mirror::PositionEncoding;
-
-    fn apply(text: &str, edits: &[Value]) -> String {
-        // Applied from the last, as an editor does.
-        let mut rope = Rope::from_str(text);
-        for edit in edits.iter().rev() {
-            let at = |p: &Value| {
-                let line = p["line"].as_u64().unwrap() as usize;
-                rope.line_to_char(line) + p["character"].as_u64().unwrap() as usize
-            };
-            let (start, end) = (at(&edit["range"]["start"]), at(&edit["range"]["end"]));
-            rope.remove(start..end);
-            rope.insert(start, edit["newText"].as_str().unwrap());
+) {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let label = format!("Claude Code: {name} changed on disk");
+    match apply(ws, path, buffer, disk, &label).await {
+        Ok(()) => tracing::info!(?path, "changed on disk; the editor's buffer shows it"),
+        Err(NotApplied::NoEditor) => {
+            tracing::debug!(
+                ?path,
+                "changed on disk; no editor that has it open applies edits"
+            );
+            reviews.forget_written(path);
         }
-        rope.to_string()
-    }
-
-    #[test]
-    fn the_edits_make_the_disk_s_text() {
-        for (text, disk) in [
-            ("a\nb\nc\n", "a\nB\nc\n"),
-            ("a\nb\nc", "a\nb\nC"),
-            ("a\nb\nc", "a\nb\nc\nd\n"),
-            ("a\nb\n", ""),
-            ("", "new\n"),
-            ("x\ny\n", "y\nx\n"),
-        ] {
-            let rope = Rope::from_str(text);
-            let edits = text_edits(&rope, text, disk, PositionEncoding::Utf32);
-            assert_eq!(apply(text, &edits), disk, "{text:?} -> {disk:?}");
+        Err(NotApplied::Refused(answer)) => {
+            tracing::info!(?path, %answer, "changed on disk; the editor did not apply it");
+            reviews.forget_written(path);
         }
-    }
-
-    #[test]
-    fn the_last_line_s_end_is_counted_in_the_stream_s_encoding() {
-        let text = "a\n🦀é";
-        let rope = Rope::from_str(text);
-        let end = |encoding| text_edits(&rope, text, "a\nz", encoding)[0]["range"]["end"].clone();
-        assert_eq!(
-            end(PositionEncoding::Utf16),
-            json!({"line": 1, "character": 3})
-        );
-        assert_eq!(
-            end(PositionEncoding::Utf8),
-            json!({"line": 1, "character": 6})
-        );
-        assert_eq!(
-            end(PositionEncoding::Utf32),
-            json!({"line": 1, "character": 2})
-        );
     }
 }

@@ -53,12 +53,12 @@ pub async fn serve(
     let ws = Arc::new(LspWorkspace::new());
     ws.override_folders(key.folders().to_vec());
     let reviews = Reviews::new(Arc::clone(&ws));
+    reviews.set_marking(options.after_review);
     let reviewing = reviews.spawn();
     let server = server(&ws, &reviews).map_err(io::Error::other)?;
     let pushing = push_events(&server, &ws);
-    let reloading = options
-        .reload
-        .then(|| super::reload::spawn(Arc::clone(&ws)));
+    let reloading = (options.reload || options.after_review)
+        .then(|| super::reload::spawn(Arc::clone(&ws), reviews.clone(), options.reload));
     let handle = server.serve_ws(ws_options(options, &key)).await?;
     tracing::info!(
         port = handle.port(),

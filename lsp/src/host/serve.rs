@@ -39,7 +39,11 @@ pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
                 }) => {
                     publisher.at_mentioned(&path, Some(line_start), Some(line_end));
                 }
-                Ok(WorkspaceEvent::Review(_) | WorkspaceEvent::Edited { .. }) => {}
+                Ok(
+                    WorkspaceEvent::Review(_)
+                    | WorkspaceEvent::Edited { .. }
+                    | WorkspaceEvent::Saved { .. },
+                ) => {}
                 Err(RecvError::Closed) => return,
             }
         }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::stream::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::{PositionEncoding, apply_change, to_utf16};
-use crate::workspace::{EditorInfo, WorkspaceEvent};
+use crate::workspace::{EditorInfo, OwnReload, WorkspaceEvent, process_name};
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The private notification [`Observer::replay`] uses to restore the
@@ -155,6 +155,13 @@ impl Observer {
             .pointer("/workspace/workspaceEdit/documentChanges")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        // eglot sends no `clientInfo`: its process's name tells.
+        self.editor_caps.can.own_reload = params
+            .client_info
+            .as_ref()
+            .map(|c| c.name.clone())
+            .or_else(|| params.process_id.and_then(process_name))
+            .map_or(OwnReload::Never, |name| OwnReload::of_client(&name));
         self.ws
             .requests
             .set_editor_can(self.stream, self.editor_caps.can);
@@ -265,6 +272,7 @@ impl Observer {
             doc.text = Rope::from_str(text);
         }
         let Some(path) = &doc.path else { return };
+        self.ws.documents.count_save(path);
         let activated = match &params.text {
             Some(_) => self
                 .ws
@@ -275,6 +283,9 @@ impl Observer {
         if activated {
             self.ws.emit(WorkspaceEvent::SelectionChanged);
         }
+        self.ws.emit(WorkspaceEvent::Saved {
+            path: Arc::clone(path),
+        });
     }
 
     fn did_close(&mut self, envelope: &Envelope<'_>) {

@@ -39,12 +39,26 @@ pub const REJECT_COMMAND: &str = "ide-mcp.review.reject";
 pub const ACCEPT_ALL_COMMAND: &str = "ide-mcp.review.acceptAll";
 /// Rejects every hunk left: arguments `[diff]`.
 pub const REJECT_ALL_COMMAND: &str = "ide-mcp.review.rejectAll";
-/// The review's commands, as advertised.
-pub const REVIEW_COMMANDS: [&str; 4] = [
+/// Keeps one change written without a review: arguments `[diff, rev, hunk]`.
+pub const KEEP_COMMAND: &str = "ide-mcp.written.keep";
+/// Reverts one change written without a review in the editor's buffer:
+/// arguments `[diff, rev, hunk]`.
+pub const REVERT_COMMAND: &str = "ide-mcp.written.revert";
+/// Keeps every change of a write: arguments `[diff]`.
+pub const KEEP_ALL_COMMAND: &str = "ide-mcp.written.keepAll";
+/// Reverts every change of a write left: arguments `[diff]`.
+pub const REVERT_ALL_COMMAND: &str = "ide-mcp.written.revertAll";
+/// The commands of reviews and of changes written without one, as
+/// advertised.
+pub const REVIEW_COMMANDS: [&str; 8] = [
     ACCEPT_COMMAND,
     REJECT_COMMAND,
     ACCEPT_ALL_COMMAND,
     REJECT_ALL_COMMAND,
+    KEEP_COMMAND,
+    REVERT_COMMAND,
+    KEEP_ALL_COMMAND,
+    REVERT_ALL_COMMAND,
 ];
 
 /// Every review pending, as the host sends it to its proxies.
@@ -54,10 +68,26 @@ pub struct Overlay {
     pub reviews: Vec<ReviewView>,
 }
 
-/// One file's pending review.
+/// What a [`ReviewView`] shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ViewKind {
+    /// A proposed edit waiting for the user's decisions (`openDiff`): the
+    /// hunks are the lines the proposal would replace.
+    #[default]
+    Review,
+    /// A write made without a review (auto mode), already in the buffer:
+    /// the hunks are the new lines, to keep or to revert.
+    Written,
+}
+
+/// One file's pending review, or the changes of a write made without one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewView {
+    /// A review, or a write shown after the fact.
+    #[serde(default)]
+    pub kind: ViewKind,
     /// The file.
     pub path: PathBuf,
     /// The review's id.
@@ -83,25 +113,26 @@ pub struct HunkView {
     pub message: String,
 }
 
-/// What the user decided in the editor.
+/// What the user decided in the editor: of a review, accept or reject; of
+/// a write shown after the fact, keep (`accept`) or revert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// One hunk of a revision.
     One {
-        /// The review.
+        /// The review, or the write.
         diff: u64,
         /// The revision the action was made for.
         rev: u64,
         /// The hunk.
         index: usize,
-        /// Accepted or rejected.
+        /// Accepted (kept) or rejected (reverted).
         accept: bool,
     },
     /// Every hunk left.
     All {
-        /// The review.
+        /// The review, or the write.
         diff: u64,
-        /// Accepted or rejected.
+        /// Accepted (kept) or rejected (reverted).
         accept: bool,
     },
 }
@@ -112,16 +143,18 @@ impl Decision {
     pub fn of_command(command: &str, arguments: &[Value]) -> Option<Self> {
         let number = |i: usize| arguments.get(i).and_then(Value::as_u64);
         match command {
-            ACCEPT_COMMAND | REJECT_COMMAND => Some(Self::One {
+            ACCEPT_COMMAND | REJECT_COMMAND | KEEP_COMMAND | REVERT_COMMAND => Some(Self::One {
                 diff: number(0)?,
                 rev: number(1)?,
                 index: usize::try_from(number(2)?).ok()?,
-                accept: command == ACCEPT_COMMAND,
+                accept: command == ACCEPT_COMMAND || command == KEEP_COMMAND,
             }),
-            ACCEPT_ALL_COMMAND | REJECT_ALL_COMMAND => Some(Self::All {
-                diff: number(0)?,
-                accept: command == ACCEPT_ALL_COMMAND,
-            }),
+            ACCEPT_ALL_COMMAND | REJECT_ALL_COMMAND | KEEP_ALL_COMMAND | REVERT_ALL_COMMAND => {
+                Some(Self::All {
+                    diff: number(0)?,
+                    accept: command == ACCEPT_ALL_COMMAND || command == KEEP_ALL_COMMAND,
+                })
+            }
             _ => None,
         }
     }
@@ -250,6 +283,8 @@ pub(super) struct RawPublish<'a> {
 }
 
 impl ReviewState {
+    /// What `path` shows: its pending review, else the changes of a write
+    /// shown after the fact (the host never sends both for one file).
     pub(super) fn review_of(&self, path: &Path) -> Option<&ReviewView> {
         self.overlay
             .reviews

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use super::envelope::append_to_array;
 use super::review::{
-    ACCEPT_ALL_COMMAND, ACCEPT_COMMAND, Decision, HunkView, Overlay, REJECT_ALL_COMMAND,
-    REJECT_COMMAND, REVIEW_SOURCE, RawPublish, ReviewView, line_length,
+    ACCEPT_ALL_COMMAND, ACCEPT_COMMAND, Decision, HunkView, KEEP_ALL_COMMAND, KEEP_COMMAND,
+    Overlay, REJECT_ALL_COMMAND, REJECT_COMMAND, REVERT_ALL_COMMAND, REVERT_COMMAND, REVIEW_SOURCE,
+    RawPublish, ReviewView, ViewKind, line_length,
 };
 use super::stream::{MirrorDoc, Observer};
 use crate::framing::Message;
@@ -162,7 +163,7 @@ impl Observer {
 
     /// The review's actions for a code action request on `range` of `uri`:
     /// accept or reject each hunk the range touches, then accept or reject
-    /// all.
+    /// all (of a write shown after the fact: keep or revert).
     pub(super) fn review_actions(&self, uri: &str, range: Range) -> Vec<Vec<u8>> {
         let Some(review) = self.review_of_uri(uri) else {
             return Vec::new();
@@ -172,24 +173,19 @@ impl Observer {
         } else {
             (range.start.line, range.end.line)
         };
+        let titles = Titles::of(review);
         let mut actions = Vec::new();
         for hunk in &review.hunks {
             let end = hunk.start_line + hunk.old_len.max(1) - 1;
             if hunk.start_line <= last && first <= end {
                 let arguments = json!([review.diff, review.rev, hunk.index]);
-                actions.push(self.action("Claude: accept this change", ACCEPT_COMMAND, &arguments));
-                actions.push(self.action("Claude: reject this change", REJECT_COMMAND, &arguments));
+                actions.push(self.action(titles.one.0, titles.one_commands.0, &arguments));
+                actions.push(self.action(titles.one.1, titles.one_commands.1, &arguments));
             }
         }
-        let n = review.hunks.len();
-        let all = if n == 1 {
-            "Claude: accept the 1 change".to_owned()
-        } else {
-            format!("Claude: accept all {n} changes")
-        };
         let diff = json!([review.diff]);
-        actions.push(self.action(&all, ACCEPT_ALL_COMMAND, &diff));
-        actions.push(self.action("Claude: reject all", REJECT_ALL_COMMAND, &diff));
+        actions.push(self.action(&titles.all.0, titles.all_commands.0, &diff));
+        actions.push(self.action(titles.all.1, titles.all_commands.1, &diff));
         actions.into_iter().flatten().collect()
     }
 
@@ -249,8 +245,45 @@ impl Observer {
     }
 }
 
-/// A hunk as a diagnostic of `doc`: its old lines' range (a zero-width one
-/// at the line for an insertion), in the stream's encoding.
+/// The titles and commands of a view's actions: (accept, reject) of one
+/// hunk and of all.
+struct Titles {
+    one: (&'static str, &'static str),
+    one_commands: (&'static str, &'static str),
+    all: (String, &'static str),
+    all_commands: (&'static str, &'static str),
+}
+
+impl Titles {
+    fn of(view: &ReviewView) -> Self {
+        match view.kind {
+            ViewKind::Review => {
+                let n = view.hunks.len();
+                let all = if n == 1 {
+                    "Claude: accept the 1 change".to_owned()
+                } else {
+                    format!("Claude: accept all {n} changes")
+                };
+                Self {
+                    one: ("Claude: accept this change", "Claude: reject this change"),
+                    one_commands: (ACCEPT_COMMAND, REJECT_COMMAND),
+                    all: (all, "Claude: reject all"),
+                    all_commands: (ACCEPT_ALL_COMMAND, REJECT_ALL_COMMAND),
+                }
+            }
+            ViewKind::Written => Self {
+                one: ("Claude: keep this change", "Claude: revert this change"),
+                one_commands: (KEEP_COMMAND, REVERT_COMMAND),
+                all: ("Claude: keep all".to_owned(), "Claude: revert all"),
+                all_commands: (KEEP_ALL_COMMAND, REVERT_ALL_COMMAND),
+            },
+        }
+    }
+}
+
+/// A hunk as a diagnostic of `doc`: its lines' range (a zero-width one at
+/// the line for an insertion of a review, or a deletion written), line
+/// ends excluded, in the stream's encoding.
 fn hunk_diagnostic(
     review: &ReviewView,
     hunk: &HunkView,
@@ -273,7 +306,10 @@ fn hunk_diagnostic(
         },
         "severity": 3,
         "source": REVIEW_SOURCE,
-        "code": "claude-edit",
+        "code": match review.kind {
+            ViewKind::Review => "claude-edit",
+            ViewKind::Written => "claude-written",
+        },
         "message": hunk.message,
         "data": {"ideMcpReview": [review.diff, review.rev, hunk.index]},
     })

@@ -18,7 +18,7 @@ use super::sink::Sink;
 use super::tap::Tap;
 use crate::host::{HostOptions, Launcher, Place, private_dir};
 use crate::observer::Overlay;
-use crate::workspace::{EditorInfo, LspWorkspace};
+use crate::workspace::{EditorInfo, LspWorkspace, process_name};
 
 /// How often a proxy tries the host's socket while none answers.
 const RETRY: Duration = Duration::from_millis(20);
@@ -130,15 +130,8 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
         linger: this.options.linger,
         log: this.options.host_log.clone(),
         reload: this.options.reload,
+        after_review: this.options.after_review,
     })
-}
-
-/// The name of process `pid`'s program (Linux: its `comm`), for an editor
-/// that does not name itself (eglot sends no `clientInfo`).
-fn process_name(pid: u32) -> Option<String> {
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    let name = comm.trim();
-    (!name.is_empty()).then(|| name.to_owned())
 }
 
 /// Connects to the host's socket, starting a host when none answers (at

@@ -34,6 +34,9 @@ pub struct ProxyOptions {
     /// Whether a host this proxy starts shows Claude's writes in clean
     /// buffers (`--no-reload` turns it off).
     pub reload: bool,
+    /// Whether a host this proxy starts marks the changes of writes made
+    /// without a review (`--no-after-review` turns it off).
+    pub after_review: bool,
 }
 
 impl Default for ProxyOptions {
@@ -49,6 +52,7 @@ impl Default for ProxyOptions {
             linger: DEFAULT_LINGER,
             host_log: None,
             reload: true,
+            after_review: true,
         }
     }
 }

@@ -41,6 +41,13 @@ struct Entry {
     saves: bool,
     /// The last comparison with the file on disk.
     disk_check: Option<DiskCheck>,
+    /// How many times the editor saved the document (`didSave`).
+    saves_seen: u64,
+    /// Whether the text was last set by an edit of ours (a reload, a
+    /// revert): the editor's modified flag is then stale, and dirtiness is
+    /// told by comparing with the file on disk even when the server gets
+    /// `didSave`.
+    edited_by_us: bool,
 }
 
 /// What a comparison with the disk found, and for which state of both.
@@ -93,6 +100,8 @@ impl Documents {
                 openers: vec![stream],
                 saves,
                 disk_check: None,
+                saves_seen: 0,
+                edited_by_us: false,
             },
         );
         self.buffers.open(
@@ -135,6 +144,28 @@ impl Documents {
         };
         self.buffers.set_dirty(id, false);
         self.activate(path)
+    }
+
+    /// The editor saved `path` (`didSave`, with or without its text).
+    pub(crate) fn count_save(&self, path: &Path) {
+        if let Some(entry) = self.index().get_mut(path) {
+            entry.saves_seen += 1;
+            entry.edited_by_us = false;
+        }
+    }
+
+    /// How many times the editor saved `path`; `None` when it is not open.
+    pub(crate) fn saves_seen(&self, path: &Path) -> Option<u64> {
+        self.index().get(path).map(|entry| entry.saves_seen)
+    }
+
+    /// An edit of ours (a reload, a revert) was applied to `path`'s buffer:
+    /// from now on its dirtiness is told by comparing it with the file.
+    pub(crate) fn edited_by_us(&self, path: &Path) {
+        if let Some(entry) = self.index().get_mut(path) {
+            entry.edited_by_us = true;
+            entry.disk_check = None;
+        }
     }
 
     /// From now on `stream`'s server gets `didSave` (it registered for it).
@@ -205,7 +236,8 @@ impl Documents {
     }
 
     /// The handle of `path`, with its dirty flag first corrected from the
-    /// disk when no opener's server gets `didSave`.
+    /// disk when no opener's server gets `didSave` or an edit of ours set
+    /// its text.
     pub(crate) fn handle_checked(&self, path: &Path) -> Option<DocumentHandle> {
         let handle = self.buffers.handle_for_path(path)?;
         if handle.is_dirty() {
@@ -215,7 +247,9 @@ impl Documents {
     }
 
     /// Compares a dirty document with its file: when they are equal (the
-    /// editor saved without telling the server), the document is clean.
+    /// editor saved without telling the server, or our reload made the
+    /// buffer the file's text and the editor flagged it modified), the
+    /// document is clean.
     /// Lengths first; the contents only when the lengths are equal; and not
     /// again while neither the document nor the file changed.
     fn check_disk(&self, path: &Path, handle: &DocumentHandle) {
@@ -232,7 +266,7 @@ impl Documents {
         let cached = {
             let index = self.index();
             match index.get(path) {
-                Some(entry) if entry.saves => return,
+                Some(entry) if entry.saves && !entry.edited_by_us => return,
                 Some(entry) => entry.disk_check,
                 None => return,
             }

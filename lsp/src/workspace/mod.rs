@@ -15,11 +15,12 @@ pub(crate) use crate::live::OWN_COMMAND_PREFIX;
 pub use diagnostics::SETTLE_QUIET;
 pub use requests::{
     EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorCan, EditorRequest, EditorRequestError,
-    OUTGOING_CAPACITY,
+    OUTGOING_CAPACITY, OWN_RELOAD_GRACE, OwnReload,
 };
 pub use servers::{
     NoRoute, SERVER_QUEUE_CAPACITY, SERVER_REQUEST_PREFIX, SERVER_REQUEST_TIMEOUT, ServerFacts,
     ServerRequestError, ServerRoute,
 };
+pub(crate) use state::process_name;
 pub use state::{EVENT_CAPACITY, EditorInfo, LspWorkspace, WorkspaceEvent};
 pub use stream::StreamId;

@@ -39,6 +39,11 @@ pub enum WorkspaceEvent {
         /// The file's absolute path.
         path: Arc<Path>,
     },
+    /// The editor saved an open document (`didSave`).
+    Saved {
+        /// The file's absolute path.
+        path: Arc<Path>,
+    },
     /// The user sent a selection to Claude (the code action): send
     /// `at_mentioned` with these zero-based lines.
     AtMentioned {
@@ -293,4 +298,12 @@ impl DiagnosticsQuery for LspWorkspace {
     fn settle(&self) -> Option<SettleFuture> {
         self.diagnostics.settle()
     }
+}
+
+/// The name of process `pid`'s program (Linux: its `comm`), for an editor
+/// that does not name itself (eglot sends no `clientInfo`).
+pub(crate) fn process_name(pid: u32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    let name = comm.trim();
+    (!name.is_empty()).then(|| name.to_owned())
 }

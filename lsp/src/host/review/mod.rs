@@ -27,9 +27,13 @@ use tokio::sync::{broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::observer::Decision;
-use crate::observer::review::{HunkView, Overlay, ReviewView};
+use crate::observer::review::{HunkView, Overlay, ReviewView, ViewKind};
 use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
 use ide_mcp_tools::uri::encoded_file_uri;
+use written::{Seen, Written};
+
+mod after_write;
+mod written;
 
 /// How long the typing pauses before a document's review is computed again.
 pub const EDIT_QUIET: std::time::Duration = std::time::Duration::from_millis(100);
@@ -48,12 +52,37 @@ struct Inner {
     ws: Arc<LspWorkspace>,
     state: Mutex<State>,
     overlay: watch::Sender<Arc<Overlay>>,
+    /// Whether writes made without a review are marked.
+    marking: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
 struct State {
     next: u64,
     pending: Vec<Pending>,
+    /// Writes made without a review, marked in the buffers.
+    written: Vec<Written>,
+    /// The texts reviews were answered with, until the agent writes them:
+    /// such a write gets no markers.
+    reviewed: Vec<(PathBuf, String)>,
+}
+
+/// How many answered reviews' texts are remembered for their writes.
+const REVIEWED_KEPT: usize = 16;
+
+impl State {
+    /// Ends the review at `at` with `outcome`; the text of a saved one is
+    /// remembered for its write.
+    fn finish(&mut self, at: usize, outcome: DiffOutcome) {
+        let mut done = self.pending.remove(at);
+        if let DiffOutcome::Saved(text) = &outcome {
+            if self.reviewed.len() == REVIEWED_KEPT {
+                self.reviewed.remove(0);
+            }
+            self.reviewed.push((done.path.clone(), text.clone()));
+        }
+        done.answer(Ok(outcome));
+    }
 }
 
 #[derive(Debug)]
@@ -92,6 +121,7 @@ impl Pending {
 
     fn view(&self) -> ReviewView {
         ReviewView {
+            kind: ViewKind::Review,
             path: self.path.clone(),
             diff: self.diff,
             rev: self.rev,
@@ -123,6 +153,7 @@ impl Reviews {
                 ws,
                 state: Mutex::default(),
                 overlay: watch::Sender::new(Arc::default()),
+                marking: std::sync::atomic::AtomicBool::new(true),
             }),
         }
     }
@@ -160,6 +191,7 @@ impl Reviews {
                             }
                             quiet.as_mut().reset(tokio::time::Instant::now() + EDIT_QUIET);
                         }
+                        Ok(WorkspaceEvent::Saved { path }) => this.saved(&path),
                         Ok(_) => {}
                         // Missed edits: every review is computed again.
                         Err(broadcast::error::RecvError::Lagged(_)) => this.edited_all(),
@@ -187,7 +219,12 @@ impl Reviews {
     /// Tells the proxies, when what they show changed.
     fn publish(&self, state: &State) {
         let overlay = Overlay {
-            reviews: state.pending.iter().map(Pending::view).collect(),
+            reviews: state
+                .pending
+                .iter()
+                .map(Pending::view)
+                .chain(state.written.iter().filter_map(Written::view))
+                .collect(),
         };
         self.inner.overlay.send_if_modified(|current| {
             let changed = **current != overlay;
@@ -210,7 +247,8 @@ impl Reviews {
             Decision::All { diff, .. } => (diff, None),
         };
         let Some(at) = state.pending.iter().position(|p| p.diff == diff) else {
-            tracing::debug!(diff, "a decision on a review no longer pending; ignored");
+            drop(state);
+            self.decide_written(decision);
             return;
         };
         let pending = &mut state.pending[at];
@@ -235,36 +273,47 @@ impl Reviews {
             (None, Decision::One { .. }) => return,
         }
         if let Some(outcome) = pending.outcome() {
-            let mut done = state.pending.remove(at);
-            done.answer(Ok(outcome));
+            state.finish(at, outcome);
         }
         self.publish(&state);
     }
 
     fn edited(&self, path: &Path) {
         let mut state = lock(&self.inner.state);
-        if !state.pending.iter().any(|p| p.path == path) {
+        let reviewing = state.pending.iter().any(|p| p.path == path);
+        let written = state.written.iter().any(|w| w.path == path);
+        if !reviewing && !written {
             return;
         }
         let text = self.current_text(path);
+        if let Some(at) = state.written.iter().position(|w| w.path == path) {
+            match state.written[at].seen(&text) {
+                Seen::Landed | Seen::OnItsWay => {}
+                Seen::Typed => {
+                    tracing::debug!(?path, "typed in: the write's markers go");
+                    state.written.remove(at);
+                }
+            }
+        }
         if let Some(at) = state.pending.iter().position(|p| p.path == path) {
             let pending = &mut state.pending[at];
             pending.shown = true;
             if recompute(pending, text) {
-                let mut done = state.pending.remove(at);
-                let outcome = done.outcome().unwrap_or(DiffOutcome::Rejected);
-                done.answer(Ok(outcome));
+                let outcome = pending.outcome().unwrap_or(DiffOutcome::Rejected);
+                state.finish(at, outcome);
             }
         }
         self.publish(&state);
     }
 
     fn edited_all(&self) {
-        let paths: Vec<PathBuf> = lock(&self.inner.state)
-            .pending
-            .iter()
-            .map(|p| p.path.clone())
-            .collect();
+        let paths: Vec<PathBuf> = {
+            let state = lock(&self.inner.state);
+            let pending = state.pending.iter().map(|p| p.path.clone());
+            pending
+                .chain(state.written.iter().map(|w| w.path.clone()))
+                .collect()
+        };
         for path in paths {
             self.edited(&path);
         }
@@ -469,11 +518,13 @@ impl DiffReview for Reviews {
             let mut state = lock(&self.inner.state);
             state.next += 1;
             let diff = state.next;
-            // One review per file: a second proposal replaces the first.
+            // One review per file: a second proposal replaces the first,
+            // and the markers of a write before it go.
             if let Some(at) = state.pending.iter().position(|p| p.path == request.path) {
                 let mut replaced = state.pending.remove(at);
                 replaced.answer(Ok(DiffOutcome::Rejected));
             }
+            state.written.retain(|w| w.path != request.path);
             let shown = self.inner.ws.handle_for_path(&request.path).is_some();
             state.pending.push(Pending {
                 diff,

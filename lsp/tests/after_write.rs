@@ -1,0 +1,427 @@
+//! Writes to open files, as the host shows them: reloaded by content (the
+//! second write like the first, whatever the editor's modified flag says),
+//! never over unsaved work, with each changed hunk marked to keep or to
+//! revert, the markers dismissed by typing, and none for a reviewed write.
+
+mod support;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ide_mcp_lsp::host::reload::{self, POLL, Reloader};
+use ide_mcp_lsp::host::review::Reviews;
+use ide_mcp_lsp::observer::review::{Overlay, ViewKind};
+use ide_mcp_lsp::workspace::OWN_RELOAD_GRACE;
+use ide_mcp_lsp::{ClientVerdict, LspWorkspace};
+use ide_mcp_tools::{DiffOutcome, DiffReview as _, OpenDiffRequest};
+use serde_json::{Value, json};
+use support::{Stream, neovim_initialize, range_json, tool};
+use tokio::sync::watch;
+
+/// A generous bound for what takes milliseconds: only a hang reaches it.
+const BOUND: Duration = Duration::from_secs(30);
+
+const BEFORE: &str = "int a;\nint b;\nint c;\n";
+
+struct Host {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    uri: String,
+    ws: Arc<LspWorkspace>,
+    s: Stream,
+    reviews: Reviews,
+    reloader: Reloader,
+    overlay: watch::Receiver<Arc<Overlay>>,
+    version: i32,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.reloader.abort();
+    }
+}
+
+/// A host whose editor (named `editor`) has `a.c` open, clean, and seen by
+/// the reloader.
+async fn host(editor: &str) -> Host {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.c");
+    std::fs::write(&path, BEFORE).unwrap();
+    let uri = format!("file://{}", path.display());
+    let ws = Arc::new(LspWorkspace::new());
+    let mut s = Stream::new(&ws);
+    let mut init = neovim_initialize(&dir.path().display().to_string());
+    init["clientInfo"]["name"] = json!(editor);
+    init["capabilities"]["workspace"]["workspaceEdit"] = json!({"documentChanges": true});
+    s.request(1, "initialize", init);
+    s.answer(
+        1,
+        json!({"capabilities": {"textDocumentSync": {"change": 2, "save": true}}}),
+    );
+    s.open(&uri, "c", 0, BEFORE);
+    let reviews = Reviews::new(Arc::clone(&ws));
+    reviews.spawn();
+    let reloader = reload::spawn(Arc::clone(&ws), reviews.clone(), true);
+    let overlay = reviews.overlay();
+    let host = Host {
+        _dir: dir,
+        path,
+        uri,
+        ws,
+        s,
+        reviews,
+        reloader,
+        overlay,
+        version: 0,
+    };
+    host.rounds(2).await;
+    host
+}
+
+impl Host {
+    /// Waits until the reloader has looked at the open files `n` more
+    /// times.
+    async fn rounds(&self, n: u64) {
+        let mut rounds = self.reloader.rounds();
+        let from = *rounds.borrow_and_update();
+        tokio::time::timeout(BOUND, rounds.wait_for(|&r| r >= from + n))
+            .await
+            .expect("the reloader runs")
+            .unwrap();
+    }
+
+    /// The next message toward the editor.
+    async fn sent(&mut self) -> Value {
+        let message = tokio::time::timeout(BOUND, self.s.outgoing.recv())
+            .await
+            .expect("a message toward the editor")
+            .unwrap();
+        serde_json::from_slice(message.body()).unwrap()
+    }
+
+    /// Claude writes `text`; the editor is asked to apply an edit, which it
+    /// does: answered, then its `didChange` of the whole text.
+    async fn write_and_apply(&mut self, text: &str) -> Value {
+        std::fs::write(&self.path, text).unwrap();
+        let request = self.sent().await;
+        assert_eq!(request["method"], "workspace/applyEdit", "{request}");
+        self.applied(&request, text);
+        request
+    }
+
+    /// The editor applied `request` (making the buffer `text`).
+    fn applied(&mut self, request: &Value, text: &str) {
+        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"applied": true}});
+        assert_eq!(self.s.client(answer), ClientVerdict::Drop);
+        self.replace(text);
+    }
+
+    /// The editor's `didChange` of the whole text.
+    fn replace(&mut self, text: &str) {
+        self.version += 1;
+        self.s.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": self.uri, "version": self.version},
+                   "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    /// Waits for the overlay to satisfy `f`, and returns it.
+    async fn overlay_until(&mut self, f: impl Fn(&Overlay) -> bool) -> Arc<Overlay> {
+        let Ok(overlay) = tokio::time::timeout(BOUND, self.overlay.wait_for(|o| f(o))).await else {
+            panic!("the overlay stays {:?}", self.overlay.borrow());
+        };
+        let overlay = overlay.unwrap();
+        Arc::clone(&overlay)
+    }
+
+    /// The markers of `path`'s write, once shown: (first line, lines,
+    /// message).
+    async fn markers(&mut self) -> (u64, Vec<(u32, u32, String)>) {
+        let path = self.path.clone();
+        let overlay = self
+            .overlay_until(|o| {
+                o.reviews
+                    .iter()
+                    .any(|r| r.path == path && r.kind == ViewKind::Written)
+            })
+            .await;
+        let view = &overlay.reviews[0];
+        let hunks = view
+            .hunks
+            .iter()
+            .map(|h| (h.start_line, h.old_len, h.message.clone()))
+            .collect();
+        (view.diff, hunks)
+    }
+
+    async fn dirty(&self) -> bool {
+        let cx = self.ws.read_context().build();
+        let answer = tool(
+            &cx,
+            "checkDocumentDirty",
+            json!({"filePath": self.path.display().to_string()}),
+        )
+        .await;
+        answer["isDirty"].as_bool().unwrap()
+    }
+
+    fn text(&self) -> String {
+        use ide_mcp_tools::BufferStore as _;
+        self.ws
+            .handle_for_path(&self.path)
+            .unwrap()
+            .snapshot()
+            .text
+            .to_string()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tenth_write_shows_like_the_first_and_each_is_marked() {
+    let mut h = host("Neovim").await;
+    let mut text = BEFORE.to_owned();
+    for n in 1..=10 {
+        let next = format!("{text}int n{n};\n");
+        let request = h.write_and_apply(&next).await;
+        // The edit is the new line alone, on the buffer's version.
+        let line = u32::try_from(text.lines().count()).unwrap();
+        assert_eq!(
+            request["params"]["edit"],
+            json!({"documentChanges": [{
+                "textDocument": {"uri": ide_mcp_tools::uri::encoded_file_uri(&h.path), "version": h.version - 1},
+                "edits": [{"range": range_json(((line, 0), (line, 0))), "newText": format!("int n{n};\n")}]}]}),
+            "write {n}"
+        );
+        assert_eq!(
+            request["params"]["label"],
+            json!("Claude Code: a.c changed on disk")
+        );
+        assert_eq!(
+            h.markers().await.1,
+            [(line, 1, "Claude inserted 1 line".to_owned())]
+        );
+        // Flagged modified by the editor, but the disk's text: clean.
+        assert!(!h.dirty().await, "write {n}: isDirty");
+        text = next;
+    }
+    assert_eq!(h.text(), text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsaved_work_is_never_reloaded_and_typing_dismisses_the_markers() {
+    let mut h = host("Neovim").await;
+    let first = "int a;\nint B;\nint c;\n";
+    h.write_and_apply(first).await;
+    let (diff, markers) = h.markers().await;
+    assert_eq!(
+        markers,
+        [(
+            1,
+            1,
+            "Claude replaced 1 line with 1 — was: int b;".to_owned()
+        )]
+    );
+    // The user types: the markers go, and the buffer is dirty.
+    h.replace("int a;\nint B;\nint c; // mine\n");
+    h.overlay_until(|o| o.reviews.is_empty()).await;
+    assert!(h.dirty().await);
+    // A write now leaves the buffer alone, and marks nothing.
+    std::fs::write(&h.path, "int z;\n").unwrap();
+    h.rounds(3).await;
+    assert!(
+        h.s.outgoing.try_recv().is_err(),
+        "no edit toward the editor"
+    );
+    assert!(h.overlay.borrow().reviews.is_empty());
+    assert_eq!(h.text(), "int a;\nint B;\nint c; // mine\n");
+    // Saved by the user (the disk's text is the buffer's), then written
+    // again: reloaded, marked with a new id.
+    std::fs::write(&h.path, "int a;\nint B;\nint c; // mine\n").unwrap();
+    h.s.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": h.uri}}),
+    );
+    // A change is taken once it has stayed the same for a round.
+    h.rounds(3).await;
+    h.write_and_apply("int a;\nint B;\nint c; // mine\nint d;\n")
+        .await;
+    let (again, _) = h.markers().await;
+    assert_ne!(again, diff);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_is_kept_or_reverted_in_the_buffer_only() {
+    let mut h = host("Neovim").await;
+    let written = "int a;\nint B;\nint c;\nint d;\n";
+    h.write_and_apply(written).await;
+    let (diff, markers) = h.markers().await;
+    assert_eq!(markers.len(), 2);
+    let overlay = h.overlay.borrow().as_ref().clone();
+    h.s.observer.set_review(overlay);
+    let published = h.sent().await;
+    assert_eq!(
+        published["params"]["diagnostics"][0],
+        json!({"range": range_json(((1, 0), (1, 6))), "severity": 3, "source": "Claude Code",
+               "code": "claude-written", "message": "Claude replaced 1 line with 1 — was: int b;",
+               "data": {"ideMcpReview": [diff, 0, 0]}})
+    );
+    // The code actions on the first change: keep, revert, keep all, revert all.
+    h.s.request(
+        5,
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": h.uri}, "range": range_json(((1, 2), (1, 2))), "context": {"diagnostics": []}}),
+    );
+    let answer = h.s.answer(5, json!([]));
+    let ide_mcp_lsp::ServerVerdict::Replace(answer) = answer else {
+        panic!("{answer:?}")
+    };
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    let titles: Vec<&str> = answer["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Claude: keep this change",
+            "Claude: revert this change",
+            "Claude: keep all",
+            "Claude: revert all",
+            "Send selection to Claude Code"
+        ]
+    );
+    // Revert the first: one edit restoring its old line.
+    let run = h.s.request(
+        6,
+        "workspace/executeCommand",
+        json!({"command": "ide-mcp.written.revert", "arguments": [diff, 0, 0]}),
+    );
+    assert!(matches!(run, ClientVerdict::AnswerAll(_)), "{run:?}");
+    let request = h.sent().await;
+    assert_eq!(
+        request["params"]["edit"]["documentChanges"][0]["textDocument"]["version"],
+        json!(h.version)
+    );
+    assert_eq!(
+        request["params"]["edit"]["documentChanges"][0]["edits"],
+        json!([{"range": range_json(((1, 0), (2, 0))), "newText": "int b;\n"}])
+    );
+    h.applied(&request, "int a;\nint b;\nint c;\nint d;\n");
+    // The other marker stays; the file on disk is untouched.
+    let path = h.path.clone();
+    h.overlay_until(|o| {
+        o.reviews
+            .iter()
+            .any(|r| r.path == path && r.hunks.len() == 1 && r.hunks[0].start_line == 3)
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&h.path).unwrap(), written);
+    assert!(h.dirty().await, "the buffer differs from the disk");
+    // Keep the other: its marker goes, no edit.
+    h.s.request(
+        7,
+        "workspace/executeCommand",
+        json!({"command": "ide-mcp.written.keep", "arguments": [diff, 0, 1]}),
+    );
+    h.overlay_until(|o| o.reviews.is_empty()).await;
+    assert!(
+        h.s.outgoing.try_recv().is_err(),
+        "no edit for a kept change"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewed_write_gets_no_markers() {
+    let mut h = host("Neovim").await;
+    let proposal = "int a;\nint B;\nint c;\nint D;\n";
+    let review = h.reviews.open_diff(OpenDiffRequest {
+        path: h.path.clone(),
+        new_contents: proposal.to_owned(),
+        tab_name: "t".to_owned(),
+    });
+    let overlay = h
+        .overlay_until(|o| o.reviews.iter().any(|r| r.kind == ViewKind::Review))
+        .await;
+    let diff = overlay.reviews[0].diff;
+    h.s.observer.set_review(overlay.as_ref().clone());
+    h.s.request(
+        3,
+        "workspace/executeCommand",
+        json!({"command": "ide-mcp.review.accept", "arguments": [diff, 0, 0]}),
+    );
+    h.s.request(
+        4,
+        "workspace/executeCommand",
+        json!({"command": "ide-mcp.review.reject", "arguments": [diff, 0, 1]}),
+    );
+    let composed = "int a;\nint B;\nint c;\n";
+    assert_eq!(
+        tokio::time::timeout(BOUND, review).await.unwrap(),
+        Ok(DiffOutcome::Saved(composed.to_owned()))
+    );
+    // The CLI writes the composed text: shown, not marked.
+    while h.s.outgoing.try_recv().is_ok() {}
+    h.write_and_apply(composed).await;
+    h.rounds(3).await;
+    assert!(h.overlay.borrow().reviews.is_empty());
+    // The next write, unreviewed, is marked.
+    h.write_and_apply("int a;\nint B;\nint c;\nint e;\n").await;
+    assert_eq!(h.markers().await.1.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_reloads_by_itself_gets_no_edit_and_the_markers_after() {
+    for editor in ["kak-lsp", "emacs"] {
+        let mut h = host(editor).await;
+        std::fs::write(&h.path, "int a;\nint c;\n").unwrap();
+        // The editor reloads (Kakoune's autoreload, Emacs's auto-revert),
+        // before or after the host sees the write.
+        h.replace("int a;\nint c;\n");
+        assert_eq!(
+            h.markers().await.1,
+            [(1, 0, "Claude deleted 1 line — was: int b;".to_owned())],
+            "{editor}"
+        );
+        // Past the grace Emacs gets to reload by itself: still no edit.
+        let grace = OWN_RELOAD_GRACE.as_millis() / POLL.as_millis();
+        h.rounds(u64::try_from(grace).unwrap() + 2).await;
+        assert!(h.s.outgoing.try_recv().is_err(), "{editor}: no edit");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emacs_without_auto_revert_gets_the_edit_after_a_grace() {
+    let mut h = host("emacs").await;
+    std::fs::write(&h.path, "int a;\n").unwrap();
+    let request = h.sent().await;
+    assert_eq!(request["method"], "workspace/applyEdit");
+    h.applied(&request, "int a;\n");
+    assert_eq!(h.markers().await.1.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_or_closing_the_file_dismisses_the_markers() {
+    let mut h = host("Neovim").await;
+    h.write_and_apply("int a;\nint c;\n").await;
+    h.markers().await;
+    h.s.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": h.uri}}),
+    );
+    h.overlay_until(|o| o.reviews.is_empty()).await;
+    h.write_and_apply("int a;\n").await;
+    h.markers().await;
+    h.s.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": h.uri}}),
+    );
+    h.overlay_until(|o| o.reviews.is_empty()).await;
+    // Open again: nothing marked.
+    h.s.open(&h.uri.clone(), "c", 9, "int a;\n");
+    h.rounds(2).await;
+    assert!(h.overlay.borrow().reviews.is_empty());
+}
