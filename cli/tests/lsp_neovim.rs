@@ -439,9 +439,29 @@ fn buffer_text(nvim: &Neovim, path: &Path) -> String {
         .collect()
 }
 
+/// Waits until Neovim shows `n` of Claude's markers in `path`'s buffer.
+fn wait_markers(nvim: &Neovim, path: &Path, n: usize) {
+    let start = Instant::now();
+    while nvim.hunks(path, "").0 != n {
+        assert!(start.elapsed() < SERVER, "{:?}", nvim.hunks(path, ""));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until Neovim's buffer of `path` holds `text`.
+fn wait_buffer(nvim: &Neovim, path: &Path, text: &str) {
+    let start = Instant::now();
+    while buffer_text(nvim, path) != text {
+        assert!(start.elapsed() < SERVER, "{:?}", buffer_text(nvim, path));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A file Claude writes shows in its clean buffer (Neovim has no
-/// auto-reload without `:checktime`); a buffer with unsaved changes is
-/// left alone.
+/// auto-reload without `:checktime`), and so does every later write,
+/// though Neovim flags the buffer modified after the first; each write's
+/// changes are marked, and one reverted from its code action is restored
+/// in the buffer only. A buffer with unsaved changes is left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
     let Some(Editing {
@@ -462,15 +482,26 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
 
     // Claude writes both files, as the CLI does (a new file renamed over).
     claude_writes(&[(&main_c, REVIEWED_C), (&app_py, "count: int = 3\n")]);
-    let start = Instant::now();
-    while buffer_text(&nvim, &main_c) != REVIEWED_C {
-        assert!(
-            start.elapsed() < SERVER,
-            "{:?}",
-            buffer_text(&nvim, &main_c)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_buffer(&nvim, &main_c, REVIEWED_C);
+    let changes = ide_mcp_tools::review::hunks(MAIN_C, REVIEWED_C).len();
+    wait_markers(&nvim, &main_c, changes);
+    // Flagged modified by Neovim, but the file's text: clean for Claude.
+    assert_eq!(nvim.expr("&modified").trim(), "1");
+    wait_dirty(&mut client, &main_c, false).await;
+
+    // The second write shows as the first did, its change marked alone.
+    let second = format!("{REVIEWED_C}// second\n");
+    claude_writes(&[(&main_c, &second)]);
+    wait_buffer(&nvim, &main_c, &second);
+    wait_markers(&nvim, &main_c, 1);
+    // Reverted from its code action: the buffer loses it, the file keeps it.
+    let line = u32::try_from(REVIEWED_C.lines().count()).unwrap();
+    nvim.run_action(line, "Claude: revert this change");
+    wait_buffer(&nvim, &main_c, REVIEWED_C);
+    wait_markers(&nvim, &main_c, 0);
+    assert_eq!(std::fs::read_to_string(&main_c).unwrap(), second);
+    wait_dirty(&mut client, &main_c, true).await;
+
     // The unsaved buffer: still the user's, after several looks at the disk.
     std::thread::sleep(ide_mcp_lsp::host::reload::POLL * 8);
     assert_eq!(buffer_text(&nvim, &app_py), BROKEN_PY);

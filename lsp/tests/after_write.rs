@@ -185,13 +185,15 @@ async fn the_tenth_write_shows_like_the_first_and_each_is_marked() {
     for n in 1..=10 {
         let next = format!("{text}int n{n};\n");
         let request = h.write_and_apply(&next).await;
-        // The edit is the new line alone, on the buffer's version.
+        // The edit is the new line alone, after the last line's text (not
+        // on the empty line after it), on the buffer's version.
         let line = u32::try_from(text.lines().count()).unwrap();
+        let end = u32::try_from(text.lines().last().unwrap().len()).unwrap();
         assert_eq!(
             request["params"]["edit"],
             json!({"documentChanges": [{
                 "textDocument": {"uri": ide_mcp_tools::uri::encoded_file_uri(&h.path), "version": h.version - 1},
-                "edits": [{"range": range_json(((line, 0), (line, 0))), "newText": format!("int n{n};\n")}]}]}),
+                "edits": [{"range": range_json(((line - 1, end), (line - 1, end))), "newText": format!("\nint n{n};")}]}]}),
             "write {n}"
         );
         assert_eq!(

@@ -68,7 +68,8 @@ pub(super) fn buffer(ws: &LspWorkspace, path: &Path) -> Option<(Rope, i32)> {
 }
 
 /// The edits turning `text` (the buffer, `rope`) into `target`, by whole
-/// lines, in `encoding`.
+/// lines, in `encoding`; none starts or ends past the last line's end (see
+/// [`within_the_lines`]).
 pub(super) fn text_edits(
     rope: &Rope,
     text: &str,
@@ -76,23 +77,59 @@ pub(super) fn text_edits(
     encoding: PositionEncoding,
 ) -> Vec<Value> {
     let lines = u32::try_from(rope.len_lines()).unwrap_or(u32::MAX);
+    let last = lines.saturating_sub(1);
+    let end_of = |line: u32| (line, line_length(rope, line, encoding));
     hunks(text, target)
         .into_iter()
         .map(|hunk| {
+            let start = (hunk.old_start, 0);
             let end_line = hunk.old_start + hunk.old_len;
+            // Past the last line: the end of the text.
             let end = if end_line < lines {
-                json!({"line": end_line, "character": 0})
+                (end_line, 0)
             } else {
-                // The last line, without a line break after it.
-                let last = lines.saturating_sub(1);
-                json!({"line": last, "character": line_length(rope, last, encoding)})
+                end_of(last)
             };
+            let (start, end, new_text) = within_the_lines(start, end, hunk.new_text, rope, end_of);
             json!({
-                "range": {"start": {"line": hunk.old_start, "character": 0}, "end": end},
-                "newText": hunk.new_text,
+                "range": {"start": {"line": start.0, "character": start.1},
+                          "end": {"line": end.0, "character": end.1}},
+                "newText": new_text,
             })
         })
         .collect()
+}
+
+/// An edit ending on the empty line after the text's last line break
+/// (`end_of` the previous line, at 0) said the same way without touching
+/// that line: editors handle it badly (Neovim 0.7 appends a line there,
+/// removes it after, and tells the servers a text with an extra line
+/// break). The text keeps its last line break either way.
+fn within_the_lines(
+    start: (u32, u32),
+    end: (u32, u32),
+    new_text: String,
+    rope: &Rope,
+    end_of: impl Fn(u32) -> (u32, u32),
+) -> ((u32, u32), (u32, u32), String) {
+    let phantom = u32::try_from(rope.len_lines()).unwrap_or(u32::MAX) - 1;
+    let ends_with_break = rope.len_chars() > 0 && rope.char(rope.len_chars() - 1) == '\n';
+    if end != (phantom, 0) || phantom == 0 || !ends_with_break {
+        return (start, end, new_text);
+    }
+    let last = end_of(phantom - 1);
+    if let Some(body) = new_text.strip_suffix('\n') {
+        if start == end {
+            // An insertion at the end: after the last line's text.
+            return (last, last, format!("\n{body}"));
+        }
+        return (start, last, body.to_owned());
+    }
+    if new_text.is_empty() && start.0 > 0 && start.1 == 0 {
+        // The last lines deleted: from the end of the line before them.
+        return (end_of(start.0 - 1), last, new_text);
+    }
+    (start, end, new_text)
 }
 
 #[cfg(test)]
@@ -123,11 +160,46 @@ mod tests {
             ("a\nb\n", ""),
             ("", "new\n"),
             ("x\ny\n", "y\nx\n"),
+            ("a\nb\n", "a\nb\nc\n"),
+            ("a\nb\nc\n", "a\nb\n"),
+            ("a\nb\nc\n", "a\nX\n"),
+            ("a\nb\nc\n", "a\nb\nc"),
+            ("a\nb\n", "a\nb\nc"),
+            ("a\n", "b\n"),
+            ("a\n", ""),
         ] {
             let rope = Rope::from_str(text);
             let edits = text_edits(&rope, text, target, PositionEncoding::Utf32);
             assert_eq!(apply_edits(text, &edits), target, "{text:?} -> {target:?}");
         }
+    }
+
+    #[test]
+    fn no_edit_reaches_past_the_last_line_break_where_it_need_not() {
+        let text = "int a;\n}\n";
+        let rope = Rope::from_str(text);
+        let at = |target: &str| text_edits(&rope, text, target, PositionEncoding::Utf16);
+        assert_eq!(
+            at("int a;\n}\n// more\n"),
+            [
+                json!({"range": {"start": {"line": 1, "character": 1}, "end": {"line": 1, "character": 1}},
+                    "newText": "\n// more"})
+            ]
+        );
+        assert_eq!(
+            at("int a;\n"),
+            [
+                json!({"range": {"start": {"line": 0, "character": 6}, "end": {"line": 1, "character": 1}},
+                    "newText": ""})
+            ]
+        );
+        assert_eq!(
+            at("int a;\nend\n"),
+            [
+                json!({"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 1}},
+                    "newText": "end"})
+            ]
+        );
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl Reviews {
             tracing::debug!(?path, "the write of a reviewed edit: no markers");
             return;
         }
-        tracing::debug!(?path, ?before, ?after, "a write without a review: marked");
+        tracing::debug!(?path, "a write without a review: marked");
         state.written.retain(|w| w.path != path);
         state.next += 1;
         let diff = state.next;
