@@ -349,9 +349,29 @@ async fn withdraw_app_py(session: &Session, client: &mut WsClient) {
     .await;
 }
 
-/// A file Claude writes shows in its clean buffer (Emacs without
-/// `auto-revert-mode` keeps the old text), once eglot has asked the user;
-/// a buffer with unsaved changes is left alone.
+/// Waits until `check` holds of Emacs, at most [`SERVER`].
+fn wait_until(what: &str, check: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < SERVER, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// How many of flymake's diagnostics of `path` are Claude's markers.
+fn markers(emacs: &Emacs, path: &Path) -> usize {
+    emacs
+        .flymake(path)
+        .iter()
+        .filter(|(_, _, lsp)| lsp["source"] == "Claude Code")
+        .count()
+}
+
+/// With `global-auto-revert-mode` (the README's setup), a file Claude
+/// writes shows in its clean buffer with no question and no edit of ours,
+/// every time; each write's changes are marked in flymake, and one reverted
+/// from its code action is restored in the buffer only (eglot asks once
+/// before applying that edit). A buffer with unsaved changes is left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_emacs() {
     if !installed() {
@@ -364,22 +384,38 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_emacs() {
         app_py,
         ..
     } = &session;
+    emacs.eval("(global-auto-revert-mode 1)");
     emacs.open(app_py, SERVER);
     let mut client = session.client().await;
     emacs.set_text(app_py, BROKEN_PY);
     wait_dirty(&mut client, app_py, true).await;
     claude_writes(&[(main_c, BROKEN_C), (app_py, "count: int = 3\n")]);
-    let start = Instant::now();
-    while emacs.text(main_c) != BROKEN_C {
-        assert!(start.elapsed() < SERVER, "{:?}", emacs.text(main_c));
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until("main.c reverted", || emacs.text(main_c) == BROKEN_C);
+    let changes = ide_mcp_tools::review::hunks(MAIN_C, BROKEN_C).len();
+    wait_until("the first write marked", || {
+        markers(emacs, main_c) == changes
+    });
+    assert_eq!(emacs.confirmations(), Vec::<String>::new(), "no question");
+    wait_dirty(&mut client, main_c, false).await;
+
+    // The second write, as the first.
+    let second = format!("{BROKEN_C}// second\n");
+    claude_writes(&[(main_c, &second)]);
+    wait_until("main.c reverted again", || emacs.text(main_c) == second);
+    wait_until("the second write marked", || markers(emacs, main_c) == 1);
+    assert_eq!(emacs.confirmations(), Vec::<String>::new(), "no question");
+
+    // Reverted from its code action: eglot asks before the edit, once.
+    let line = u32::try_from(BROKEN_C.lines().count()).unwrap();
+    emacs.select(main_c, line, 0, 1);
+    emacs.pick_code_action(main_c, "Claude: revert this change");
+    wait_until("the change reverted", || emacs.text(main_c) == BROKEN_C);
+    wait_until("no marker left", || markers(emacs, main_c) == 0);
     let asked = emacs.confirmations();
-    eprintln!("eglot asked: {asked:?} ({:?})", start.elapsed());
-    assert!(
-        asked[0].contains("Server wants to edit") && asked[0].contains("main.c"),
-        "{asked:?}"
-    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("Server wants to edit"), "{asked:?}");
+    assert_eq!(std::fs::read_to_string(main_c).unwrap(), second);
+
     std::thread::sleep(ide_mcp_lsp::host::reload::POLL * 8);
     assert_eq!(emacs.text(app_py), BROKEN_PY);
     assert!(

@@ -9,10 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ide_mcp_lsp::host::reload::{self, POLL, Reloader};
+use ide_mcp_lsp::host::reload::{self, Reloader};
 use ide_mcp_lsp::host::review::Reviews;
 use ide_mcp_lsp::observer::review::{Overlay, ViewKind};
-use ide_mcp_lsp::workspace::OWN_RELOAD_GRACE;
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace};
 use ide_mcp_tools::{DiffOutcome, DiffReview as _, OpenDiffRequest};
 use serde_json::{Value, json};
@@ -388,21 +387,9 @@ async fn an_editor_that_reloads_by_itself_gets_no_edit_and_the_markers_after() {
             [(1, 0, "Claude deleted 1 line — was: int b;".to_owned())],
             "{editor}"
         );
-        // Past the grace Emacs gets to reload by itself: still no edit.
-        let grace = OWN_RELOAD_GRACE.as_millis() / POLL.as_millis();
-        h.rounds(u64::try_from(grace).unwrap() + 2).await;
+        h.rounds(3).await;
         assert!(h.s.outgoing.try_recv().is_err(), "{editor}: no edit");
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn emacs_without_auto_revert_gets_the_edit_after_a_grace() {
-    let mut h = host("emacs").await;
-    std::fs::write(&h.path, "int a;\n").unwrap();
-    let request = h.sent().await;
-    assert_eq!(request["method"], "workspace/applyEdit");
-    h.applied(&request, "int a;\n");
-    assert_eq!(h.markers().await.1.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

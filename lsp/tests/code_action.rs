@@ -36,14 +36,15 @@ fn the_initialize_answer_lists_our_command() {
     );
     assert_eq!(
         text(answer),
-        r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"executeCommandProvider":{"commands":["clangd.applyFix","ide-mcp.sendSelection","ide-mcp.review.accept","ide-mcp.review.reject","ide-mcp.review.acceptAll","ide-mcp.review.rejectAll"]}}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"executeCommandProvider":{"commands":["clangd.applyFix","ide-mcp.sendSelection","ide-mcp.review.accept","ide-mcp.review.reject","ide-mcp.review.acceptAll","ide-mcp.review.rejectAll","ide-mcp.written.keep","ide-mcp.written.revert","ide-mcp.written.keepAll","ide-mcp.written.revertAll"]}}}}"#
     );
     let (_ws, mut s) = neovim();
     let answer: Value =
         serde_json::from_str(&text(s.answer(1, json!({"capabilities": {}})))).unwrap();
     assert_eq!(
         answer["result"]["capabilities"]["executeCommandProvider"],
-        json!({"commands": ["ide-mcp.sendSelection", "ide-mcp.review.accept", "ide-mcp.review.reject", "ide-mcp.review.acceptAll", "ide-mcp.review.rejectAll"]})
+        json!({"commands": ["ide-mcp.sendSelection", "ide-mcp.review.accept", "ide-mcp.review.reject", "ide-mcp.review.acceptAll", "ide-mcp.review.rejectAll",
+                           "ide-mcp.written.keep", "ide-mcp.written.revert", "ide-mcp.written.keepAll", "ide-mcp.written.revertAll"]})
     );
 }
 

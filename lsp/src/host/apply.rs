@@ -53,7 +53,7 @@ pub(super) async fn apply(
         .await
     {
         Ok(answer) if answer["applied"] == true => {
-            ws.documents.edited_by_us(path);
+            ws.documents.compare_with_disk(path);
             Ok(())
         }
         Ok(answer) => Err(NotApplied::Refused(answer.to_string())),

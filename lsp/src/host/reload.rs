@@ -7,11 +7,10 @@
 //!
 //! How the new text reaches the buffer depends on the editor
 //! ([`OwnReload`]): an editor that reloads by itself (Kakoune's
-//! `autoreload`) gets no second mechanism; one that may (Emacs with
-//! `auto-revert-mode`) gets [`OWN_RELOAD_GRACE`] to do it; the others get
-//! the minimal edit (`workspace/applyEdit`, the same line diff as the
-//! review's). Either way the write's changes are then marked in the buffer
-//! ([`Reviews::wrote`]) to keep or to revert.
+//! `autoreload`, Emacs's `auto-revert-mode`) gets no second mechanism; the
+//! others get the minimal edit (`workspace/applyEdit`, the same line diff
+//! as the review's). Either way the write's changes are then marked in the
+//! buffer ([`Reviews::wrote`]) once it shows them, to keep or to revert.
 //!
 //! The open files are polled (their size and modification time, every
 //! [`POLL`]) rather than watched: they are few, a poll costs one `stat`
@@ -29,7 +28,7 @@ use tokio::task::JoinHandle;
 
 use super::apply::{NotApplied, apply, buffer};
 use super::review::Reviews;
-use crate::workspace::{EditorRequest, LspWorkspace, OWN_RELOAD_GRACE, OwnReload};
+use crate::workspace::{EditorRequest, LspWorkspace, OwnReload};
 
 /// How often the open files are looked at.
 pub const POLL: Duration = Duration::from_millis(250);
@@ -42,8 +41,14 @@ struct Seen {
     /// Its text (`None`: not text).
     text: Option<String>,
     /// How many saves the editor had made of it then.
-    saves: Option<u64>,
+    saves: u64,
+    /// The round from which it has not been open (Emacs reverts a buffer
+    /// by closing and opening it again: what it was is kept a while).
+    closed_since: Option<u64>,
 }
+
+/// How many rounds what a closed file was on disk is kept.
+const KEPT_CLOSED: u64 = 8;
 
 /// The running reloader.
 #[derive(Debug)]
@@ -74,17 +79,29 @@ pub fn spawn(ws: Arc<LspWorkspace>, reviews: Reviews, edit: bool) -> Reloader {
         let mut seen: HashMap<PathBuf, Seen> = HashMap::new();
         let mut settling: HashMap<PathBuf, (u64, Option<SystemTime>)> = HashMap::new();
         let mut tick = tokio::time::interval(POLL);
+        let mut round = 0;
         loop {
             tick.tick().await;
-            counter.send_modify(|n| *n += 1);
+            round += 1;
+            counter.send_replace(round);
             let open: Vec<Arc<Path>> = ws
                 .open_buffers()
                 .into_iter()
                 .filter_map(|buffer| buffer.path)
                 .collect();
-            seen.retain(|path, _| open.iter().any(|p| **p == **path));
+            for (path, s) in &mut seen {
+                let is_open = open.iter().any(|p| **p == **path);
+                s.closed_since = if is_open {
+                    None
+                } else {
+                    s.closed_since.or(Some(round))
+                };
+            }
+            seen.retain(|_, s| s.closed_since.is_none_or(|at| round - at < KEPT_CLOSED));
             settling.retain(|path, _| open.iter().any(|p| **p == **path));
-            reviews.forget_closed(&open);
+            // The markers of files closed for a while go with them.
+            let kept: Vec<&Path> = seen.keys().map(PathBuf::as_path).collect();
+            reviews.forget_closed(&kept);
             for path in open {
                 let Ok(meta) = std::fs::metadata(&path) else {
                     continue;
@@ -107,6 +124,7 @@ pub fn spawn(ws: Arc<LspWorkspace>, reviews: Reviews, edit: bool) -> Reloader {
                     modified,
                     text: std::fs::read_to_string(&path).ok(),
                     saves: ws.documents.saves_seen(&path),
+                    closed_since: None,
                 };
                 if let (Some(before), Some(after)) = (before, &now.text) {
                     let write = Write {
@@ -146,8 +164,9 @@ fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bo
     let own = own_reload(ws, path);
     if text == write.after {
         // The editor's own save, or its own reload of the write.
-        if let (false, Some(before), false) = (write.saved, write.before, own == OwnReload::Never) {
+        if let (false, Some(before), OwnReload::Always) = (write.saved, write.before, own) {
             tracing::info!(?path, "changed on disk; the editor reloaded it by itself");
+            ws.documents.compare_with_disk(path);
             reviews.wrote(path, before, write.after);
         }
         return;
@@ -163,25 +182,15 @@ fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bo
     match own {
         OwnReload::Always => {
             tracing::info!(?path, "changed on disk; the editor reloads it itself");
+            ws.documents.compare_with_disk(path);
         }
-        _ if !edit => {}
-        OwnReload::Maybe => {
-            let (ws, reviews, path) = (Arc::clone(ws), reviews.clone(), path.to_path_buf());
-            tokio::spawn(async move {
-                tokio::time::sleep(OWN_RELOAD_GRACE).await;
-                // Not reloaded by the editor within the grace, and not
-                // touched: shown with an edit.
-                if buffer(&ws, &path).is_some_and(|(_, v)| v == version) {
-                    show(&ws, &reviews, &path, (&rope, version), &write.after).await;
-                }
-            });
-        }
-        OwnReload::Never => {
+        OwnReload::Never if edit => {
             let (ws, reviews, path) = (Arc::clone(ws), reviews.clone(), path.to_path_buf());
             tokio::spawn(async move {
                 show(&ws, &reviews, &path, (&rope, version), &write.after).await;
             });
         }
+        OwnReload::Never => {}
     }
 }
 

@@ -215,6 +215,11 @@ impl Observer {
                 item.version,
             );
             self.ws.emit(WorkspaceEvent::SelectionChanged);
+            // Opened again with another text (Emacs reverts a buffer by
+            // closing and opening it): as an edit.
+            self.ws.emit(WorkspaceEvent::Edited {
+                path: Arc::clone(path),
+            });
         }
         let doc = MirrorDoc {
             path,

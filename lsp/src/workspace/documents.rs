@@ -29,6 +29,9 @@ pub(crate) struct Documents {
     pub(crate) buffers: MemoryBuffers,
     index: Mutex<HashMap<Arc<Path>, Entry>>,
     next_id: AtomicU64,
+    /// How many times the editor saved each file (`didSave`), kept across
+    /// closing and opening it again (Emacs reverts a buffer that way).
+    saves: Mutex<HashMap<Arc<Path>, u64>>,
 }
 
 #[derive(Debug)]
@@ -41,13 +44,11 @@ struct Entry {
     saves: bool,
     /// The last comparison with the file on disk.
     disk_check: Option<DiskCheck>,
-    /// How many times the editor saved the document (`didSave`).
-    saves_seen: u64,
-    /// Whether the text was last set by an edit of ours (a reload, a
-    /// revert): the editor's modified flag is then stale, and dirtiness is
-    /// told by comparing with the file on disk even when the server gets
-    /// `didSave`.
-    edited_by_us: bool,
+    /// Whether the editor's modified flag is stale (an edit of ours, a
+    /// reload or a revert, or the editor's own reload of a write): dirtiness
+    /// is then told by comparing with the file on disk even when the server
+    /// gets `didSave`.
+    flag_stale: bool,
 }
 
 /// What a comparison with the disk found, and for which state of both.
@@ -100,8 +101,7 @@ impl Documents {
                 openers: vec![stream],
                 saves,
                 disk_check: None,
-                saves_seen: 0,
-                edited_by_us: false,
+                flag_stale: false,
             },
         );
         self.buffers.open(
@@ -149,21 +149,25 @@ impl Documents {
     /// The editor saved `path` (`didSave`, with or without its text).
     pub(crate) fn count_save(&self, path: &Path) {
         if let Some(entry) = self.index().get_mut(path) {
-            entry.saves_seen += 1;
-            entry.edited_by_us = false;
+            entry.flag_stale = false;
         }
+        let mut saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
+        *saves.entry(Arc::from(path)).or_default() += 1;
     }
 
-    /// How many times the editor saved `path`; `None` when it is not open.
-    pub(crate) fn saves_seen(&self, path: &Path) -> Option<u64> {
-        self.index().get(path).map(|entry| entry.saves_seen)
+    /// How many times the editor saved `path`.
+    pub(crate) fn saves_seen(&self, path: &Path) -> u64 {
+        let saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
+        saves.get(path).copied().unwrap_or(0)
     }
 
-    /// An edit of ours (a reload, a revert) was applied to `path`'s buffer:
-    /// from now on its dirtiness is told by comparing it with the file.
-    pub(crate) fn edited_by_us(&self, path: &Path) {
+    /// The editor's modified flag of `path` is stale (an edit of ours, a
+    /// reload, a revert, was applied to the buffer; the editor reloaded it
+    /// by itself without telling): from now on, until it is saved, its
+    /// dirtiness is told by comparing it with the file.
+    pub(crate) fn compare_with_disk(&self, path: &Path) {
         if let Some(entry) = self.index().get_mut(path) {
-            entry.edited_by_us = true;
+            entry.flag_stale = true;
             entry.disk_check = None;
         }
     }
@@ -266,7 +270,7 @@ impl Documents {
         let cached = {
             let index = self.index();
             match index.get(path) {
-                Some(entry) if entry.saves && !entry.edited_by_us => return,
+                Some(entry) if entry.saves && !entry.flag_stale => return,
                 Some(entry) => entry.disk_check,
                 None => return,
             }

@@ -15,7 +15,7 @@ pub(crate) use crate::live::OWN_COMMAND_PREFIX;
 pub use diagnostics::SETTLE_QUIET;
 pub use requests::{
     EDITOR_REQUEST_PREFIX, EDITOR_REQUEST_TIMEOUT, EditorCan, EditorRequest, EditorRequestError,
-    OUTGOING_CAPACITY, OWN_RELOAD_GRACE, OwnReload,
+    OUTGOING_CAPACITY, OwnReload,
 };
 pub use servers::{
     NoRoute, SERVER_QUEUE_CAPACITY, SERVER_REQUEST_PREFIX, SERVER_REQUEST_TIMEOUT, ServerFacts,

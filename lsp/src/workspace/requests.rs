@@ -86,35 +86,30 @@ pub struct EditorCan {
 }
 
 /// Whether an editor shows a file that changed on disk in its clean buffer
-/// by itself, known from its `clientInfo.name`: the host then adds no
-/// second mechanism (a second question, a buffer left modified).
+/// by itself, known from its `clientInfo.name` (or its process's name):
+/// the host then adds no second mechanism (a second question, a buffer
+/// left modified).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OwnReload {
     /// Not by itself (Neovim without `:checktime`, Helix): the host shows
     /// the new text with `workspace/applyEdit`.
     #[default]
     Never,
-    /// Where the user turned it on (Emacs's `auto-revert-mode`): the host
-    /// waits [`OWN_RELOAD_GRACE`] for it, then edits.
-    Maybe,
-    /// Always (Kakoune's `autoreload`, `ask` by default): the host never
-    /// edits the buffer for a reload.
+    /// Kakoune (`autoreload`, `ask` by default) and Emacs
+    /// (`auto-revert-mode`; without it Emacs asks before the user edits or
+    /// saves the buffer): an edit of ours would add a question (eglot's
+    /// "Server wants to edit", then Emacs's own "Reread from disk?") or
+    /// leave the buffer modified, so the host sends none.
     Always,
 }
 
-/// How long the host waits for an editor that may reload by itself
-/// ([`OwnReload::Maybe`]) before it shows a write with an edit; Emacs's
-/// `auto-revert-mode` reverts within a second of the file's notification.
-pub const OWN_RELOAD_GRACE: Duration = Duration::from_secs(2);
-
 impl OwnReload {
-    /// What the editor named `client_name` (its `clientInfo.name`) does.
+    /// What the editor named `client_name` (its `clientInfo.name`, or its
+    /// process's name) does.
     pub fn of_client(client_name: &str) -> Self {
         let name = client_name.to_ascii_lowercase();
-        if name.contains("kak") {
+        if ["kak", "eglot", "emacs"].iter().any(|n| name.contains(n)) {
             Self::Always
-        } else if name.contains("eglot") || name.contains("emacs") {
-            Self::Maybe
         } else {
             Self::Never
         }

@@ -3,7 +3,6 @@
 //! markers (typing, saving, closing the file, a review of the same file).
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::written::{Seen, Written};
@@ -67,8 +66,8 @@ impl Reviews {
         }
     }
 
-    /// Only the markers of files still open stay.
-    pub fn forget_closed(&self, open: &[Arc<Path>]) {
+    /// Only the markers of the files in `open` stay.
+    pub fn forget_closed(&self, open: &[&Path]) {
         let mut state = lock(&self.inner.state);
         let before = state.written.len();
         state
