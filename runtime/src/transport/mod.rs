@@ -2,6 +2,7 @@
 //! newline-delimited stdio, and the in-memory twin used by tests and
 //! benchmarks.
 
+pub mod gate;
 mod handle;
 pub mod http;
 pub mod memory;
