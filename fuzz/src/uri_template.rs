@@ -10,7 +10,7 @@ enum Part<'t> {
     Variable(&'t str),
 }
 
-/// The uri_template target: the input (lossily UTF-8) split at `\n`: the
+/// The `uri_template` target: the input (lossily UTF-8) split at `\n`: the
 /// first line a template, the second a URI, each further line a value.
 ///
 /// Properties: nothing panics; a URI that binds gives each of the

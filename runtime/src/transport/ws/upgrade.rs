@@ -116,7 +116,7 @@ pub(crate) fn head_length(buf: &[u8]) -> Result<Option<usize>, Refusal> {
 }
 
 /// Accepts or refuses a complete request head, in this order: 403 for a
-/// `Host` other than 127.0.0.1, localhost or [::1] (DNS rebinding) and for
+/// `Host` other than `127.0.0.1`, `localhost` or `[::1]` (DNS rebinding) and for
 /// any `Origin` header (only browsers send one; the CLI never does); 405 for
 /// a method other than `GET`; 426 for a request that is not a WebSocket
 /// upgrade (a browser's or `curl`'s plain `GET`) or asks for another
