@@ -4,6 +4,12 @@
 //!
 //! Each body panics when a property fails; libFuzzer reports that as a crash.
 
+mod admission;
+mod uri_template;
+
+pub use admission::admission;
+pub use uri_template::uri_template;
+
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 

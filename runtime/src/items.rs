@@ -124,6 +124,15 @@ pub(crate) fn read_resource(
                 Some(serde_json::to_string(&object).expect("strings serialize")),
             )
         }
+        Some(ResourceMatch::BadValue(_, error)) => {
+            jsonrpc::write_error(
+                out,
+                Some(ask.id),
+                INVALID_PARAMS,
+                &format_args!("invalid resource URI `{}`: {error}", jsonrpc::clip(&uri)),
+            );
+            return true;
+        }
         None => {
             jsonrpc::write_error_with_data(
                 out,

@@ -222,6 +222,25 @@ async fn failed_reads_are_json_rpc_errors() {
             .await,
         r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"invalid `resources/read` params: params are missing"}}"#
     );
+    // A template variable that decodes to a control character or to bytes
+    // that are not UTF-8 is bad params, never handed to the function; a `%`
+    // without two hex digits (a sign is none) is a `%`.
+    assert_eq!(
+        client.request(read(8, "file:///src/a%01.rs")).await,
+        r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid resource URI `file:///src/a%01.rs`: `path` decodes to the control character U+0001"}}"#
+    );
+    assert_eq!(
+        client.request(read(9, r"file:///src/a\u001b.rs")).await,
+        r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid resource URI `file:///src/a\u001b.rs`: `path` decodes to the control character U+001B"}}"#
+    );
+    assert_eq!(
+        client.request(read(10, "file:///src/%FF.rs")).await,
+        r#"{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"invalid resource URI `file:///src/%FF.rs`: `path` does not decode to UTF-8"}}"#
+    );
+    assert_eq!(
+        client.request(read(11, "file:///src/a%+1.rs")).await,
+        r#"{"jsonrpc":"2.0","id":11,"error":{"code":-32002,"message":"resource not found: `file:///src/a%+1.rs`"}}"#
+    );
     // The connection is still served.
     assert!(
         client

@@ -49,3 +49,13 @@ fn jsonrpc_corpus() {
 fn uri_position_corpus() {
     replay("uri_position", bodies::uri_position);
 }
+
+#[test]
+fn admission_corpus() {
+    replay("admission", bodies::admission);
+}
+
+#[test]
+fn uri_template_corpus() {
+    replay("uri_template", bodies::uri_template);
+}

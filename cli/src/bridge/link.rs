@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
+use ide_mcp_runtime::transport::gate::AUTH_HEADER;
 use ide_mcp_runtime::{Notifier, Peer};
 use serde::Deserialize;
 use serde_json::Value;
@@ -18,9 +19,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-
-/// The header that carries the lockfile's token (PROTOCOL.md).
-pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
 
 /// The protocol version the bridge asks the IDE for: the CLI's.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";

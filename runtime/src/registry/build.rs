@@ -10,7 +10,7 @@ use super::prompts::{Prompts, RegisteredPrompt};
 use super::resources::{RegisteredTemplate, Resources};
 use super::tools::{RegisteredTool, Tools};
 use crate::prompt::PromptDef;
-use crate::resource::ResourceDef;
+use crate::resource::{ResourceDef, ValueError};
 use crate::tool::ToolDef;
 
 /// Every tool, resource and prompt of the binary, checked, sorted, with the
@@ -29,6 +29,9 @@ pub enum ResourceMatch<'r> {
     Fixed(&'static ResourceDef),
     /// A template's instance, with its variables bound.
     Template(&'r RegisteredTemplate, Vec<(&'r str, String)>),
+    /// A URI of a template's shape whose variable decodes to no name (bytes
+    /// that are not UTF-8, a control character): refused, never read.
+    BadValue(&'r RegisteredTemplate, ValueError),
 }
 
 impl Registry {
@@ -134,10 +137,12 @@ impl Registry {
         if let Some(&i) = self.resources.by_uri.get(uri) {
             return Some(ResourceMatch::Fixed(self.resources.fixed[i]));
         }
-        self.resources
-            .templates
-            .iter()
-            .find_map(|t| Some(ResourceMatch::Template(t, t.template.bind(uri)?)))
+        self.resources.templates.iter().find_map(|t| {
+            Some(match t.template.bind(uri)? {
+                Ok(bound) => ResourceMatch::Template(t, bound),
+                Err(error) => ResourceMatch::BadValue(t, error),
+            })
+        })
     }
 
     /// The fixed resources' `resources/list` entries, serialized once and

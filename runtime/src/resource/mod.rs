@@ -12,4 +12,4 @@ pub use contents::{
 pub use def::{
     IDE_MCP_RUNTIME_RESOURCES_V0, ListFn, ListHandler, ListedResource, ResourceDef, resources,
 };
-pub use template::{TemplateError, UriTemplate};
+pub use template::{TemplateError, UriTemplate, ValueError};

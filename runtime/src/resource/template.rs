@@ -5,7 +5,10 @@
 //! of expansion with one relaxation that file URIs need: a value may
 //! contain `/` (a path), so a variable runs up to the first occurrence of
 //! the literal after it, and the last one to the end. Values are
-//! percent-decoded.
+//! percent-decoded (by the `percent-encoding` crate, which leaves a `%` not
+//! followed by two hex digits as it is), and a value that decodes to
+//! something no name holds (bytes that are not UTF-8, a control character)
+//! is refused rather than passed on.
 
 use std::fmt;
 
@@ -20,6 +23,31 @@ enum Part {
     Literal(String),
     Variable(String),
 }
+
+/// Why a URI that matches a template cannot be read: one of its variables
+/// decodes to bytes that are not UTF-8, or to a control character.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueError {
+    variable: String,
+    /// The control character, or `None` for bytes that are not UTF-8.
+    control: Option<char>,
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let variable = &self.variable;
+        match self.control {
+            Some(c) => write!(
+                f,
+                "`{variable}` decodes to the control character U+{:04X}",
+                u32::from(c)
+            ),
+            None => write!(f, "`{variable}` does not decode to UTF-8"),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {}
 
 /// Why a template cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,8 +111,10 @@ impl UriTemplate {
     }
 
     /// Binds the variables to the parts of `uri`, percent-decoded; `None`
-    /// when `uri` does not match or a value would be empty.
-    pub fn bind(&self, uri: &str) -> Option<Vec<(&str, String)>> {
+    /// when `uri` does not match or a value would be empty; an error when it
+    /// matches but a value decodes to bytes that are not UTF-8 or to a
+    /// control character.
+    pub fn bind(&self, uri: &str) -> Option<Result<Vec<(&str, String)>, ValueError>> {
         let mut rest = uri;
         let mut bound = Vec::new();
         let mut parts = self.parts.iter().peekable();
@@ -99,34 +129,37 @@ impl UriTemplate {
                     if end == 0 {
                         return None;
                     }
-                    bound.push((name.as_str(), percent_decode(&rest[..end])?));
+                    bound.push((name.as_str(), &rest[..end]));
                     rest = &rest[end..];
                 }
             }
         }
-        rest.is_empty().then_some(bound)
+        if !rest.is_empty() {
+            return None;
+        }
+        Some(
+            bound
+                .into_iter()
+                .map(|(name, raw)| Ok((name, decode(name, raw)?)))
+                .collect(),
+        )
     }
 }
 
-/// `%XX` escapes decoded; `None` when they do not decode to UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_owned());
+/// `raw` percent-decoded, refused when it is not UTF-8 or holds a control
+/// character.
+fn decode(variable: &str, raw: &str) -> Result<String, ValueError> {
+    let refuse = |control| ValueError {
+        variable: variable.to_owned(),
+        control,
+    };
+    let value = percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map_err(|_| refuse(None))?;
+    match value.chars().find(|c| c.is_control()) {
+        Some(c) => Err(refuse(Some(c))),
+        None => Ok(value.into_owned()),
     }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -134,7 +167,11 @@ mod tests {
     use super::*;
 
     fn bind<'a>(template: &'a UriTemplate, uri: &str) -> Option<Vec<(&'a str, String)>> {
-        template.bind(uri)
+        template.bind(uri).map(Result::unwrap)
+    }
+
+    fn refusal(template: &UriTemplate, uri: &str) -> String {
+        template.bind(uri).unwrap().unwrap_err().to_string()
     }
 
     #[test]
@@ -147,7 +184,37 @@ mod tests {
         );
         assert_eq!(bind(&t, "file:///"), None);
         assert_eq!(bind(&t, "ide://diagnostics"), None);
-        assert_eq!(bind(&t, "file:///bad%ZZ"), None);
+        // A `%` without two hex digits after it is a `%`.
+        assert_eq!(
+            bind(&t, "file:///100%25%%ZZ%4"),
+            Some(vec![("path", "100%%%ZZ%4".to_owned())])
+        );
+    }
+
+    #[test]
+    fn values_that_decode_to_no_name_are_refused() {
+        let t = UriTemplate::parse("file:///{path}").unwrap();
+        let control = "`path` decodes to the control character";
+        assert_eq!(refusal(&t, "file:///a%01b"), format!("{control} U+0001"));
+        assert_eq!(refusal(&t, "file:///a%0A"), format!("{control} U+000A"));
+        assert_eq!(refusal(&t, "file:///%7F"), format!("{control} U+007F"));
+        assert_eq!(refusal(&t, "file:///%C2%85"), format!("{control} U+0085"));
+        assert_eq!(refusal(&t, "file:///a\tb"), format!("{control} U+0009"));
+        // A sign is no hex digit: `%+1` is those three characters.
+        assert_eq!(
+            bind(&t, "file:///a%+1"),
+            Some(vec![("path", "a%+1".to_owned())])
+        );
+        let not_utf8 = "`path` does not decode to UTF-8";
+        assert_eq!(refusal(&t, "file:///%FF"), not_utf8);
+        assert_eq!(refusal(&t, "file:///caf%C3"), not_utf8);
+        assert_eq!(refusal(&t, "file:///%ED%A0%80"), not_utf8);
+        // Every variable is checked, not only the first.
+        let two = UriTemplate::parse("repo://{owner}/{name}").unwrap();
+        assert_eq!(
+            refusal(&two, "repo://me/%00"),
+            "`name` decodes to the control character U+0000"
+        );
     }
 
     #[test]

@@ -78,15 +78,16 @@ async fn the_gate_refuses_strangers() {
         origin.json(),
         error(
             -32600,
-            "requests from the origin https://evil.example are refused: only this server's own localhost origin may call it"
+            "requests from the origin https://evil.example are refused: no web page may call this server"
         )
     );
-    // The server's own origin is fine, and checked before the token.
+    // The server's own origin too (it serves no page, so no page has it),
+    // as the IDE WebSocket refuses it; and before the token.
     let own = post(&token, ping)
         .header("Origin", &format!("http://localhost:{port}"))
         .send(addr)
         .await;
-    assert_eq!(own.status, 200);
+    assert_eq!(own.status, 403);
     let origin_no_token = post(&token, ping)
         .without("Authorization")
         .header("Origin", "http://x.example")
@@ -94,6 +95,32 @@ async fn the_gate_refuses_strangers() {
         .await;
     assert_eq!(origin_no_token.status, 403);
 
+    settles(&handle, IDLE).await;
+}
+
+#[tokio::test]
+async fn a_configured_origin_is_admitted_exactly_as_written() {
+    let handle = serve(HttpOptions {
+        allowed_origins: vec!["https://inspector.example".to_owned()],
+        ..HttpOptions::default()
+    })
+    .await;
+    let (addr, token) = (handle.local_addr(), handle.auth_token().to_owned());
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let status = |origin: &'static str| {
+        let token = token.clone();
+        async move {
+            post(&token, ping)
+                .header("Origin", origin)
+                .send(addr)
+                .await
+                .status
+        }
+    };
+    assert_eq!(status("https://inspector.example").await, 200);
+    assert_eq!(status("https://Inspector.example").await, 403);
+    assert_eq!(status("https://inspector.example:443").await, 403);
+    assert_eq!(status("http://127.0.0.1").await, 403);
     settles(&handle, IDLE).await;
 }
 

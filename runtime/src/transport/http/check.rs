@@ -1,13 +1,15 @@
 //! The checks every HTTP request passes before its body is read: the
-//! headers this transport reads, found in one pass, and the gate (`Host`,
-//! `Origin`, the bearer token), then the body's declared type and what the
-//! client accepts. Each refusal is a complete [`response`](super::response).
+//! [gate](crate::transport::gate) every listener runs (`Host`, `Origin`,
+//! the bearer token), the headers this transport reads, found in one pass,
+//! then the body's declared type and what the client accepts. Each refusal
+//! is a complete [`response`](super::response).
 
 use hyper::StatusCode;
 use hyper::header::{self, HeaderMap, HeaderValue};
 
 use super::response::{HttpResponse, duplicate, refusal};
 use crate::jsonrpc::{self, INVALID_REQUEST};
+use crate::transport::gate::{Credential, Gate, Hosts, Refused};
 
 /// The header naming a 2025-11-25 session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -46,9 +48,6 @@ impl<'a> Header<'a> {
 /// headers instead of a lookup each (each lookup hashes the name).
 #[derive(Debug, Default)]
 pub(crate) struct Heads<'a> {
-    pub(crate) host: Header<'a>,
-    pub(crate) origin: Header<'a>,
-    pub(crate) authorization: Header<'a>,
     pub(crate) content_type: Header<'a>,
     /// Which of the answers this endpoint gives `Accept` allows: JSON, an
     /// event stream; `None` without the header (anything goes).
@@ -66,18 +65,12 @@ impl<'a> Heads<'a> {
         for (name, value) in headers {
             // The standard names by the compare of their tags, the others
             // by their text (lower-case: `HeaderName` normalizes it).
-            let header = if name == header::HOST {
-                &mut heads.host
-            } else if name == header::AUTHORIZATION {
-                &mut heads.authorization
-            } else if name == header::CONTENT_TYPE {
+            let header = if name == header::CONTENT_TYPE {
                 &mut heads.content_type
             } else if name == header::ACCEPT {
                 let (json, stream) = heads.accepts.get_or_insert((false, false));
                 accepted(value.as_bytes(), json, stream);
                 continue;
-            } else if name == header::ORIGIN {
-                &mut heads.origin
             } else if name.as_str().starts_with("mcp-") {
                 match name.as_str() {
                     SESSION_HEADER => &mut heads.session,
@@ -117,134 +110,64 @@ fn accepted(value: &[u8], json: &mut bool, stream: &mut bool) {
     }
 }
 
-/// What the server checks a request against.
-pub(crate) struct Gate<'a> {
-    /// The bearer token.
-    pub(crate) token: &'a str,
-    /// The port served, for the allowed `Host` and `Origin` values.
-    pub(crate) port: u16,
-    /// Whether the server listens on loopback only (then `Host` must name it).
-    pub(crate) loopback: bool,
-    /// Origins allowed beside the server's own localhost ones.
-    pub(crate) extra_origins: &'a [String],
-    /// The `Host` clients send most (`127.0.0.1:<port>`), accepted by a
-    /// compare.
-    pub(crate) usual_host: &'a str,
-}
-
-impl Gate<'_> {
-    /// The refusal of a request from a browser page of another origin or
-    /// through a rebound DNS name (403), or without the token (401). Each of
-    /// the three headers must come at most once: with two, which one a check
-    /// reads is a guess (a duplicate gets that header's status, the right
-    /// token twice included).
-    pub(crate) fn refusal(&self, heads: &Heads<'_>) -> Option<HttpResponse> {
-        if heads.host.repeated {
-            return Some(duplicate(StatusCode::FORBIDDEN, "Host"));
+/// The gate's refusal of a request from a browser page or through a
+/// rebound DNS name (403), or without the right bearer token (401), as this
+/// transport words it; `None` when the gate admits it. The gate reads
+/// `headers` itself: `Host`, `Origin` and `Authorization` must each come at
+/// most once.
+pub(crate) fn refuse_gate(
+    headers: &HeaderMap,
+    token: &str,
+    port: u16,
+    loopback: bool,
+    origins: &[String],
+) -> Option<HttpResponse> {
+    let gate = Gate {
+        token,
+        credential: Credential::BEARER,
+        hosts: if loopback {
+            Hosts::Loopback { port }
+        } else {
+            Hosts::Any
+        },
+        origins,
+    };
+    let refused = gate
+        .check(
+            headers
+                .iter()
+                .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes())),
+        )
+        .err()?;
+    let forbidden =
+        |message: &dyn std::fmt::Display| refusal(StatusCode::FORBIDDEN, INVALID_REQUEST, message);
+    let unauthorized = |message: &dyn std::fmt::Display, error: Option<&str>| {
+        let mut response = refusal(StatusCode::UNAUTHORIZED, INVALID_REQUEST, message);
+        challenge(&mut response, error);
+        response
+    };
+    let no_token =
+        "no bearer token: send the one the server printed, as `Authorization: Bearer <token>`";
+    let wrong_token = "the bearer token is wrong: send the one the server printed, as `Authorization: Bearer <token>`";
+    Some(match refused {
+        Refused::DuplicateHost => forbidden(&"duplicate `Host` header"),
+        Refused::ForeignHost => forbidden(&format_args!(
+            "the Host header must be 127.0.0.1:{port}, localhost:{port} or [::1]:{port}"
+        )),
+        Refused::DuplicateOrigin => forbidden(&"duplicate `Origin` header"),
+        Refused::Origin => {
+            let origin = headers.get(header::ORIGIN).map(HeaderValue::as_bytes);
+            forbidden(&format_args!(
+                "requests from the origin {} are refused: no web page may call this server",
+                jsonrpc::clip(&String::from_utf8_lossy(origin.unwrap_or_default()))
+            ))
         }
-        let usual = heads
-            .host
-            .first
-            .is_some_and(|h| h.as_bytes() == self.usual_host.as_bytes());
-        let host = || heads.host.first.and_then(|h| h.to_str().ok());
-        if self.loopback && !usual && !host().is_some_and(|h| self.local_host(h)) {
-            let host = host();
-            tracing::warn!(
-                host,
-                "HTTP request refused: foreign `Host` (DNS rebinding?)"
-            );
-            return Some(refusal(
-                StatusCode::FORBIDDEN,
-                INVALID_REQUEST,
-                &format_args!(
-                    "the Host header must be 127.0.0.1:{0}, localhost:{0} or [::1]:{0}",
-                    self.port
-                ),
-            ));
+        Refused::DuplicateCredential => {
+            unauthorized(&"duplicate `Authorization` header", Some("invalid_request"))
         }
-        if heads.origin.repeated {
-            return Some(duplicate(StatusCode::FORBIDDEN, "Origin"));
-        }
-        if let Some(origin) = heads.origin.first
-            && !origin.to_str().ok().is_some_and(|o| self.origin_allowed(o))
-        {
-            tracing::warn!(?origin, "HTTP request refused: foreign `Origin`");
-            return Some(refusal(
-                StatusCode::FORBIDDEN,
-                INVALID_REQUEST,
-                &format_args!(
-                    "requests from the origin {} are refused: only this server's own localhost origin may call it",
-                    jsonrpc::clip(&String::from_utf8_lossy(origin.as_bytes()))
-                ),
-            ));
-        }
-        if heads.authorization.repeated {
-            // Refused before any compare: the answer says nothing of either.
-            let mut response = duplicate(StatusCode::UNAUTHORIZED, "Authorization");
-            challenge(&mut response, Some("invalid_request"));
-            return Some(response);
-        }
-        let given = heads
-            .authorization
-            .first
-            .map(HeaderValue::as_bytes)
-            .and_then(bearer);
-        // Constant-time comparison: how long the check takes does not reveal
-        // how much of a guessed token was right.
-        let ok = given
-            .is_some_and(|given| crate::discovery::token_matches(given, self.token.as_bytes()));
-        if !ok {
-            tracing::warn!(
-                given = given.is_some(),
-                "HTTP request refused: missing or wrong bearer token"
-            );
-            let mut response = refusal(
-                StatusCode::UNAUTHORIZED,
-                INVALID_REQUEST,
-                &if given.is_some() {
-                    "the bearer token is wrong: send the one the server printed, as `Authorization: Bearer <token>`"
-                } else {
-                    "no bearer token: send the one the server printed, as `Authorization: Bearer <token>`"
-                },
-            );
-            challenge(&mut response, given.is_some().then_some("invalid_token"));
-            return Some(response);
-        }
-        None
-    }
-
-    fn local_host(&self, host: &str) -> bool {
-        let (name, port) = match host.rsplit_once(':') {
-            Some((name, port)) if !name.ends_with(':') => (name, Some(port)),
-            _ => (host, None),
-        };
-        matches!(name, "127.0.0.1" | "localhost" | "[::1]")
-            && port.is_none_or(|p| p.parse() == Ok(self.port))
-    }
-
-    fn origin_allowed(&self, origin: &str) -> bool {
-        if self.extra_origins.iter().any(|o| o == origin) {
-            return true;
-        }
-        let Some(rest) = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"))
-        else {
-            return false;
-        };
-        let Some((name, port)) = rest.rsplit_once(':') else {
-            return false;
-        };
-        matches!(name, "127.0.0.1" | "localhost" | "[::1]") && port.parse() == Ok(self.port)
-    }
-}
-
-/// The token of `Bearer <token>` (the scheme matched case-insensitively).
-fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let (scheme, token) = value.split_at_checked(7)?;
-    scheme
-        .eq_ignore_ascii_case(b"bearer ")
-        .then(|| token.trim_ascii())
+        Refused::NoCredential => unauthorized(&no_token, None),
+        Refused::WrongCredential => unauthorized(&wrong_token, Some("invalid_token")),
+    })
 }
 
 /// Adds the `WWW-Authenticate` challenge of a 401, with its `error` if any.
@@ -310,16 +233,6 @@ mod tests {
     use super::*;
     use crate::transport::http::response::tests::{error_body, parts};
 
-    fn gate() -> Gate<'static> {
-        Gate {
-            token: "secret",
-            port: 8123,
-            loopback: true,
-            extra_origins: &[],
-            usual_host: "127.0.0.1:8123",
-        }
-    }
-
     /// A header map with these lines, in order, repeats kept.
     fn header_map(lines: &[(&str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -335,7 +248,7 @@ mod tests {
     /// The gate's refusal of a request with these header lines.
     fn gate_refusal(lines: &[(&str, &str)]) -> Option<(u16, Option<String>, String)> {
         let map = header_map(lines);
-        gate().refusal(&Heads::read(&map)).map(parts)
+        refuse_gate(&map, "secret", 8123, true, &[]).map(parts)
     }
 
     #[test]
@@ -358,9 +271,18 @@ mod tests {
             gate_refusal(&[host, ("host", "evil.example"), right]),
             forbidden("Host")
         );
-        // The server's own origin is allowed once, not twice.
+        // Any origin is refused once, and twice with a message of its own.
         let own = ("Origin", "http://localhost:8123");
-        assert_eq!(gate_refusal(&[host, own, right]), None);
+        assert_eq!(
+            gate_refusal(&[host, own, right]),
+            Some((
+                403,
+                None,
+                error_body(
+                    "requests from the origin http://localhost:8123 are refused: no web page may call this server"
+                )
+            ))
+        );
         assert_eq!(gate_refusal(&[host, own, own, right]), forbidden("Origin"));
         assert_eq!(
             gate_refusal(&[host, own, ("origin", "http://evil.example"), right]),
@@ -390,28 +312,5 @@ mod tests {
                 .map(|p| p.0),
             Some(415)
         );
-    }
-
-    #[test]
-    fn hosts_and_origins_of_this_server_only() {
-        let g = gate();
-        assert!(g.local_host("127.0.0.1:8123"));
-        assert!(g.local_host("localhost"));
-        assert!(g.local_host("[::1]:8123"));
-        assert!(!g.local_host("127.0.0.1:8124"));
-        assert!(!g.local_host("evil.example:8123"));
-        assert!(g.origin_allowed("http://localhost:8123"));
-        assert!(g.origin_allowed("http://127.0.0.1:8123"));
-        assert!(!g.origin_allowed("http://localhost:9999"));
-        assert!(!g.origin_allowed("http://evil.example:8123"));
-        assert!(!g.origin_allowed("null"));
-    }
-
-    #[test]
-    fn bearer_tokens_are_read_from_the_header() {
-        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
-        assert_eq!(bearer(b"bearer  abc "), Some(&b"abc"[..]));
-        assert_eq!(bearer(b"Basic abc"), None);
-        assert_eq!(bearer(b"Bear"), None);
     }
 }

@@ -16,8 +16,9 @@
 //!   So the server-wide notifications (`selection_changed`) do not reach
 //!   HTTP clients.
 //!
-//! Every request passes the gate first: `Host` and `Origin` must be this
-//! server's own (403), the bearer token must match (401), the body must be
+//! Every request passes the gate first (the one the IDE WebSocket runs
+//! too): `Host` must name loopback and this port and no `Origin` may come
+//! unless configured (403), the bearer token must match (401), the body must be
 //! JSON (415), `Accept` must take JSON and event streams (406), and the body
 //! must fit the limit (413). Beyond the in-flight bound a request gets 503.
 //! Closing a POST's connection, or its event stream, before its answer
@@ -153,7 +154,6 @@ impl Server {
             token: token.clone(),
             port: local_addr.port(),
             loopback: options.address.is_loopback(),
-            usual_host: format!("127.0.0.1:{}", local_addr.port()),
             sessions: Sessions::new(
                 options.max_sessions,
                 options.session_idle,

@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 
-use super::check::{Gate, Heads, SESSION_HEADER, refuse_accept, refuse_content_type};
+use super::check::{Heads, SESSION_HEADER, refuse_accept, refuse_content_type, refuse_gate};
 use super::exchange::{exchange, header_mismatch, serve};
 use super::response::{
     HttpResponse, duplicate, empty, json_response, method_not_allowed, overloaded, refusal,
@@ -57,17 +57,16 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         );
     }
     let (parts, body) = request.into_parts();
-    let heads = Heads::read(&parts.headers);
-    let gate = Gate {
-        token: &shared.token,
-        port: shared.port,
-        loopback: shared.loopback,
-        extra_origins: &shared.options.allowed_origins,
-        usual_host: &shared.usual_host,
-    };
-    if let Some(refused) = gate.refusal(&heads) {
+    if let Some(refused) = refuse_gate(
+        &parts.headers,
+        &shared.token,
+        shared.port,
+        shared.loopback,
+        &shared.options.allowed_origins,
+    ) {
         return refused;
     }
+    let heads = Heads::read(&parts.headers);
     match parts.method {
         Method::POST => {}
         Method::DELETE if heads.session.first.is_some() => {

@@ -26,9 +26,9 @@ pub struct HttpOptions {
     /// `None` (the default) makes a fresh one of 128 random bits. A token
     /// given here must have at least 32 characters.
     pub auth_token: Option<String>,
-    /// Browser origins allowed beside the server's own localhost ones
-    /// (e.g. `"https://inspector.example"`); requests from any other `Origin`
-    /// get 403.
+    /// Browser origins allowed, exactly as a browser writes them (e.g.
+    /// `"https://inspector.example"`); none by default: a request with any
+    /// other `Origin` gets 403, as it does from the IDE WebSocket.
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
@@ -68,8 +68,6 @@ pub(crate) struct Shared {
     pub(crate) token: String,
     pub(crate) port: u16,
     pub(crate) loopback: bool,
-    /// `127.0.0.1:<port>`: the `Host` clients send most.
-    pub(crate) usual_host: String,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Sessions,
     pub(crate) in_flight: Arc<Semaphore>,

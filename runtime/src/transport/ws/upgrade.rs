@@ -1,17 +1,14 @@
 //! The checks on a WebSocket upgrade request, made before any upgrade: no
-//! browser, no DNS rebinding, a real upgrade, the right token. Every refusal
-//! is a complete HTTP response with a status that says why and a short body.
-//!
-//! In 2025 the IDE servers of the official extensions accepted connections
-//! from any web page (CVE-2025-52882); these checks are why ours does not.
+//! browser, no DNS rebinding (both by the [gate](crate::transport::gate)
+//! every listener runs), a real upgrade, the right token (the gate's again).
+//! Every refusal is a complete HTTP response with a status that says why and
+//! a short body.
 
 use std::fmt::Write as _;
 
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
-/// The header carrying the auth token (matched case-insensitively, as every
-/// HTTP header name is).
-pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
+use crate::transport::gate::{Credential, Gate, Hosts, Refused};
 
 /// The subprotocol echoed when offered (the official TypeScript MCP client
 /// refuses a server that does not select it).
@@ -118,13 +115,15 @@ pub(crate) fn head_length(buf: &[u8]) -> Result<Option<usize>, Refusal> {
     }
 }
 
-/// Accepts or refuses a complete request head, in this order: 403 for any
-/// `Origin` header (only browsers send one; the CLI never does) and for a
-/// `Host` other than 127.0.0.1 or localhost (DNS rebinding); 405 for a
-/// method other than `GET`; 426 for a request that is not a WebSocket
+/// Accepts or refuses a complete request head, in this order: 403 for a
+/// `Host` other than `127.0.0.1`, `localhost` or `[::1]` (DNS rebinding) and for
+/// any `Origin` header (only browsers send one; the CLI never does); 405 for
+/// a method other than `GET`; 426 for a request that is not a WebSocket
 /// upgrade (a browser's or `curl`'s plain `GET`) or asks for another
 /// WebSocket version; 400 without a `Sec-WebSocket-Key`; 401 for a missing
-/// or wrong token.
+/// or wrong token. The gate decides `Host`, `Origin` and the token; the
+/// token's refusal waits for the upgrade's own checks, so that `curl` is
+/// told to use a WebSocket client.
 ///
 /// Each header a check reads must come at most once (only the offered
 /// subprotocols are a list that may span lines, RFC 6455 §11.3.4): a
@@ -137,7 +136,18 @@ pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accep
         Ok(httparse::Status::Complete(_)) => {}
         Ok(httparse::Status::Partial) | Err(_) => return Err(Refusal::MALFORMED),
     }
-    refuse_browsers(request.headers, port)?;
+    let gate = Gate {
+        token,
+        credential: Credential::IDE,
+        hosts: Hosts::Loopback { port },
+        origins: &[],
+    };
+    let admitted = gate.check(request.headers.iter().map(|h| (h.name.as_bytes(), h.value)));
+    if let Err(refused) = admitted
+        && refused.status() == 403
+    {
+        return Err(refusal(refused));
+    }
     if request.method != Some("GET") {
         return Err(Refusal::new(
             405,
@@ -146,21 +156,7 @@ pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accep
         .with_header("Allow", "GET"));
     }
     let key = websocket_key(request.headers, request.version)?;
-    // Two tokens are refused whatever they are, the right one included: the
-    // answer says nothing of either.
-    let given = single(
-        request.headers,
-        AUTH_HEADER,
-        Refusal::new(401, "duplicate `x-claude-code-ide-authorization` header"),
-    )?
-    .unwrap_or_default();
-    if !crate::discovery::token_matches(given, token.as_bytes()) {
-        tracing::warn!("upgrade refused: missing or wrong auth token");
-        return Err(Refusal::new(
-            401,
-            "missing or wrong x-claude-code-ide-authorization token",
-        ));
-    }
+    admitted.map_err(refusal)?;
     let offers_mcp = request
         .headers
         .iter()
@@ -172,35 +168,21 @@ pub(crate) fn check_upgrade(head: &[u8], token: &str, port: u16) -> Result<Accep
     })
 }
 
-/// 403 for any `Origin` and for a `Host` that is not exactly one of
-/// 127.0.0.1 or localhost.
-fn refuse_browsers(headers: &[httparse::Header<'_>], port: u16) -> Result<(), Refusal> {
-    let origin = single(
-        headers,
-        "origin",
-        Refusal::new(403, "duplicate `Origin` header"),
-    )?;
-    if origin.is_some() {
-        tracing::warn!("upgrade refused: the request has an `Origin` header (a browser)");
-        return Err(Refusal::new(403, "requests from browsers are refused"));
-    }
-    let host = single(
-        headers,
-        "host",
-        Refusal::new(403, "duplicate `Host` header"),
-    )?
-    .and_then(|h| std::str::from_utf8(h).ok());
-    if !host.is_some_and(|h| host_allowed(h, port)) {
-        tracing::warn!(
-            host,
-            "upgrade refused: the `Host` header is not 127.0.0.1 or localhost"
-        );
-        return Err(Refusal::new(
-            403,
-            "the Host header must be 127.0.0.1 or localhost",
-        ));
-    }
-    Ok(())
+/// The gate's refusal as this listener words it.
+fn refusal(refused: Refused) -> Refusal {
+    let message = match refused {
+        Refused::DuplicateHost => "duplicate `Host` header",
+        Refused::ForeignHost => "the Host header must be 127.0.0.1, localhost or [::1]",
+        Refused::DuplicateOrigin => "duplicate `Origin` header",
+        Refused::Origin => "requests from browsers are refused",
+        // Two tokens are refused whatever they are, the right one included:
+        // the answer says nothing of either.
+        Refused::DuplicateCredential => "duplicate `x-claude-code-ide-authorization` header",
+        Refused::NoCredential | Refused::WrongCredential => {
+            "missing or wrong x-claude-code-ide-authorization token"
+        }
+    };
+    Refusal::new(refused.status(), message)
 }
 
 /// The `Sec-WebSocket-Key` of a WebSocket upgrade of version 13 over
@@ -269,17 +251,6 @@ fn lists(value: Option<&[u8]>, wanted: &str) -> bool {
     value
         .and_then(|v| std::str::from_utf8(v).ok())
         .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(wanted)))
-}
-
-/// `127.0.0.1` or `localhost` (any case), alone or with our port.
-fn host_allowed(host: &str, port: u16) -> bool {
-    let (name, host_port) = match host.rsplit_once(':') {
-        Some((name, p)) => (name, Some(p)),
-        None => (host, None),
-    };
-    let name_ok = name == "127.0.0.1" || name.eq_ignore_ascii_case("localhost");
-    let port_ok = host_port.is_none_or(|p| p.parse::<u16>() == Ok(port));
-    name_ok && port_ok
 }
 
 #[cfg(test)]
@@ -381,7 +352,11 @@ mod tests {
         let head = upgrade(&format!("{right}{wrong}")).replace("127.0.0.1:80", "evil");
         assert_eq!(
             refusal(&head),
-            (403, "the Host header must be 127.0.0.1 or localhost", None)
+            (
+                403,
+                "the Host header must be 127.0.0.1, localhost or [::1]",
+                None
+            )
         );
         // The offered subprotocols are a list that may span lines.
         let offered = upgrade(&format!(
@@ -440,29 +415,5 @@ mod tests {
             "A: b\r\n".repeat(MAX_HEADERS + 1)
         );
         assert_eq!(head_length(many.as_bytes()), Err(Refusal::TOO_LARGE));
-    }
-
-    #[test]
-    fn hosts() {
-        for ok in [
-            "127.0.0.1:80",
-            "127.0.0.1",
-            "localhost:80",
-            "LocalHost",
-            "localhost",
-        ] {
-            assert!(host_allowed(ok, 80), "{ok}");
-        }
-        for bad in [
-            "127.0.0.1:81",
-            "evil.example:80",
-            "localhost.evil:80",
-            "[::1]:80",
-            "",
-            ":80",
-            "127.0.0.1:x",
-        ] {
-            assert!(!host_allowed(bad, 80), "{bad}");
-        }
     }
 }
