@@ -30,6 +30,14 @@ impl fmt::Display for DenyRule {
     }
 }
 
+impl DenyRule {
+    /// The message refusing `what` (`openDiff refused`, `not asked`) on
+    /// `path` (a path the caller gave) because of this rule.
+    pub fn refusal(&self, what: &str, path: &str) -> String {
+        format!("{what}: {path} is denied by the user's deny rule {self}")
+    }
+}
+
 /// A rule and its matchers, one per base it applies under.
 #[derive(Clone, Debug)]
 struct Compiled {
