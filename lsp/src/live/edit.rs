@@ -391,6 +391,49 @@ mod tests {
     }
 
     #[test]
+    fn a_hidden_files_edits_are_listed_by_path_and_its_text_never_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(folder.join(".claude")).unwrap();
+        std::fs::write(
+            folder.join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Read(secret.py)"]}}"#,
+        )
+        .unwrap();
+        let roots = ide_mcp_tools::deny::SettingsRoots {
+            home: None,
+            config_dir: None,
+            managed_dir: folder.join("managed"),
+        };
+        let hidden = ide_mcp_tools::deny::RuleSet::read(&roots, std::slice::from_ref(&folder));
+        let secret = folder.join("secret.py");
+        // On disk, but never read: its edit would not apply to this text.
+        std::fs::write(&secret, "").unwrap();
+        let uri = ide_mcp_tools::uri::encoded_file_uri(&secret);
+        let edit = json!({"documentChanges": [
+            {"textDocument": {"uri": uri, "version": 9}, "edits": [edit(5, 0, 5, 1, "x")]},
+            {"textDocument": {"uri": "file:///w/util.py", "version": null}, "edits": [edit(0, 4, 0, 9, "hello")]},
+            {"textDocument": {"uri": uri, "version": 9}, "edits": [edit(7, 0, 7, 1, "y")]},
+        ]});
+        let at_one = |_: &Path| Some(1);
+        let answer = preview(
+            &edit,
+            &mut texts().hiding(std::sync::Arc::new(hidden)),
+            PositionEncoding::Utf16,
+            &at_one,
+            &[PathBuf::from("/w")],
+        )
+        .unwrap();
+        assert_eq!(
+            answer,
+            [
+                json!({"filePath": secret.to_str().unwrap()}),
+                json!({"filePath": "/w/util.py", "diff": "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n-def greet(name):\n+def hello(name):\n     return name\n"}),
+            ]
+        );
+    }
+
+    #[test]
     fn stale_overlapping_and_missing_are_refused() {
         let versioned = json!({"documentChanges": [
             {"textDocument": {"uri": "file:///w/app.py", "version": 3}, "edits": [edit(0, 0, 0, 1, "F")]},
