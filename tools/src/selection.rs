@@ -152,7 +152,7 @@ async fn run(
     loop {
         tokio::select! {
             change = changed.recv() => if change.is_none() { return },
-            ruled = rules.changed(), if rules_live => rules_live = ruled.is_ok(),
+            alive = rules.changed(), if rules_live => rules_live = alive.is_ok(),
         }
         // Wait until the selection has been still for `interval`.
         let last = loop {
