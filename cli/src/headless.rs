@@ -301,4 +301,43 @@ mod tests {
             assert!(bad.parse::<SelectionSpec>().is_err(), "{bad}");
         }
     }
+
+    #[tokio::test]
+    async fn a_denied_file_is_neither_opened_nor_selected() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(ws.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
+        std::fs::create_dir_all(ws.join(".claude")).unwrap();
+        std::fs::write(
+            ws.join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+        )
+        .unwrap();
+        let options = HeadlessOptions {
+            workspaces: vec![ws.clone()],
+            open: vec![ws.join("main.c"), ws.join(".env")],
+            select: Some(
+                format!("{}:1:1-1:7", ws.join(".env").display())
+                    .parse()
+                    .unwrap(),
+            ),
+            ..HeadlessOptions::default()
+        };
+        let headless = Headless::new(&options).unwrap();
+        let tabs =
+            serde_json::to_value(ide_mcp_tools::OpenEditorsState::read(&headless.context)).unwrap();
+        let uris: Vec<&str> = tabs["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tab| tab["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(uris, [format!("file://{}", ws.join("main.c").display())]);
+        assert!(headless.workspace.buffers.handle_for(BufferId(2)).is_none());
+        let selection =
+            serde_json::to_value(ide_mcp_tools::get_current_selection(&headless.context)).unwrap();
+        assert_eq!(selection["success"], false, "{selection}");
+        headless.shutdown().await;
+    }
 }
