@@ -4,9 +4,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ide_mcp_lsp::client::{language_id, language_servers};
+use ide_mcp_tools::deny::{DenyRules, SettingsRoots};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::char_to_position;
 use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
@@ -126,6 +128,9 @@ pub struct Headless {
     /// The language servers (the diagnostics of `--lsp`, and the live LSP
     /// tools' servers), shut down by [`shutdown`](Self::shutdown).
     pub lsp: LspSources,
+    /// The user's deny rules for the folders, watched: what they hide is
+    /// neither read from disk nor served.
+    pub deny: Arc<DenyRules>,
 }
 
 impl Headless {
@@ -133,19 +138,22 @@ impl Headless {
     /// called within a tokio runtime when diagnostics are on.
     pub fn new(options: &HeadlessOptions) -> Result<Self, SetupError> {
         let folders = canonical_folders(&options.workspaces)?;
+        let deny = DenyRules::watch(SettingsRoots::from_env(), folders.clone());
         let workspace = MemoryWorkspace::new();
-        let opened = open_files(&workspace, options)?;
+        let opened = open_files(&workspace, options, &deny)?;
         let progress = ProgressBoard::new();
         let mut sources = options.sources.clone();
         sources.lsp_open.extend(opened);
         sources
             .lsp_open
             .extend(glob_files(&folders, &options.lsp_open).map_err(SetupError)?);
+        sources.lsp_open.retain(|path| !deny.hides(path));
         let (sources, lsp) = start_sources(&folders, &sources, &progress);
         let mut builder = ReadContext::builder()
             .editor(workspace.editor.clone())
             .buffers(workspace.buffers.clone())
-            .workspace_folders(folders.iter().cloned());
+            .workspace_folders(folders.iter().cloned())
+            .deny_rules(Arc::clone(&deny));
         if let Some(port) = combine(sources) {
             builder = builder.diagnostics(port);
         }
@@ -160,6 +168,7 @@ impl Headless {
             folders,
             progress,
             lsp,
+            deny,
         })
     }
 
@@ -197,32 +206,42 @@ fn canonical_folders(requested: &[PathBuf]) -> Result<Vec<PathBuf>, SetupError> 
 
 /// Opens `--open`'s files and `--select`'s in `workspace`, from disk, and
 /// focuses the selection's (else the last opened); the files opened,
-/// absolute, in tab order.
+/// absolute, in tab order. A file the deny rules hide is not read: it is
+/// left out, with its selection.
 fn open_files(
     workspace: &MemoryWorkspace,
     options: &HeadlessOptions,
+    deny: &DenyRules,
 ) -> Result<Vec<PathBuf>, SetupError> {
     let mut opened: Vec<PathBuf> = Vec::new();
-    let mut open = |path: &Path| -> Result<BufferId, SetupError> {
+    let mut open = |path: &Path| -> Result<Option<BufferId>, SetupError> {
         let absolute = std::fs::canonicalize(path)
             .map_err(|error| SetupError(format!("cannot open `{}`: {error}", path.display())))?;
+        if let Some(rule) = deny
+            .read_denial(&absolute)
+            .or_else(|| deny.read_denial(path))
+        {
+            tracing::warn!(path = %path.display(), rule = %rule, "not opened: the user's deny rules hide it");
+            return Ok(None);
+        }
         if let Some(index) = opened.iter().position(|p| *p == absolute) {
-            return Ok(BufferId(index as u64 + 1));
+            return Ok(Some(BufferId(index as u64 + 1)));
         }
         let text = std::fs::read_to_string(&absolute)
             .map_err(|error| SetupError(format!("cannot open `{}`: {error}", path.display())))?;
         let id = BufferId(opened.len() as u64 + 1);
         workspace.open(id, Some(&absolute), language_id(&absolute), &text);
         opened.push(absolute);
-        Ok(id)
+        Ok(Some(id))
     };
     let mut last = None;
     for path in &options.open {
-        last = Some(open(path)?);
+        last = open(path)?.or(last);
     }
     if let Some(select) = &options.select {
-        let id = open(&select.path)?;
-        select_in(workspace, id, select)?;
+        if let Some(id) = open(&select.path)? {
+            select_in(workspace, id, select)?;
+        }
     } else if let Some(id) = last {
         // The last file opened has focus, its cursor at the start.
         workspace.editor.set_active(Some(id));
@@ -281,5 +300,44 @@ mod tests {
         ] {
             assert!(bad.parse::<SelectionSpec>().is_err(), "{bad}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_denied_file_is_neither_opened_nor_selected() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(ws.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        std::fs::write(ws.join(".env"), "SECRET=1\n").unwrap();
+        std::fs::create_dir_all(ws.join(".claude")).unwrap();
+        std::fs::write(
+            ws.join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+        )
+        .unwrap();
+        let options = HeadlessOptions {
+            workspaces: vec![ws.clone()],
+            open: vec![ws.join("main.c"), ws.join(".env")],
+            select: Some(
+                format!("{}:1:1-1:7", ws.join(".env").display())
+                    .parse()
+                    .unwrap(),
+            ),
+            ..HeadlessOptions::default()
+        };
+        let headless = Headless::new(&options).unwrap();
+        let tabs =
+            serde_json::to_value(ide_mcp_tools::OpenEditorsState::read(&headless.context)).unwrap();
+        let uris: Vec<&str> = tabs["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tab| tab["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(uris, [format!("file://{}", ws.join("main.c").display())]);
+        assert!(headless.workspace.buffers.handle_for(BufferId(2)).is_none());
+        let selection =
+            serde_json::to_value(ide_mcp_tools::get_current_selection(&headless.context)).unwrap();
+        assert_eq!(selection["success"], false, "{selection}");
+        headless.shutdown().await;
     }
 }

@@ -155,28 +155,7 @@ fn the_cli_offers_the_bridge_s_tools_and_relays_a_call_to_the_ide() {
     drop(claude);
     drop(model);
     nvim.quit(deadline.left());
-    all_gone_but_the_bridge_s_memory(&place, &deadline);
-}
-
-/// Waits until no host runs and no lockfile is left; of the private
-/// directory's files, only the tools the bridge remembers for the next
-/// start stay.
-fn all_gone_but_the_bridge_s_memory(place: &Place, deadline: &Deadline) {
-    loop {
-        let (hosts, ide, private) = (
-            place.host_pids(),
-            place.ide_dir_entries(),
-            place.private_entries(),
-        );
-        if hosts.is_empty() && ide.is_empty() && private == ["bridge-tools.json"] {
-            return;
-        }
-        assert!(
-            !deadline.left().is_zero(),
-            "left behind: hosts {hosts:?}, IDE directory {ide:?}, private directory {private:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    place.wait_all_gone_but(&["bridge-tools.json"], deadline.left());
 }
 
 /// The IDE's tools (its `tools/list` entries), and its `findReferences`

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cache::Caches;
+use crate::deny::DenyRules;
 use crate::ports::{
     BufferStore, DiagnosticsQuery, DiffReview, EditorAccess, FileOpener, LanguageServers,
 };
@@ -107,6 +108,8 @@ ports! {
 pub struct ReadContext {
     ports: Ports,
     workspace_folders: Arc<[PathBuf]>,
+    /// The user's deny rules: what never leaves through the tools.
+    deny: Arc<DenyRules>,
     /// Each tool's cache, by the tool's own type.
     pub(crate) caches: Arc<Caches>,
 }
@@ -130,6 +133,47 @@ impl ReadContext {
     pub(crate) fn workspace_folders_arc(&self) -> Arc<[PathBuf]> {
         Arc::clone(&self.workspace_folders)
     }
+
+    /// The user's deny rules: a file they hide is left out of every
+    /// answer, resource, prompt and notification (see [`crate::deny`]).
+    pub fn deny_rules(&self) -> &DenyRules {
+        &self.deny
+    }
+
+    /// Whether the deny rules hide `path` from agents now.
+    pub fn hides(&self, path: &std::path::Path) -> bool {
+        self.deny.hides(path)
+    }
+
+    /// Whether the deny rules hide any reading of a path the caller gave
+    /// (each of a URI's readings: see [`PathInput`](crate::uri::PathInput)).
+    pub(crate) fn hides_input(&self, input: &crate::uri::PathInput) -> bool {
+        input.candidates().any(|path| self.deny.hides(path))
+    }
+
+    /// The `Read` rule hiding any reading of `input`, if one does.
+    pub(crate) fn read_denial_of(
+        &self,
+        input: &crate::uri::PathInput,
+    ) -> Option<crate::deny::DenyRule> {
+        input
+            .candidates()
+            .find_map(|path| self.deny.read_denial(path))
+    }
+
+    /// The `Read` or `Edit` rule denying edits of any reading of `input`.
+    pub(crate) fn edit_denial_of(
+        &self,
+        input: &crate::uri::PathInput,
+    ) -> Option<crate::deny::DenyRule> {
+        input
+            .candidates()
+            .find_map(|path| self.deny.edit_denial(path))
+    }
+
+    pub(crate) fn deny_rules_arc(&self) -> Arc<DenyRules> {
+        Arc::clone(&self.deny)
+    }
 }
 
 impl fmt::Debug for ReadContext {
@@ -137,6 +181,7 @@ impl fmt::Debug for ReadContext {
         let mut f = f.debug_struct("ReadContext");
         self.ports.debug_fields(&mut f);
         f.field("workspace_folders", &self.workspace_folders)
+            .field("deny", &self.deny.current().rules().count())
             .finish_non_exhaustive()
     }
 }
@@ -160,6 +205,7 @@ impl fmt::Debug for ReadContext {
 pub struct ReadContextBuilder {
     ports: Ports,
     workspace_folders: Vec<PathBuf>,
+    deny: Option<Arc<DenyRules>>,
 }
 
 impl fmt::Debug for ReadContextBuilder {
@@ -167,6 +213,7 @@ impl fmt::Debug for ReadContextBuilder {
         let mut f = f.debug_struct("ReadContextBuilder");
         self.ports.debug_fields(&mut f);
         f.field("workspace_folders", &self.workspace_folders)
+            .field("deny", &self.deny.is_some())
             .finish()
     }
 }
@@ -188,11 +235,19 @@ impl ReadContextBuilder {
         self
     }
 
+    /// Sets the user's deny rules (a host's [`DenyRules::watch`]);
+    /// without them, nothing is denied.
+    pub fn deny_rules(mut self, rules: Arc<DenyRules>) -> Self {
+        self.deny = Some(rules);
+        self
+    }
+
     /// The context.
     pub fn build(self) -> ReadContext {
         ReadContext {
             ports: self.ports,
             workspace_folders: self.workspace_folders.into(),
+            deny: self.deny.unwrap_or_default(),
             caches: Arc::default(),
         }
     }

@@ -135,9 +135,13 @@ pub struct SelectionState {
 }
 
 impl SelectionState {
-    /// Reads the editor port, then the buffer store (a wait-free snapshot load).
+    /// Reads the editor port, then the buffer store (a wait-free snapshot
+    /// load). A selection in a file the deny rules hide is no selection.
     pub fn read(cx: &ReadContext) -> Self {
-        let selection = cx.editor().and_then(EditorAccess::active_selection);
+        let selection = cx
+            .editor()
+            .and_then(EditorAccess::active_selection)
+            .filter(|s| !s.path.as_deref().is_some_and(|path| cx.hides(path)));
         let document = selection
             .as_ref()
             .and_then(|s| cx.buffers()?.handle_for(s.buffer))

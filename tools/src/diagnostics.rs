@@ -120,6 +120,17 @@ pub fn all_diagnostics_result(files: &[FileDiagnostics]) -> DiagnosticsResult<'_
     }
 }
 
+/// `files` without those the deny rules hide.
+pub(crate) fn shown_diagnostics(
+    cx: &ReadContext,
+    mut files: Vec<FileDiagnostics>,
+) -> Vec<FileDiagnostics> {
+    if !cx.deny_rules().current().is_empty() {
+        files.retain(|file| !cx.hides(&file.path));
+    }
+    files
+}
+
 /// The result for `getDiagnostics {"uri": uri}`: one entry naming `uri`
 /// exactly as given, with `diagnostics` (an empty list when nothing is known,
 /// which is a success: an error would make the CLI stop tracking the file).
@@ -197,14 +208,15 @@ pub(crate) fn all_diagnostics_prepared(
     cx: &ReadContext,
     port: &dyn DiagnosticsQuery,
 ) -> PreparedResult {
-    // The generation is read before the data (see `DiagnosticsQuery`), so the
-    // cache never files new data under an old generation's key.
-    let generation = port.generation();
+    // The generations are read before the data (see `DiagnosticsQuery`), so
+    // the cache never files new data under an old generation's key.
+    let generation = (port.generation(), cx.deny_rules().generation());
     cx.caches
         .get::<AllDiagnosticsCache>()
         .0
         .get_or_build(generation, || {
-            PreparedResult::json_text(&all_diagnostics_result(&port.all()))
+            let files = shown_diagnostics(cx, port.all());
+            PreparedResult::json_text(&all_diagnostics_result(&files))
         })
 }
 
@@ -217,12 +229,14 @@ fn file_diagnostics_prepared(
     uri: &str,
 ) -> PreparedResult {
     // Read before the data, as for the whole list.
-    let generation = port.generation();
+    let generation = (port.generation(), cx.deny_rules().generation());
     cx.caches.get::<FileDiagnosticsCache>().0.get_or_build_by(
         |(cached, asked)| *cached == generation && asked == uri,
         || (generation, uri.to_owned()),
         || {
+            // A hidden file's diagnostics are none, its `uri` echoed.
             let diagnostics = PathInput::parse(uri)
+                .filter(|input| !cx.hides_input(input))
                 .and_then(|input| input.candidates().find_map(|path| port.for_file(path)));
             PreparedResult::json_text(&file_diagnostics_result(
                 uri,
@@ -232,15 +246,15 @@ fn file_diagnostics_prepared(
     )
 }
 
-/// The `getDiagnostics {"uri": …}` result last serialized: the generation of
-/// the data and the `uri` it was built for.
+/// The `getDiagnostics {"uri": …}` result last serialized: the generations of
+/// the data and of the deny rules, and the `uri` it was built for.
 #[derive(Default)]
-struct FileDiagnosticsCache(ResultCache<(u64, String)>);
+struct FileDiagnosticsCache(ResultCache<((u64, u64), String)>);
 
-/// The `getDiagnostics` (no `uri`) result last serialized, and the generation
-/// of the data it was built from.
+/// The `getDiagnostics` (no `uri`) result last serialized, and the generations
+/// of the data and of the deny rules it was built from.
 #[derive(Default)]
-struct AllDiagnosticsCache(ResultCache<u64>);
+struct AllDiagnosticsCache(ResultCache<(u64, u64)>);
 
 #[cfg(test)]
 #[path = "diagnostics_tests.rs"]

@@ -51,7 +51,12 @@ pub fn check_document_dirty(
     #[arg(description = "The document's absolute path or `file://` URI")] file_path: String,
 ) -> DocumentDirty<String> {
     let document = cx.buffers().and_then(|store| {
-        PathInput::parse(&file_path)?
+        let input = PathInput::parse(&file_path)?;
+        // A hidden file is answered as one that is not open.
+        if cx.hides_input(&input) {
+            return None;
+        }
+        input
             .candidates()
             .find_map(|path| store.handle_for_path(path))
             .map(|handle| handle.snapshot())

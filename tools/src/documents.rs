@@ -5,7 +5,7 @@
 use ide_mcp_runtime::{ListedResource, ResourceContents, mcp_resource};
 
 use crate::context::ReadContext;
-use crate::diagnostics::all_diagnostics_result;
+use crate::diagnostics::{all_diagnostics_result, shown_diagnostics};
 use crate::ports::DiagnosticsQuery;
 use crate::uri::{PathInput, encoded_file_uri};
 
@@ -22,7 +22,12 @@ pub fn open_document(cx: &ReadContext, path: String) -> Option<ResourceContents>
     let store = cx.buffers()?;
     // The template's variable holds the path without its leading `/`.
     let path = format!("/{path}");
-    let handle = PathInput::parse(&path)?
+    let input = PathInput::parse(&path)?;
+    // A hidden file is no resource: "not found", as for a closed one.
+    if cx.hides_input(&input) {
+        return None;
+    }
+    let handle = input
         .candidates()
         .find_map(|path| store.handle_for_path(path))?;
     let document = handle.snapshot();
@@ -39,7 +44,7 @@ pub fn open_documents(cx: &ReadContext) -> Vec<ListedResource> {
     let buffers: Vec<_> = editor
         .open_buffers()
         .into_iter()
-        .filter(|buffer| buffer.path.is_some())
+        .filter(|buffer| buffer.path.as_deref().is_some_and(|path| !cx.hides(path)))
         .collect();
     let ids: Vec<_> = buffers.iter().map(|buffer| buffer.id).collect();
     let dirty = cx
@@ -75,9 +80,11 @@ pub fn open_documents(cx: &ReadContext) -> Vec<ListedResource> {
     mime_type = "application/json"
 )]
 pub fn diagnostics(cx: &ReadContext) -> String {
-    let files = cx
-        .diagnostics()
-        .map(DiagnosticsQuery::all)
-        .unwrap_or_default();
+    let files = shown_diagnostics(
+        cx,
+        cx.diagnostics()
+            .map(DiagnosticsQuery::all)
+            .unwrap_or_default(),
+    );
     serde_json::to_string(&all_diagnostics_result(&files)).expect("diagnostics serialize")
 }

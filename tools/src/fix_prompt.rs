@@ -7,7 +7,7 @@ use ide_mcp_runtime::{PromptMessage, PromptResult, ResourceContents, mcp_prompt}
 use lsp_types::DiagnosticSeverity;
 
 use crate::context::ReadContext;
-use crate::diagnostics::{all_diagnostics_result, severity_name};
+use crate::diagnostics::{all_diagnostics_result, severity_name, shown_diagnostics};
 use crate::ports::{DiagnosticsQuery, FileDiagnostics};
 use crate::uri::PathInput;
 
@@ -21,10 +21,12 @@ pub fn fix_diagnostics(
     >,
     #[arg(description = "Also fix warnings (`yes`), not only errors")] warnings: Option<String>,
 ) -> PromptResult {
-    let mut files = cx
-        .diagnostics()
-        .map(DiagnosticsQuery::all)
-        .unwrap_or_default();
+    let mut files = shown_diagnostics(
+        cx,
+        cx.diagnostics()
+            .map(DiagnosticsQuery::all)
+            .unwrap_or_default(),
+    );
     if let Some(file) = &file {
         let wanted: Vec<_> = PathInput::parse(file)
             .map(|input| input.candidates().map(ToOwned::to_owned).collect())

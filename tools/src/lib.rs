@@ -86,6 +86,7 @@
 mod cache;
 mod context;
 pub mod current_selection;
+pub mod deny;
 pub mod diagnostics;
 pub mod diff_tabs;
 pub mod document_dirty;

@@ -11,11 +11,13 @@
 //! and `character` 1-based, characters counted as Unicode scalar values.
 //! Every location comes back the same way, with the text of its line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use ide_mcp_runtime::CallToolResult;
+use ide_mcp_runtime::{CallToolResult, Content};
+use serde_json::Value;
 
 use crate::context::ReadContext;
+use crate::deny::RuleSet;
 use crate::ports::{CallDirection, CharPosition, LspFeature, LspQuery};
 use crate::uri::PathInput;
 
@@ -23,18 +25,75 @@ use crate::uri::PathInput;
 pub const NO_SERVERS: &str =
     "the live LSP tools are not available: this host has no language server";
 
-/// Runs `query` through the context's servers, as a tool result.
+/// Runs `query` through the context's servers, as a tool result: refused
+/// for a file the deny rules hide; the answer without what it names in
+/// hidden files, and a second text saying how many were left out.
 async fn run(cx: &ReadContext, query: Result<LspQuery, String>) -> CallToolResult {
     let query = match query {
         Ok(query) => query,
         Err(message) => return CallToolResult::error(message),
     };
+    if let Some(path) = query.path()
+        && let Some(rule) = cx.deny_rules().read_denial(path)
+    {
+        return CallToolResult::error(rule.refusal("not asked", &path.to_string_lossy()));
+    }
     let Some(servers) = cx.servers() else {
         return CallToolResult::error(NO_SERVERS);
     };
-    match servers.ask(query).await {
-        Ok(answer) => CallToolResult::text(answer.to_string()),
+    let rules = cx.deny_rules().current();
+    match servers.ask(query, rules.clone()).await {
+        Ok(answer) => live_result(answer, &rules),
         Err(message) => CallToolResult::error(message),
+    }
+}
+
+/// The tool result of `answer`: its JSON text, less what `rules` hide,
+/// then, when something was left out, how many.
+pub fn live_result(mut answer: Value, rules: &RuleSet) -> CallToolResult {
+    let left_out = leave_out_hidden(&mut answer, rules);
+    let mut result = CallToolResult::text(answer.to_string());
+    if left_out > 0 {
+        result.content.push(Content::Text(left_out_note(left_out)));
+    }
+    result
+}
+
+/// What the model reads when results were left out.
+fn left_out_note(count: usize) -> String {
+    let results = if count == 1 { "result" } else { "results" };
+    format!("{count} {results} in files the user's deny rules hide were left out")
+}
+
+/// Removes from `answer` every entry of a list (at any depth) whose
+/// `filePath` or `newFilePath` the rules hide; how many were removed.
+pub fn leave_out_hidden(answer: &mut Value, rules: &RuleSet) -> usize {
+    if rules.is_empty() {
+        return 0;
+    }
+    let names_hidden = |item: &Value| {
+        ["filePath", "newFilePath"].into_iter().any(|key| {
+            item.get(key)
+                .and_then(Value::as_str)
+                .is_some_and(|path| rules.hides(Path::new(path)))
+        })
+    };
+    match answer {
+        Value::Array(items) => {
+            let before = items.len();
+            items.retain(|item| !names_hidden(item));
+            let removed = before - items.len();
+            removed
+                + items
+                    .iter_mut()
+                    .map(|item| leave_out_hidden(item, rules))
+                    .sum::<usize>()
+        }
+        Value::Object(members) => members
+            .values_mut()
+            .map(|member| leave_out_hidden(member, rules))
+            .sum(),
+        _ => 0,
     }
 }
 

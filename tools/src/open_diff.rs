@@ -86,6 +86,9 @@ pub fn open_diff_result(outcome: Result<DiffOutcome, String>, tab_name: &str) ->
 /// `close_tab` with the same `tab_name` withdraws the review.
 #[ide_mcp_runtime::mcp_tool]
 pub async fn open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> CallToolResult {
+    if let Some(refusal) = denied(cx, &args) {
+        return CallToolResult::error(refusal);
+    }
     let Some(review) = cx.review() else {
         return CallToolResult::error(NO_REVIEW);
     };
@@ -101,6 +104,17 @@ pub async fn open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> CallTool
     tracing::debug!(path = %request.path.display(), %tab_name, "openDiff");
     // Dropping this future (the call cancelled) withdraws the review.
     open_diff_result(review.open_diff(request).await, &tab_name)
+}
+
+/// The refusal of a review of a file the user's deny rules keep from
+/// being edited (a `Read` or an `Edit` rule), for either path.
+fn denied(cx: &ReadContext, args: &OpenDiffArgs) -> Option<String> {
+    [&args.new_file_path, &args.old_file_path]
+        .into_iter()
+        .find_map(|given| {
+            let rule = cx.edit_denial_of(&PathInput::parse(given)?)?;
+            Some(rule.refusal("openDiff refused", given))
+        })
 }
 
 #[cfg(test)]

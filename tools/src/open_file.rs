@@ -121,11 +121,16 @@ pub async fn open_file(
     let Some(opener) = cx.opener() else {
         return CallToolResult::error(NO_OPENER);
     };
-    let Some(path) = PathInput::parse(&file_path).map(|p| p.path().to_path_buf()) else {
+    let Some(input) = PathInput::parse(&file_path) else {
         return CallToolResult::error(format!(
             "`filePath` is not an absolute path or file URI: {file_path:?}"
         ));
     };
+    // Neither shown nor read: its text would answer `startText`.
+    if let Some(rule) = cx.read_denial_of(&input) {
+        return CallToolResult::error(rule.refusal("openFile refused", &file_path));
+    }
+    let path = input.path().to_path_buf();
     let args = OpenFileArgs {
         preview: preview.unwrap_or(false),
         start_text,

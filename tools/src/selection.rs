@@ -6,6 +6,7 @@
 //! notifications, never by calling `getCurrentSelection`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ide_mcp_runtime::Notifier;
@@ -14,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::context::ReadContext;
 use crate::current_selection::SelectionState;
+use crate::deny::DenyRules;
 use crate::uri::LossyPath;
 
 /// The notification that carries the selection.
@@ -51,11 +53,17 @@ pub const SELECTION_DEBOUNCE: Duration = Duration::from_millis(100);
 /// opening and closing as changes of the active buffer) also sends
 /// `notifications/resources/list_changed`, once per debounced change.
 ///
+/// Nothing of a file the context's deny rules hide is sent: a selection
+/// in it is no selection (the last one is forgotten, not kept for later
+/// clients), an `at_mentioned` of it is not sent, and its opening or
+/// closing changes no resources. A change of the rules is a change too.
+///
 /// The task ends when the publisher is dropped (after sending a pending change).
 #[derive(Debug)]
 pub struct SelectionPublisher {
     changed: mpsc::Sender<()>,
     notifier: Notifier,
+    deny: Arc<DenyRules>,
 }
 
 impl SelectionPublisher {
@@ -69,8 +77,13 @@ impl SelectionPublisher {
     pub fn spawn_with_debounce(notifier: Notifier, cx: ReadContext, interval: Duration) -> Self {
         // One slot: a pending change is a flag, later ones add nothing.
         let (changed, rx) = mpsc::channel(1);
+        let deny = cx.deny_rules_arc();
         tokio::spawn(run(rx, notifier.clone(), cx, interval));
-        Self { changed, notifier }
+        Self {
+            changed,
+            notifier,
+            deny,
+        }
     }
 
     /// Reports that the selection or the active buffer changed.
@@ -81,13 +94,18 @@ impl SelectionPublisher {
 
     /// Sends `at_mentioned` at once: asks the CLI to insert an `@file#Lx-y`
     /// mention of `file_path` (lines zero-based, optional) into its prompt.
-    /// Returns how many clients it was queued for.
+    /// Returns how many clients it was queued for: none when the deny
+    /// rules hide the file.
     pub fn at_mentioned(
         &self,
         file_path: &Path,
         line_start: Option<u32>,
         line_end: Option<u32>,
     ) -> usize {
+        if self.deny.hides(file_path) {
+            tracing::debug!("at_mentioned of a file the deny rules hide: not sent");
+            return 0;
+        }
         self.notifier.notify(
             "at_mentioned",
             &at_mentioned_params(file_path, line_start, line_end),
@@ -129,7 +147,13 @@ async fn run(
     interval: Duration,
 ) {
     let mut open = open_documents(&cx);
-    while changed.recv().await.is_some() {
+    let mut rules = cx.deny_rules().subscribe();
+    let mut rules_live = true;
+    loop {
+        tokio::select! {
+            change = changed.recv() => if change.is_none() { return },
+            alive = rules.changed(), if rules_live => rules_live = alive.is_ok(),
+        }
         // Wait until the selection has been still for `interval`.
         let last = loop {
             match tokio::time::timeout(interval, changed.recv()).await {
@@ -158,6 +182,7 @@ fn open_documents(cx: &ReadContext) -> Vec<std::sync::Arc<Path>> {
         .unwrap_or_default()
         .into_iter()
         .filter_map(|buffer| buffer.path)
+        .filter(|path| !cx.hides(path))
         .collect();
     paths.sort_unstable();
     paths

@@ -102,6 +102,13 @@ impl Place {
     /// Waits until no host runs, no lockfile is left in the CLI's
     /// directory and no file in the private one.
     pub(crate) fn wait_all_gone(&self, limit: Duration) {
+        self.wait_all_gone_but(&[], limit);
+    }
+
+    /// [`wait_all_gone`](Self::wait_all_gone), but for the private
+    /// directory's files `kept` (the tools `ide-mcp bridge` remembers for
+    /// its next start: `["bridge-tools.json"]`).
+    pub(crate) fn wait_all_gone_but(&self, kept: &[&str], limit: Duration) {
         let start = Instant::now();
         loop {
             let (hosts, ide, private) = (
@@ -109,7 +116,7 @@ impl Place {
                 self.ide_dir_entries(),
                 self.private_entries(),
             );
-            if hosts.is_empty() && ide.is_empty() && private.is_empty() {
+            if hosts.is_empty() && ide.is_empty() && private == kept {
                 return;
             }
             assert!(

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ide_mcp_runtime::WsOptions;
+use ide_mcp_tools::deny::{DenyRules, SettingsRoots};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -52,6 +53,12 @@ pub async fn serve(
     };
     let ws = Arc::new(LspWorkspace::new());
     ws.override_folders(key.folders().to_vec());
+    // The user's deny rules, as the agents' CLI reads them for these
+    // folders and this configuration directory.
+    ws.set_deny_rules(DenyRules::watch(
+        SettingsRoots::from_env().with_config_dir(key.config_dir()),
+        key.folders().to_vec(),
+    ));
     let reviews = Reviews::new(Arc::clone(&ws));
     reviews.set_marking(options.after_review);
     let reviewing = reviews.spawn();

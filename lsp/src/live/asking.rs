@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ide_mcp_tools::deny::RuleSet;
 use ide_mcp_tools::{CharPosition, LanguageServers, LspFeature, LspFuture, LspQuery};
 use lsp_types::Position;
 use ropey::Rope;
@@ -19,9 +20,9 @@ use ide_mcp_tools::uri::encoded_file_uri;
 pub(crate) struct Live<H>(pub(crate) Arc<H>);
 
 impl<H: ServerHost> LanguageServers for Live<H> {
-    fn ask(&self, query: LspQuery) -> LspFuture {
+    fn ask(&self, query: LspQuery, hidden: Arc<RuleSet>) -> LspFuture {
         let host = Arc::clone(&self.0);
-        Box::pin(async move { ask(&*host, query).await })
+        Box::pin(async move { ask(&*host, query, hidden).await })
     }
 }
 
@@ -37,13 +38,20 @@ pub(super) struct Asking<'a, H: ServerHost> {
     /// The version of `text` the host has open; `None` when it does not
     /// have the file open.
     pub(super) version: Option<i32>,
+    /// The user's deny rules: the files whose text is never read.
+    pub(super) hidden: Arc<RuleSet>,
     pub(super) _held: Option<H::Held>,
 }
 
 impl<'a, H: ServerHost> Asking<'a, H> {
     /// The server for `feature` on `path`, with the file's text, the file
-    /// opened on the server unless it has it.
-    pub(super) fn new(host: &'a H, path: &Path, feature: LspFeature) -> Result<Self, String> {
+    /// opened on the server unless it has it; `hidden`'s files never read.
+    pub(super) fn new(
+        host: &'a H,
+        path: &Path,
+        feature: LspFeature,
+        hidden: &Arc<RuleSet>,
+    ) -> Result<Self, String> {
         let route = host.route_for(path, feature)?;
         let uri = encoded_file_uri(path);
         let Document {
@@ -58,6 +66,7 @@ impl<'a, H: ServerHost> Asking<'a, H> {
             uri,
             text,
             version,
+            hidden: Arc::clone(hidden),
             _held: held,
         })
     }
@@ -93,7 +102,9 @@ impl<'a, H: ServerHost> Asking<'a, H> {
 
     /// The texts of the files of answers, this file's as asked.
     pub(super) fn texts(&self) -> Texts<'a> {
-        Texts::new(self.host).with(&self.path, self.text.clone())
+        Texts::new(self.host)
+            .hiding(Arc::clone(&self.hidden))
+            .with(&self.path, self.text.clone())
     }
 
     /// The version of `path` the host has open: `text`'s for the file
@@ -160,13 +171,18 @@ impl<'a, H: ServerHost> Asking<'a, H> {
     }
 }
 
-/// Answers `query` with `host`'s servers.
-async fn ask<H: ServerHost>(host: &H, query: LspQuery) -> Result<Value, String> {
+/// Answers `query` with `host`'s servers, reading no text of a file
+/// `hidden` hides.
+async fn ask<H: ServerHost>(
+    host: &H,
+    query: LspQuery,
+    hidden: Arc<RuleSet>,
+) -> Result<Value, String> {
     let feature = query.feature();
     host.ready(query.path()).await;
-    let asking = |path: &Path| Asking::new(host, path, feature);
+    let asking = |path: &Path| Asking::new(host, path, feature, &hidden);
     match query {
-        LspQuery::WorkspaceSymbols { query } => workspace_symbols(host, &query).await,
+        LspQuery::WorkspaceSymbols { query } => workspace_symbols(host, &query, &hidden).await,
         LspQuery::At { path, at, .. } => asking(&path)?.at(feature, at).await,
         LspQuery::DocumentSymbols { path } => asking(&path)?.symbols().await,
         LspQuery::ReferencesOf { path, symbol } => asking(&path)?.references_of(&symbol).await,
@@ -181,7 +197,11 @@ async fn ask<H: ServerHost>(host: &H, query: LspQuery) -> Result<Value, String> 
 }
 
 /// `workspace/symbol` of every server that provides it, merged.
-async fn workspace_symbols<H: ServerHost>(host: &H, query: &str) -> Result<Value, String> {
+async fn workspace_symbols<H: ServerHost>(
+    host: &H,
+    query: &str,
+    hidden: &Arc<RuleSet>,
+) -> Result<Value, String> {
     let routes = host.routes_providing(LspFeature::WorkspaceSymbols);
     if routes.is_empty() {
         return Err(host.none_provides(LspFeature::WorkspaceSymbols));
@@ -192,7 +212,7 @@ async fn workspace_symbols<H: ServerHost>(host: &H, query: &str) -> Result<Value
         .map(|route| host.send(route, LspFeature::WorkspaceSymbols.method(), &params));
     // Concurrently: a slow server costs its own time, not the sum.
     let answers = futures_util::future::join_all(asked).await;
-    let mut texts = Texts::new(host);
+    let mut texts = Texts::new(host).hiding(Arc::clone(hidden));
     let mut symbols = Vec::new();
     let mut errors = Vec::new();
     for (route, answer) in routes.iter().zip(answers) {

@@ -18,6 +18,10 @@
 //! A `TextDocumentEdit` for a version of an open document other than the
 //! editor's current one is refused: the user typed since the server
 //! computed it, and its positions no longer hold.
+//!
+//! The text edits of a file the user's deny rules hide are not played (its
+//! text is never read): the answer lists it as `{filePath}` alone, which
+//! the tool leaves out, counting it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +45,8 @@ enum Change {
     },
     /// A file operation, as the model reads it.
     Operation(Value),
+    /// The text edits of a file the deny rules hide: listed by path only.
+    Hidden(PathBuf),
 }
 
 /// The edit being played.
@@ -79,6 +85,9 @@ pub(super) fn preview(
             } else {
                 let document = &change["textDocument"];
                 let path = path_of(&document["uri"])?;
+                if play.hidden(&path) {
+                    continue;
+                }
                 play.check_version(&path, &document["version"])?;
                 play.text_edits(&path, &change["edits"])?;
             }
@@ -86,7 +95,9 @@ pub(super) fn preview(
     } else if let Some(changes) = edit["changes"].as_object() {
         for (uri, edits) in changes {
             let path = path_of(&Value::from(uri.as_str()))?;
-            play.text_edits(&path, edits)?;
+            if !play.hidden(&path) {
+                play.text_edits(&path, edits)?;
+            }
         }
     }
     Ok(play.finish(folders))
@@ -100,6 +111,22 @@ fn path_of(uri: &Value) -> Result<PathBuf, String> {
 }
 
 impl Play<'_, '_> {
+    /// Whether the deny rules hide `path`; if so, it is listed once as
+    /// [`Change::Hidden`].
+    fn hidden(&mut self, path: &Path) -> bool {
+        if !self.texts.hides(path) {
+            return false;
+        }
+        let listed = self
+            .changes
+            .iter()
+            .any(|change| matches!(change, Change::Hidden(p) if p == path));
+        if !listed {
+            self.changes.push(Change::Hidden(path.to_path_buf()));
+        }
+        true
+    }
+
     fn check_version(&self, path: &Path, version: &Value) -> Result<(), String> {
         let (Some(theirs), Some(ours)) = (version.as_i64(), (self.version_of)(path)) else {
             return Ok(());
@@ -249,6 +276,7 @@ impl Play<'_, '_> {
             .into_iter()
             .filter_map(|change| match change {
                 Change::Operation(value) => Some(value),
+                Change::Hidden(path) => Some(json!({"filePath": path.to_string_lossy()})),
                 Change::Diff {
                     path,
                     before,
@@ -358,6 +386,49 @@ mod tests {
                 json!({"operation": "create", "filePath": "/w/new.py", "ignoreIfExists": true}),
                 json!({"filePath": "/w/new.py", "diff": "--- a/new.py\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\n"}),
                 json!({"operation": "delete", "filePath": "/elsewhere/old.py"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_hidden_files_edits_are_listed_by_path_and_its_text_never_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(folder.join(".claude")).unwrap();
+        std::fs::write(
+            folder.join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Read(secret.py)"]}}"#,
+        )
+        .unwrap();
+        let roots = ide_mcp_tools::deny::SettingsRoots {
+            home: None,
+            config_dir: None,
+            managed_dir: folder.join("managed"),
+        };
+        let hidden = ide_mcp_tools::deny::RuleSet::read(&roots, std::slice::from_ref(&folder));
+        let secret = folder.join("secret.py");
+        // On disk, but never read: its edit would not apply to this text.
+        std::fs::write(&secret, "").unwrap();
+        let uri = ide_mcp_tools::uri::encoded_file_uri(&secret);
+        let edit = json!({"documentChanges": [
+            {"textDocument": {"uri": uri, "version": 9}, "edits": [edit(5, 0, 5, 1, "x")]},
+            {"textDocument": {"uri": "file:///w/util.py", "version": null}, "edits": [edit(0, 4, 0, 9, "hello")]},
+            {"textDocument": {"uri": uri, "version": 9}, "edits": [edit(7, 0, 7, 1, "y")]},
+        ]});
+        let at_one = |_: &Path| Some(1);
+        let answer = preview(
+            &edit,
+            &mut texts().hiding(std::sync::Arc::new(hidden)),
+            PositionEncoding::Utf16,
+            &at_one,
+            &[PathBuf::from("/w")],
+        )
+        .unwrap();
+        assert_eq!(
+            answer,
+            [
+                json!({"filePath": secret.to_str().unwrap()}),
+                json!({"filePath": "/w/util.py", "diff": "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n-def greet(name):\n+def hello(name):\n     return name\n"}),
             ]
         );
     }

@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ide_mcp_tools::CharPosition;
+use ide_mcp_tools::deny::RuleSet;
 use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Map, Value};
@@ -53,19 +55,32 @@ pub(super) fn position_of(value: &Value) -> Option<Position> {
 
 /// Texts of the files results name, as the host has them (through the
 /// LSP proxy, the editor's when open, else the file's); read once per
-/// file.
+/// file. A file the user's deny rules hide has no text: it is never read.
 pub(super) struct Texts<'a> {
     files: &'a dyn FileTexts,
     read: HashMap<PathBuf, Option<Rope>>,
+    hidden: Arc<RuleSet>,
 }
 
 impl<'a> Texts<'a> {
-    /// No text read yet.
+    /// No text read yet; no file hidden.
     pub(super) fn new(files: &'a dyn FileTexts) -> Self {
         Self {
             files,
             read: HashMap::new(),
+            hidden: Arc::default(),
         }
+    }
+
+    /// With the files `hidden` hides having no text.
+    pub(super) fn hiding(mut self, hidden: Arc<RuleSet>) -> Self {
+        self.hidden = hidden;
+        self
+    }
+
+    /// Whether the deny rules hide `path`.
+    pub(super) fn hides(&self, path: &Path) -> bool {
+        self.hidden.hides(path)
     }
 
     /// With `text` as `path`'s (the text a question was asked on).
@@ -74,8 +89,12 @@ impl<'a> Texts<'a> {
         self
     }
 
-    /// The text of `path` as the host has it, read once.
+    /// The text of `path` as the host has it, read once; `None` for a
+    /// hidden file, which is not read.
     pub(super) fn of(&mut self, path: &Path) -> Option<&Rope> {
+        if self.hidden.hides(path) {
+            return None;
+        }
         self.read
             .entry(path.to_path_buf())
             .or_insert_with(|| self.files.text_of(path))
@@ -301,6 +320,7 @@ mod tests {
     fn answers_become_the_models_locations() {
         let mut texts = Texts {
             files: &Disk,
+            hidden: Arc::default(),
             read: HashMap::from([(
                 PathBuf::from("/w/a.py"),
                 Some(Rope::from("def f():\n    return é(1)\n")),
@@ -336,6 +356,7 @@ mod tests {
         let path = PathBuf::from("/w/a.py");
         let mut texts = Texts {
             files: &Disk,
+            hidden: Arc::default(),
             read: HashMap::from([(
                 path.clone(),
                 Some(Rope::from("class A:\n    def m(self): ...\n")),

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
+use ide_mcp_tools::deny::DenyRules;
 use ide_mcp_tools::memory::DEFAULT_SETTLE_BOUND;
 use ide_mcp_tools::{
     BufferId, BufferStore, DiagnosticsQuery, DocumentHandle, EditorAccess, FileDiagnostics,
@@ -83,6 +85,7 @@ pub struct LspWorkspace {
     pub(crate) servers: Arc<ServerRequests>,
     editor: watch::Sender<Option<EditorInfo>>,
     folders_override: Mutex<Option<Vec<PathBuf>>>,
+    deny: ArcSwap<DenyRules>,
     events: broadcast::Sender<WorkspaceEvent>,
     next_stream: AtomicU64,
 }
@@ -110,6 +113,7 @@ impl LspWorkspace {
             servers: Arc::default(),
             editor: watch::Sender::new(None),
             folders_override: Mutex::new(None),
+            deny: ArcSwap::from_pointee(DenyRules::default()),
             events: broadcast::Sender::new(EVENT_CAPACITY),
             next_stream: AtomicU64::new(0),
         }
@@ -126,6 +130,22 @@ impl LspWorkspace {
             .folders_override
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(folders);
+    }
+
+    /// Uses `rules` as the user's deny rules (a host's
+    /// [`DenyRules::watch`] over its folders): what they hide leaves
+    /// through no tool, resource, prompt or notification of a
+    /// [`read_context`](Self::read_context). Set before the context is
+    /// built; by default nothing is denied.
+    pub fn set_deny_rules(&self, rules: Arc<DenyRules>) {
+        self.deny.store(rules);
+    }
+
+    /// The user's deny rules ([`set_deny_rules`](Self::set_deny_rules)):
+    /// `ws.deny_rules().hides(path)` before a file's content is read or
+    /// sent anywhere. Wait-free.
+    pub fn deny_rules(&self) -> Arc<DenyRules> {
+        self.deny.load_full()
     }
 
     /// The workspace folders: the override, else the editor's.
@@ -194,8 +214,9 @@ impl LspWorkspace {
 
     /// A [`ReadContext`] builder with the three ports, the file opener
     /// (`openFile` through `window/showDocument`) and the language servers
-    /// (the live LSP tools, through the proxies) set to this workspace and
-    /// the [workspace folders](Self::workspace_folders) added.
+    /// (the live LSP tools, through the proxies) set to this workspace,
+    /// the [workspace folders](Self::workspace_folders) added and the
+    /// [deny rules](Self::deny_rules) set.
     pub fn read_context(self: &Arc<Self>) -> ReadContextBuilder {
         ReadContext::builder()
             .editor(self.clone())
@@ -204,6 +225,7 @@ impl LspWorkspace {
             .opener(self.clone())
             .servers(Arc::new(Live(self.clone())))
             .workspace_folders(self.workspace_folders())
+            .deny_rules(self.deny_rules())
     }
 
     /// Sends `window/showDocument` with `params` to an editor that

@@ -107,16 +107,20 @@ pub struct OpenEditorsState {
 }
 
 impl OpenEditorsState {
-    /// Copies the buffer list out of the editor port and reads each file-backed
-    /// buffer's dirty flag from the buffer store (`false` when unknown).
-    /// The tabs' names come from the tool's names cache when the editor
-    /// keeps a generation (read first, as for the cached bytes).
+    /// Copies the buffer list out of the editor port, less the files the
+    /// deny rules hide, and reads each file-backed buffer's dirty flag from
+    /// the buffer store (`false` when unknown). The tabs' names come from
+    /// the tool's names cache when the editor keeps a generation (read
+    /// first, as for the cached bytes).
     pub fn read(cx: &ReadContext) -> Self {
         let generation = cx.editor().and_then(EditorAccess::generation);
-        let buffers = cx
+        let mut buffers = cx
             .editor()
             .map(EditorAccess::open_buffers)
             .unwrap_or_default();
+        if !cx.deny_rules().current().is_empty() {
+            buffers.retain(|b| !b.path.as_deref().is_some_and(|path| cx.hides(path)));
+        }
         let names = generation
             .filter(|_| !buffers.is_empty())
             .map(|generation| {
@@ -167,9 +171,10 @@ pub fn get_open_editors(cx: &ReadContext) -> PreparedResult {
     // With generations from both ports, unchanged tabs are answered from the
     // bytes serialized last time. They are read before the data (see
     // `EditorAccess::generation`), so new data is never filed under an old key.
+    let rules = cx.deny_rules().generation();
     let key = match (cx.editor().map(EditorAccess::generation), cx.buffers()) {
-        (Some(Some(editor)), Some(buffers)) => buffers.generation().map(|b| (editor, b)),
-        (Some(Some(editor)), None) => Some((editor, 0)),
+        (Some(Some(editor)), Some(buffers)) => buffers.generation().map(|b| (editor, b, rules)),
+        (Some(Some(editor)), None) => Some((editor, 0, rules)),
         _ => None,
     };
     let build = || PreparedResult::json_text(&OpenEditorsState::read(cx));
@@ -184,9 +189,9 @@ pub fn get_open_editors(cx: &ReadContext) -> PreparedResult {
 }
 
 /// The `getOpenEditors` result last serialized, and the generations of the
-/// editor and the buffer store it was built from.
+/// editor, the buffer store and the deny rules it was built from.
 #[derive(Default)]
-struct OpenEditorsCache(ResultCache<(u64, u64)>);
+struct OpenEditorsCache(ResultCache<(u64, u64, u64)>);
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,11 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::Value;
+
+use crate::deny::RuleSet;
 
 /// What a live LSP tool asks the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -221,5 +224,10 @@ pub trait LanguageServers: Send + Sync {
     /// Asks `query` of the server for its file's language; the answer is
     /// in the model's positions, each location with its line's text.
     /// Dropping the future cancels the request.
-    fn ask(&self, query: LspQuery) -> LspFuture;
+    ///
+    /// `hidden` are the user's deny rules in force: the text of a file
+    /// they hide is never read for the answer (its locations and edits
+    /// may still be listed, with no text: the tool leaves them out and
+    /// says how many).
+    fn ask(&self, query: LspQuery, hidden: Arc<RuleSet>) -> LspFuture;
 }
