@@ -5,6 +5,7 @@
 use ide_mcp_test_support::http as client;
 #[path = "../common/mod.rs"]
 mod common;
+mod events;
 mod refusals;
 mod sessions;
 
