@@ -51,6 +51,11 @@ pub struct LspProxyArgs {
     /// `workspace/applyEdit`; a buffer with unsaved changes never is).
     #[arg(long)]
     pub no_reload: bool,
+    /// Do not serve Gemini CLI's IDE companion (by default the workspace's
+    /// IDE host serves `gemini` too, through
+    /// `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json`).
+    #[arg(long)]
+    pub no_gemini: bool,
     /// Where the observer runs: `hand-off` (a thread of its own, the
     /// default), `inline` (on the forwarding threads), or `off` (forward
     /// only, no IDE): for the benchmarks.
@@ -91,6 +96,7 @@ impl LspProxyArgs {
                 .as_ref()
                 .map(|log| std::path::absolute(log).unwrap_or_else(|_| log.clone())),
             reload: !self.no_reload,
+            gemini: !self.no_gemini,
         }
     }
 
@@ -122,6 +128,9 @@ pub struct HostArgs {
     /// Leave open buffers alone when their files change on disk.
     #[arg(long)]
     pub no_reload: bool,
+    /// Do not serve Gemini CLI's IDE companion.
+    #[arg(long)]
+    pub no_gemini: bool,
 }
 
 impl HostArgs {
@@ -143,6 +152,7 @@ impl HostArgs {
             linger: Duration::from_secs(self.linger),
             log: self.log.clone(),
             reload: !self.no_reload,
+            gemini: !self.no_gemini,
         })
     }
 
@@ -173,6 +183,9 @@ pub fn host_command(options: &HostOptions) -> Command {
     if !options.reload {
         command.arg("--no-reload");
     }
+    if !options.gemini {
+        command.arg("--no-gemini");
+    }
     command
 }
 
@@ -192,6 +205,7 @@ mod tests {
             linger: Duration::from_secs(7),
             log: Some(PathBuf::from("/var/log/l.log")),
             reload: false,
+            gemini: false,
         };
         let command = host_command(&options);
         let args = std::iter::once(std::ffi::OsStr::new("ide-mcp")).chain(command.get_args());

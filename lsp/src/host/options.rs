@@ -24,6 +24,9 @@ pub struct HostOptions {
     /// Whether clean buffers show what Claude writes to their files
     /// ([`reload`](super::reload)).
     pub reload: bool,
+    /// Whether it serves Gemini CLI's IDE companion too
+    /// ([`gemini`](ide_mcp_tools::gemini); `--no-gemini` turns it off).
+    pub gemini: bool,
 }
 
 impl HostOptions {

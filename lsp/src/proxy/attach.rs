@@ -130,6 +130,7 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
         linger: this.options.linger,
         log: this.options.host_log.clone(),
         reload: this.options.reload,
+        gemini: this.options.gemini,
     })
 }
 

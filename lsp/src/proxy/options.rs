@@ -34,6 +34,9 @@ pub struct ProxyOptions {
     /// Whether a host this proxy starts shows Claude's writes in clean
     /// buffers (`--no-reload` turns it off).
     pub reload: bool,
+    /// Whether the host it starts serves Gemini CLI's IDE companion
+    /// (`--no-gemini` turns it off).
+    pub gemini: bool,
 }
 
 impl Default for ProxyOptions {
@@ -49,6 +52,7 @@ impl Default for ProxyOptions {
             linger: DEFAULT_LINGER,
             host_log: None,
             reload: true,
+            gemini: true,
         }
     }
 }

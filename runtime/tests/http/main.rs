@@ -54,6 +54,7 @@ static HANG: ToolDef = ToolDef {
     states: |_| {},
     execution: Execution::Async,
     call: hang,
+    face: None,
     location: SourceLocation {
         crate_name: "fixture",
         file: file!(),

@@ -60,6 +60,14 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
     }
     let (parts, body) = request.into_parts();
     let heads = Heads::read(&parts.headers);
+    if shared.options.refuse_any_origin && heads.origin.first.is_some() {
+        tracing::warn!("HTTP request refused: this server takes no `Origin`");
+        return refusal(
+            StatusCode::FORBIDDEN,
+            INVALID_REQUEST,
+            &"requests that carry an Origin header are refused: this server serves no browser",
+        );
+    }
     let gate = Gate {
         token: &shared.token,
         port: shared.port,

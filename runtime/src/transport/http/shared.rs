@@ -30,6 +30,10 @@ pub struct HttpOptions {
     /// (e.g. `"https://inspector.example"`); requests from any other `Origin`
     /// get 403.
     pub allowed_origins: Vec<String>,
+    /// Refuses (403) every request that carries an `Origin`, the server's
+    /// own localhost origins and `allowed_origins` included: for a face
+    /// whose clients are never browsers (Gemini CLI's IDE companion).
+    pub refuse_any_origin: bool,
     /// The largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
     /// The most requests being answered at once, over all clients; more get 503.
@@ -51,6 +55,7 @@ impl Default for HttpOptions {
             port: None,
             auth_token: None,
             allowed_origins: Vec::new(),
+            refuse_any_origin: false,
             max_body_bytes: MAX_MESSAGE_BYTES,
             max_in_flight: 256,
             max_sessions: 64,
