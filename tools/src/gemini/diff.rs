@@ -125,7 +125,7 @@ pub fn editor_path(cx: &ReadContext, file_path: &Path) -> PathBuf {
     let real = std::fs::canonicalize(file_path).unwrap_or_else(|_| file_path.to_path_buf());
     cx.editor()
         .into_iter()
-        .flat_map(|editor| editor.open_buffers())
+        .flat_map(crate::ports::EditorAccess::open_buffers)
         .filter_map(|buffer| buffer.path)
         .find(|path| std::fs::canonicalize(path).is_ok_and(|p| p == real))
         .map_or_else(|| file_path.to_path_buf(), |path| path.to_path_buf())

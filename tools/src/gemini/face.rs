@@ -215,12 +215,8 @@ async fn publish(
     let mut last = None;
     send(&notifier, &cx, &options, &mut stamps, &mut last);
     while changes.recv().await.is_some() {
-        loop {
-            match tokio::time::timeout(options.debounce, changes.recv()).await {
-                Ok(Some(())) => {}
-                Ok(None) | Err(_) => break,
-            }
-        }
+        // Until the changes pause (or the face is dropped).
+        while let Ok(Some(())) = tokio::time::timeout(options.debounce, changes.recv()).await {}
         send(&notifier, &cx, &options, &mut stamps, &mut last);
     }
 }
@@ -232,7 +228,10 @@ fn send(
     stamps: &mut Stamps,
     last: &mut Option<Vec<u8>>,
 ) {
-    let buffers = cx.editor().map(|e| e.open_buffers()).unwrap_or_default();
+    let buffers = cx
+        .editor()
+        .map(crate::ports::EditorAccess::open_buffers)
+        .unwrap_or_default();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
