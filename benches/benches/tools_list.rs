@@ -18,7 +18,7 @@ use ide_mcp_tools::TOOL_NAMES;
 fn registry(extra: usize) -> Arc<Registry> {
     let mut defs: Vec<&'static ToolDef> = ide_mcp_runtime::tools()
         .iter()
-        .filter(|d| TOOL_NAMES.contains(&d.name))
+        .filter(|d| d.face.is_none() && TOOL_NAMES.contains(&d.name))
         .collect();
     let template = *defs
         .iter()
@@ -35,6 +35,7 @@ fn registry(extra: usize) -> Arc<Registry> {
             states: template.states,
             execution: template.execution,
             call: template.call,
+            face: None,
             location: template.location,
         })));
     }

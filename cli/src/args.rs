@@ -93,6 +93,10 @@ pub struct ServeArgs {
     /// Serve HTTP only: no IDE WebSocket and no lockfile.
     #[arg(long, requires = "http")]
     pub no_ide: bool,
+    /// Do not serve Gemini CLI's IDE companion (by default `gemini` finds
+    /// this IDE through `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json`).
+    #[arg(long, conflicts_with = "stdio")]
+    pub no_gemini: bool,
 }
 
 /// `ide-mcp bridge`.

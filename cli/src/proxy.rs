@@ -57,6 +57,11 @@ pub struct LspProxyArgs {
     /// or revert it.
     #[arg(long)]
     pub no_after_review: bool,
+    /// Do not serve Gemini CLI's IDE companion (by default the workspace's
+    /// IDE host serves `gemini` too, through
+    /// `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json`).
+    #[arg(long)]
+    pub no_gemini: bool,
     /// Where the observer runs: `hand-off` (a thread of its own, the
     /// default), `inline` (on the forwarding threads), or `off` (forward
     /// only, no IDE): for the benchmarks.
@@ -98,6 +103,7 @@ impl LspProxyArgs {
                 .map(|log| std::path::absolute(log).unwrap_or_else(|_| log.clone())),
             reload: !self.no_reload,
             after_review: !self.no_after_review,
+            gemini: !self.no_gemini,
         }
     }
 
@@ -132,6 +138,9 @@ pub struct HostArgs {
     /// Do not mark the changes of writes made without a review.
     #[arg(long)]
     pub no_after_review: bool,
+    /// Do not serve Gemini CLI's IDE companion.
+    #[arg(long)]
+    pub no_gemini: bool,
 }
 
 impl HostArgs {
@@ -154,6 +163,7 @@ impl HostArgs {
             log: self.log.clone(),
             reload: !self.no_reload,
             after_review: !self.no_after_review,
+            gemini: !self.no_gemini,
         })
     }
 
@@ -187,6 +197,9 @@ pub fn host_command(options: &HostOptions) -> Command {
     if !options.after_review {
         command.arg("--no-after-review");
     }
+    if !options.gemini {
+        command.arg("--no-gemini");
+    }
     command
 }
 
@@ -207,6 +220,7 @@ mod tests {
             log: Some(PathBuf::from("/var/log/l.log")),
             reload: false,
             after_review: false,
+            gemini: false,
         };
         let command = host_command(&options);
         let args = std::iter::once(std::ffi::OsStr::new("ide-mcp")).chain(command.get_args());

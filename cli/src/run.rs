@@ -10,6 +10,8 @@ use ide_mcp_runtime::{
 };
 use serde_json::{Value, json};
 
+use ide_mcp_tools::gemini::{GeminiFace, GeminiOptions};
+
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
 use crate::diagnostics::ProgressBoard;
 use crate::headless::Headless;
@@ -41,7 +43,7 @@ pub fn headless_serves(tool: &str, with_servers: bool) -> bool {
 pub fn headless_registry(with_servers: bool) -> Result<Registry, BoxError> {
     let tools = ide_mcp_runtime::tools()
         .iter()
-        .filter(|tool| headless_serves(tool.name, with_servers));
+        .filter(|tool| tool.face.is_none() && headless_serves(tool.name, with_servers));
     Ok(Registry::from_items(
         tools,
         ide_mcp_runtime::resource::resources(),
@@ -103,6 +105,11 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
         headless.shutdown().await;
         return Ok(());
     }
+    let gemini = if args.no_gemini {
+        None
+    } else {
+        Some(serve_gemini(args, &headless).await?)
+    };
     let handle = serving
         .run({
             let (server, options) = (server.clone(), ws_options(args, &headless));
@@ -112,6 +119,9 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     // Not a log line: what a person starting the server needs to read.
     eprintln!("{}", banner(&handle, &headless));
     handle.shutdown_after(stop).await?;
+    if let Some(gemini) = gemini {
+        gemini.shutdown().await;
+    }
     if let Some(http) = http {
         http.shutdown().await;
     }
@@ -154,6 +164,24 @@ fn banner(handle: &WsServerHandle, headless: &Headless) -> String {
          or run `claude` in the workspace and type /ide",
         folders.join(", ")
     )
+}
+
+/// Serves Gemini CLI's IDE companion over the headless state (no
+/// `openDiff`: no one to review an edit) and says where.
+async fn serve_gemini(args: &ServeArgs, headless: &Headless) -> Result<GeminiFace, BoxError> {
+    let options = GeminiOptions {
+        folders: headless.folders.clone(),
+        display_name: args.ide_name.clone(),
+        ..GeminiOptions::default()
+    };
+    let face = GeminiFace::start(headless.context.clone(), options).await?;
+    // Not a log line: what a person starting the server needs to read.
+    eprintln!(
+        "ide-mcp: serving Gemini CLI on http://127.0.0.1:{}/mcp ({}): start `gemini` in the workspace, then /ide enable",
+        face.port(),
+        face.discovery_path().display()
+    );
+    Ok(face)
 }
 
 /// Starts Streamable HTTP and prints the `claude mcp add` line that uses it.

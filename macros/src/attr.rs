@@ -22,6 +22,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "open_world",
     "blocking",
     "structured",
+    "face",
     "crate",
 ];
 
@@ -104,6 +105,8 @@ pub(crate) struct ToolAttr {
     pub(crate) open_world: Flag,
     pub(crate) blocking: Flag,
     pub(crate) structured: Flag,
+    /// The face (an agent's protocol) that alone lists the tool.
+    pub(crate) face: Option<LitStr>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -149,6 +152,8 @@ impl ToolAttr {
             string(meta, &mut self.description, "description")
         } else if path.is_ident("title") {
             string(meta, &mut self.title, "title")
+        } else if path.is_ident("face") {
+            string(meta, &mut self.face, "face")
         } else if path.is_ident("crate") {
             set_once(meta, &mut self.krate, "crate", |m| {
                 m.value()?.parse::<Path>()
@@ -333,9 +338,9 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown `#[mcp_tool]` key `nmae`; expected one of `name`, `description`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `structured`, `crate`",
+                "unknown `#[mcp_tool]` key `nmae`; expected one of `name`, `description`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `structured`, `face`, `crate`",
                 "duplicate `read_only` key",
-                "unknown `#[mcp_tool]` key `foo`; expected one of `name`, `description`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `structured`, `crate`",
+                "unknown `#[mcp_tool]` key `foo`; expected one of `name`, `description`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `structured`, `face`, `crate`",
                 "`blocking` takes no value: write `blocking` alone",
             ]
         );

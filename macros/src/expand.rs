@@ -554,6 +554,7 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
     let description = tool.description().unwrap_or_default();
     let attr = &tool.attr;
     let title = option(attr.title.as_ref().map(ToTokens::to_token_stream));
+    let face = option(attr.face.as_ref().map(ToTokens::to_token_stream));
     let hint = |flag: Option<Span>| option(flag.map(|_| quote!(true)));
     let (read_only, destructive, idempotent, open_world) = (
         hint(attr.read_only),
@@ -595,6 +596,7 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
                 states: #states,
                 execution: #p::Execution::#execution,
                 call: #shim,
+                face: #face,
                 location: #p::SourceLocation {
                     crate_name: ::core::env!("CARGO_PKG_NAME"),
                     file: #file,

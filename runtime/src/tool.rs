@@ -154,6 +154,9 @@ pub struct ToolDef {
     pub execution: Execution,
     /// The generated call shim.
     pub call: CallFn,
+    /// The face (an agent's protocol, `#[mcp_tool(face = "gemini")]`) that
+    /// alone lists the tool; `None`: the global registry's.
+    pub face: Option<&'static str>,
     /// Where the tool was defined.
     pub location: SourceLocation,
 }

@@ -155,6 +155,24 @@ fn parse(raw: &[u8]) -> Answer {
     let (head, body) = text
         .split_once("\r\n\r\n")
         .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let (status, headers) = parse_head(head);
+    let body = if headers
+        .get("transfer-encoding")
+        .is_some_and(|t| t == "chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The status and the headers of an answer's head (without its blank line).
+fn parse_head(head: &str) -> (u16, BTreeMap<String, String>) {
     let mut lines = head.split("\r\n");
     let status = lines
         .next()
@@ -175,19 +193,7 @@ fn parse(raw: &[u8]) -> Answer {
             })
             .or_insert_with(|| value.trim().to_owned());
     }
-    let body = if headers
-        .get("transfer-encoding")
-        .is_some_and(|t| t == "chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    (status, headers)
 }
 
 fn dechunk(mut body: &str) -> String {
@@ -200,5 +206,108 @@ fn dechunk(mut body: &str) -> String {
         }
         out.push_str(&rest[..size]);
         body = &rest[size + 2..];
+    }
+}
+
+/// An event stream being read as it comes (a `GET /mcp`, or a POST
+/// answered `text/event-stream`): the answer's head, then its events.
+pub struct Events {
+    stream: TcpStream,
+    /// What was read and not yet de-chunked.
+    raw: Vec<u8>,
+    /// The de-chunked body not yet split into events.
+    body: String,
+    ended: bool,
+    /// The status code.
+    pub status: u16,
+    /// Header names lowercased; repeated headers joined with ", ".
+    pub headers: BTreeMap<String, String>,
+}
+
+/// How long a read of an event stream waits for the server: generous.
+const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Events {
+    /// Sends `req` and reads the answer's head.
+    pub async fn open(req: Req, addr: SocketAddr) -> Self {
+        let stream = req.start(addr).await;
+        let mut events = Self {
+            stream,
+            raw: Vec::new(),
+            body: String::new(),
+            ended: false,
+            status: 0,
+            headers: BTreeMap::new(),
+        };
+        let head_end = loop {
+            if let Some(at) = events.raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            assert!(events.read().await, "closed before the answer's head");
+        };
+        let head: Vec<u8> = events.raw.drain(..head_end).collect();
+        let head = String::from_utf8_lossy(&head[..head_end - 4]).into_owned();
+        (events.status, events.headers) = parse_head(&head);
+        events
+    }
+
+    /// Reads more; `false` when the server closed the connection.
+    async fn read(&mut self) -> bool {
+        let mut buf = [0; 8192];
+        let n = tokio::time::timeout(EVENT_WAIT, self.stream.read(&mut buf))
+            .await
+            .expect("the event stream sent nothing within 30 s")
+            .unwrap_or(0);
+        self.raw.extend_from_slice(&buf[..n]);
+        n > 0
+    }
+
+    /// Moves the complete chunks read into the body; `true` at the last one.
+    fn dechunk(&mut self) -> bool {
+        loop {
+            let Some(line) = self.raw.windows(2).position(|w| w == b"\r\n") else {
+                return false;
+            };
+            let size = std::str::from_utf8(&self.raw[..line]).unwrap();
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            if self.raw.len() < line + 2 + size + 2 {
+                return false;
+            }
+            let chunk = &self.raw[line + 2..line + 2 + size];
+            self.body.push_str(std::str::from_utf8(chunk).unwrap());
+            self.raw.drain(..line + 2 + size + 2);
+            if size == 0 {
+                return true;
+            }
+        }
+    }
+
+    /// The next event's `data` (the JSON-RPC message), or `None` when the
+    /// stream ended (its last chunk, or the connection closed).
+    pub async fn next(&mut self) -> Option<String> {
+        loop {
+            if let Some(at) = self.body.find("\n\n") {
+                let event: String = self.body.drain(..at + 2).collect();
+                let data = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data: "))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                return Some(data);
+            }
+            if self.ended {
+                return None;
+            }
+            self.ended = self.dechunk();
+            if !self.ended && !self.body.contains("\n\n") && !self.read().await {
+                self.ended = true;
+            }
+        }
+    }
+
+    /// The next event's data as JSON; panics when the stream ended.
+    pub async fn next_json(&mut self) -> serde_json::Value {
+        let data = self.next().await.expect("the event stream ended");
+        serde_json::from_str(&data).unwrap_or_else(|err| panic!("not JSON ({err}): {data:?}"))
     }
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
 # Neovim, Emacs with eglot, Kakoune, clangd, tmux and patch (Debian), kak-lsp
-# (crates.io), pyright and Claude Code's `claude` CLI (npm;
-# cli/tests/claude_review.rs and claude_bridge.rs run it in tmux).
+# (crates.io), pyright, Claude Code's `claude` CLI and Gemini CLI's `gemini`
+# (npm; cli/tests/claude_review.rs and claude_bridge.rs run `claude` in tmux,
+# the Gemini face's tests `gemini`).
 #
 #   bash tests/lsp/install.sh
 #
@@ -25,13 +26,17 @@ command -v kak >/dev/null 2>&1 || need_apt+=(kakoune)
 # eglot is built into Emacs 29; Debian 12's Emacs 28 takes it from ELPA.
 dpkg-query -W -f='${Status}' elpa-eglot 2>/dev/null | grep -q 'ok installed' || need_apt+=(elpa-eglot)
 if ! command -v npm >/dev/null 2>&1; then
-    if ! command -v pyright-langserver >/dev/null 2>&1 || ! command -v claude >/dev/null 2>&1; then
+    if ! command -v pyright-langserver >/dev/null 2>&1 || ! command -v claude >/dev/null 2>&1 \
+        || ! command -v gemini >/dev/null 2>&1; then
         need_apt+=(npm)
     fi
 fi
 # The version the review test was written against (its dialogs, its API
 # calls, its `openDiff`); a `claude` already installed is kept as it is.
 claude_version=2.1.332
+# The version the Gemini face was written against (PROTOCOL.md); a `gemini`
+# already installed is kept as it is.
+gemini_version=0.61.0
 # kak-lsp (kakoune-lsp) from crates.io: the release cli/tests/lsp_kakoune.rs
 # was written against, which still supports Debian 12's Kakoune 2022.10.31
 # (kakoune-lsp's oldest supported release) and the README's `kak-lsp.toml`.
@@ -75,6 +80,14 @@ if ! command -v claude >/dev/null 2>&1; then
     fi
 fi
 
+if ! command -v gemini >/dev/null 2>&1; then
+    echo "lsp install: npm install -g @google/gemini-cli@$gemini_version"
+    if ! "${sudo[@]}" npm install -g --no-audit --no-fund "@google/gemini-cli@$gemini_version"; then
+        echo "lsp install: npm could not install @google/gemini-cli (is the npm registry reachable?)" >&2
+        exit 3
+    fi
+fi
+
 if [[ $(kak-lsp --version 2>/dev/null) != "$kak_lsp_version" ]]; then
     echo "lsp install: cargo install --locked kak-lsp --version $kak_lsp_version"
     # Without its release profile's link-time optimisation, which would
@@ -93,4 +106,4 @@ if [[ $(kak-lsp --version 2>/dev/null) != "$kak_lsp_version" ]]; then
     fi
 fi
 
-echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | kakoune $(dpkg-query -W -f='${Version}' kakoune) | kak-lsp $(kak-lsp --version) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | $(tmux -V) | $(patch --version | head -n 1)"
+echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | kakoune $(dpkg-query -W -f='${Version}' kakoune) | kak-lsp $(kak-lsp --version) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | gemini $(gemini --version 2>/dev/null || echo '?') | $(tmux -V) | $(patch --version | head -n 1)"

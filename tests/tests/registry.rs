@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 // Without a reference, the linker may drop the crate and its tools with it.
 use fixture_tools as _;
+ide_mcp_runtime::link!(ide_mcp_tools);
 use fixture_tools::FixtureState;
 
 /// The fixture's tools. The binary may link other tool crates (ide-mcp-tools
@@ -220,6 +221,7 @@ fn duplicate_names_are_reported_with_both_locations() {
         states: divide.states,
         execution: divide.execution,
         call: divide.call,
+        face: None,
         location: divide.location,
     }));
     let err = Registry::from_tools([add, impostor]).expect_err("two tools are named `add`");
@@ -299,4 +301,29 @@ fn fixture_resources_and_prompt_are_linked_by_annotation() {
         .map(|a| (a.name.as_str(), a.required))
         .collect();
     assert_eq!(arguments, [("name", true), ("style", false)]);
+}
+
+/// A tool of a face of this test's own, named as a global tool is.
+#[ide_mcp_runtime::mcp_tool(name = "add", face = "fixture-face")]
+fn face_add() -> u32 {
+    0
+}
+
+#[test]
+fn a_face_s_tools_are_listed_on_that_face_only() {
+    let global = Registry::global().expect("the global registry is valid");
+    let add = global.get("add").expect("the fixture's `add`");
+    assert_eq!(add.def.location.crate_name, "fixture-tools");
+    assert_eq!(add.def.face, None);
+    let face = Registry::face("fixture-face").expect("the face's registry is valid");
+    assert_eq!(face.names().collect::<Vec<_>>(), ["add"]);
+    assert_eq!(face.get("add").unwrap().def.face, Some("fixture-face"));
+    assert_eq!(face_add(), 0, "still an ordinary function");
+    // Gemini's own tools, beside Claude's of the same name.
+    let gemini = Registry::face("gemini").expect("Gemini's registry is valid");
+    assert_eq!(
+        gemini.names().collect::<Vec<_>>(),
+        ["closeDiff", "openDiff"]
+    );
+    assert_eq!(Registry::face("no-such-face").unwrap().names().count(), 0);
 }

@@ -92,6 +92,7 @@ pub mod diff_tabs;
 pub mod document_dirty;
 pub mod documents;
 pub mod fix_prompt;
+pub mod gemini;
 pub mod latest_selection;
 pub mod live_lsp;
 pub mod memory;

@@ -92,7 +92,7 @@ pub fn served(entries: &[Box<RawValue>], all: bool) -> Arc<[u8]> {
 pub fn first_time() -> Vec<Box<RawValue>> {
     let tools = ide_mcp_runtime::tools()
         .iter()
-        .filter(|tool| ide_mcp_tools::TOOL_NAMES.contains(&tool.name));
+        .filter(|tool| tool.face.is_none() && ide_mcp_tools::TOOL_NAMES.contains(&tool.name));
     let registry = Registry::from_tools(tools).expect("the IDE tools form a valid registry");
     let list = std::str::from_utf8(registry.list_result_bytes()).expect("JSON is UTF-8");
     entries(list).expect("the registry's list is a tool list")

@@ -88,8 +88,30 @@ impl Sandbox {
             .args(args)
             .env("CLAUDE_CONFIG_DIR", self.config())
             .env("CARGO_TARGET_DIR", self.dir.path().join("target"))
+            // Gemini's discovery files go under `$TMPDIR`: the sandbox's.
+            .env("TMPDIR", self.tmp())
             .current_dir(&self.ws);
         command
+    }
+
+    /// The `$TMPDIR` of what the sandbox runs.
+    pub(crate) fn tmp(&self) -> PathBuf {
+        let tmp = self.dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        tmp
+    }
+
+    /// Gemini CLI's discovery directory under the sandbox's `$TMPDIR`.
+    pub(crate) fn gemini_dir(&self) -> PathBuf {
+        self.tmp().join("gemini").join("ide")
+    }
+
+    /// The Gemini discovery files there.
+    pub(crate) fn gemini_files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.gemini_dir()) else {
+            return Vec::new();
+        };
+        entries.map(|entry| entry.unwrap().path()).collect()
     }
 
     /// `ide-mcp serve --workspace <the sandbox's>` with `args` after, started.

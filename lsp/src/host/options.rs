@@ -27,6 +27,9 @@ pub struct HostOptions {
     /// Whether the changes of a write made without a review are marked in
     /// the buffer, to keep or to revert.
     pub after_review: bool,
+    /// Whether it serves Gemini CLI's IDE companion too
+    /// ([`gemini`](ide_mcp_tools::gemini); `--no-gemini` turns it off).
+    pub gemini: bool,
 }
 
 impl HostOptions {

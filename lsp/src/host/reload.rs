@@ -102,7 +102,9 @@ pub fn spawn(ws: Arc<LspWorkspace>, reviews: Reviews, edit: bool) -> Reloader {
             // The markers of files closed for a while go with them.
             let kept: Vec<&Path> = seen.keys().map(PathBuf::as_path).collect();
             reviews.forget_closed(&kept);
-            for path in open {
+            // A file the user's deny rules hide is never read.
+            let rules = ws.deny_rules();
+            for path in open.into_iter().filter(|path| !rules.hides(path)) {
                 let Ok(meta) = std::fs::metadata(&path) else {
                     continue;
                 };

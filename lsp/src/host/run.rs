@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use ide_mcp_runtime::WsOptions;
 use ide_mcp_tools::deny::{DenyRules, SettingsRoots};
+use ide_mcp_tools::gemini::{GeminiFace, GeminiOptions};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -63,7 +64,8 @@ pub async fn serve(
     reviews.set_marking(options.after_review);
     let reviewing = reviews.spawn();
     let server = server(&ws, &reviews).map_err(io::Error::other)?;
-    let pushing = push_events(&server, &ws);
+    let gemini = gemini(options, &ws, &reviews).await;
+    let pushing = push_events(&server, &ws, gemini.as_ref().map(GeminiFace::trigger));
     let reloading = (options.reload || options.after_review)
         .then(|| super::reload::spawn(Arc::clone(&ws), reviews.clone(), options.reload));
     let handle = server.serve_ws(ws_options(options, &key)).await?;
@@ -78,6 +80,10 @@ pub async fn serve(
     tracing::info!(?ending, "the host ends");
     // Dropped on time-out: the lockfile goes with the handle.
     let _ = tokio::time::timeout(CLOSE_GRACE, handle.shutdown()).await;
+    if let Some(gemini) = gemini {
+        // Dropped on time-out: the discovery file goes with it.
+        let _ = tokio::time::timeout(CLOSE_GRACE, gemini.shutdown()).await;
+    }
     pushing.abort();
     reviewing.abort();
     if let Some(reloading) = reloading {
@@ -87,6 +93,28 @@ pub async fn serve(
     reviews.editors_changed(false);
     drop(held);
     Ok(ending)
+}
+
+/// Gemini CLI's IDE companion over the same state, unless turned off; a
+/// face that cannot start is logged and left out (Claude's still serves).
+async fn gemini(
+    options: &HostOptions,
+    ws: &Arc<LspWorkspace>,
+    reviews: &Reviews,
+) -> Option<GeminiFace> {
+    if !options.gemini {
+        return None;
+    }
+    let cx = ws.read_context().review(Arc::new(reviews.clone())).build();
+    let gemini = GeminiOptions {
+        folders: options.key().folders().to_vec(),
+        display_name: options.ide_name.clone(),
+        ..GeminiOptions::default()
+    };
+    GeminiFace::start(cx, gemini)
+        .await
+        .inspect_err(|error| tracing::warn!(%error, "cannot serve Gemini CLI's IDE companion"))
+        .ok()
 }
 
 /// The IDE's WebSocket: the key's folders and config dir, the IDE's name.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use ide_mcp_runtime::Server;
 use ide_mcp_tools::SelectionPublisher;
+use ide_mcp_tools::gemini::ContextTrigger;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
@@ -22,8 +23,14 @@ pub fn server(
 }
 
 /// Pushes `ws`'s events to `server`'s clients: `selection_changed`
-/// (debounced) and `at_mentioned`; runs until the task is aborted.
-pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
+/// (debounced) and `at_mentioned`; and tells the Gemini face, when there is
+/// one, of each change of the open files and the selection. Runs until the
+/// task is aborted.
+pub fn push_events(
+    server: &Server,
+    ws: &Arc<LspWorkspace>,
+    gemini: Option<ContextTrigger>,
+) -> JoinHandle<()> {
     let publisher = SelectionPublisher::spawn(server.notifier().clone(), ws.read_context().build());
     let mut events = ws.subscribe();
     tokio::spawn(async move {
@@ -31,6 +38,9 @@ pub fn push_events(server: &Server, ws: &Arc<LspWorkspace>) -> JoinHandle<()> {
             match events.recv().await {
                 Ok(WorkspaceEvent::SelectionChanged) | Err(RecvError::Lagged(_)) => {
                     publisher.selection_changed();
+                    if let Some(gemini) = &gemini {
+                        gemini.changed();
+                    }
                 }
                 Ok(WorkspaceEvent::AtMentioned {
                     path,

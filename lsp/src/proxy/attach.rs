@@ -131,6 +131,7 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
         log: this.options.host_log.clone(),
         reload: this.options.reload,
         after_review: this.options.after_review,
+        gemini: this.options.gemini,
     })
 }
 

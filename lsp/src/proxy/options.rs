@@ -37,6 +37,9 @@ pub struct ProxyOptions {
     /// Whether a host this proxy starts marks the changes of writes made
     /// without a review (`--no-after-review` turns it off).
     pub after_review: bool,
+    /// Whether the host it starts serves Gemini CLI's IDE companion
+    /// (`--no-gemini` turns it off).
+    pub gemini: bool,
 }
 
 impl Default for ProxyOptions {
@@ -53,6 +56,7 @@ impl Default for ProxyOptions {
             host_log: None,
             reload: true,
             after_review: true,
+            gemini: true,
         }
     }
 }

@@ -46,12 +46,19 @@ impl Registry {
         GLOBAL
             .get_or_init(|| {
                 Self::from_items(
-                    crate::tool::tools(),
+                    crate::tool::tools().iter().filter(|t| t.face.is_none()),
                     crate::resource::resources(),
                     crate::prompt::prompts(),
                 )
             })
             .as_ref()
+    }
+
+    /// The registry of one face (an agent's own protocol): the linked tools
+    /// marked `#[mcp_tool(face = "<face>")]` and nothing else, checked as
+    /// the global one is.
+    pub fn face(face: &str) -> Result<Self, RegistryError> {
+        Self::from_tools(crate::tool::tools().iter().filter(|t| t.face == Some(face)))
     }
 
     /// A registry of the given tools and nothing else (for tests,

@@ -45,6 +45,7 @@ const fn def(
         states: |_| {},
         execution,
         call,
+        face: None,
         location: SourceLocation {
             crate_name: "fixture",
             file: file!(),

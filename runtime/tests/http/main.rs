@@ -5,6 +5,7 @@
 use ide_mcp_test_support::http as client;
 #[path = "../common/mod.rs"]
 mod common;
+mod events;
 mod refusals;
 mod sessions;
 
@@ -53,6 +54,7 @@ static HANG: ToolDef = ToolDef {
     states: |_| {},
     execution: Execution::Async,
     call: hang,
+    face: None,
     location: SourceLocation {
         crate_name: "fixture",
         file: file!(),

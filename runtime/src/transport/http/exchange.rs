@@ -59,12 +59,14 @@ pub(crate) async fn serve(
     // A tool that never took the peer reported nothing and never will.
     // The call holds its own handle on the peer; the receiver is ours.
     let made = peer.into_made();
+    let late = ticket.map(Ticket::late);
     if answered {
         // Notifications sent before the result: streamed before it.
-        if let Some((_, mut notes)) = made
-            && let Ok(first) = notes.try_recv()
-        {
-            return stream(notes, &first, Box::pin(std::future::ready(out)));
+        if let Some((_, mut notes)) = made {
+            if let Ok(first) = notes.try_recv() {
+                return stream(notes, &first, Box::pin(std::future::ready(out)), late);
+            }
+            forward_late(notes, late);
         }
         return json_response(status(&out, id), out);
     }
@@ -92,13 +94,29 @@ pub(crate) async fn serve(
                     (_, Some(stop)) => stopped_answer(&id, stop),
                 }
             });
-            stream(notes, &first, done)
+            stream(notes, &first, done, late)
         }
         done = &mut done => match (done, notes.try_recv()) {
             // Notifications sent just before the result: streamed too.
-            ((out, None), Ok(first)) => stream(notes, &first, Box::pin(std::future::ready(out))),
-            (done, _) => answer(done, id, status),
+            ((out, None), Ok(first)) => {
+                stream(notes, &first, Box::pin(std::future::ready(out)), late)
+            }
+            (done, _) => {
+                forward_late(notes, late);
+                answer(done, id, status)
+            }
         },
+    }
+}
+
+/// Sends what a call of a session reports after its POST was answered to
+/// the session's event stream (a tool that kept its [`Peer`](crate::Peer)).
+fn forward_late(
+    notes: tokio::sync::mpsc::Receiver<crate::notify::NotificationBytes>,
+    late: Option<super::sessions::Late>,
+) {
+    if let Some(late) = late {
+        tokio::spawn(late.forward(notes));
     }
 }
 

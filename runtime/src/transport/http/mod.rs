@@ -12,9 +12,12 @@
 //!   `_meta.progressToken`) or notifications of its own before its result is
 //!   answered as `text/event-stream` instead: those events, then the result,
 //!   then the stream ends.
-//! - GET (a server-sent event stream) is not offered: 405, as the spec allows.
-//!   So the server-wide notifications (`selection_changed`) do not reach
-//!   HTTP clients.
+//! - A GET of a 2025-11-25 session (`Mcp-Session-Id`) opens its event
+//!   stream: the server-wide notifications ([`Notifier`](crate::Notifier):
+//!   the latest states first, then `selection_changed`, `list_changed`, …)
+//!   and what the session's calls report after their POST was answered.
+//!   One per session (a second GET replaces the first); it ends with the
+//!   session (DELETE, idleness, shutdown). A GET without a session: 405.
 //!
 //! Every request passes the gate first (the one the IDE WebSocket runs
 //! too): `Host` must name loopback and this port and no `Origin` may come

@@ -1,6 +1,7 @@
 //! Answering one HTTP request: the gate, the body, then a 2026-07-28
 //! exchange or a message of a 2025-11-25 session. Either answers a call
-//! that reports progress as an event stream ([`sse`](super::sse)).
+//! that reports progress as an event stream ([`sse`](super::sse)); a GET
+//! of a session opens its own event stream.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +18,7 @@ use super::response::{
     HttpResponse, duplicate, empty, json_response, method_not_allowed, overloaded, refusal,
 };
 use super::shared::Shared;
+use super::sse::listen;
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
 use crate::peer::PeerRef;
 use crate::request::{self, Request as McpRequest, cancelled_request};
@@ -72,6 +74,7 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         Method::DELETE if heads.session.first.is_some() => {
             return delete(shared, &heads);
         }
+        Method::GET if heads.session.first.is_some() => return get(shared, &heads),
         ref other => return method_not_allowed(other),
     }
     if let Some(refused) = refuse_content_type(&heads).or_else(|| refuse_accept(&heads)) {
@@ -242,6 +245,37 @@ fn refuse_session(heads: &Heads<'_>) -> Option<HttpResponse> {
             &"the Mcp-Session-Id header is not visible ASCII",
         )
     })
+}
+
+/// Opens the event stream of the session `Mcp-Session-Id` names (a GET
+/// without one is refused with 405: a 2026-07-28 client has no stream).
+///
+/// One stream per session: a second GET replaces the first, which ends.
+/// The spec lets a server refuse it (the TypeScript SDK answers 409), but
+/// a client whose connection dropped without the server seeing it yet
+/// would then be locked out of its notifications for good; replacing
+/// sends every notification on one stream all the same. No resumption:
+/// `Last-Event-ID` is ignored.
+fn get(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {
+    if let Some(refused) = refuse_session(heads) {
+        return refused;
+    }
+    if heads.accepts.is_some_and(|(_, stream)| !stream) {
+        return refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            INVALID_REQUEST,
+            &"a GET opens an event stream: its Accept header must list `text/event-stream`",
+        );
+    }
+    let session = heads
+        .session
+        .first
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    match shared.sessions.listen(session) {
+        Some(listening) => listen(shared.server.notifier(), listening),
+        None => unknown_session(),
+    }
 }
 
 fn delete(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {

@@ -10,8 +10,14 @@
 //! `notifications/cancelled` posted to the session stops one, and ending the
 //! session stops them all (their POSTs answer that the session ended).
 //!
+//! A session may have one event stream open (`GET /mcp`, see
+//! [`listen`](Sessions::listen)): the server-wide notifications and the
+//! session's own ones sent outside any POST go there. A second GET replaces
+//! the first, which ends.
+//!
 //! Sessions are bounded in number, and one idle for longer than the idle
-//! bound (no request being answered, none received) is ended.
+//! bound (no request being answered, none received, no event stream open)
+//! is ended.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -19,9 +25,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rustc_hash::FxHashMap;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::timer::CoarseClock;
+use crate::notify::{NOTIFY_QUEUE, NotificationBytes};
 
 /// Why a running call of a session was stopped before it answered. (Its
 /// stop's sender dropped: the session ended.)
@@ -50,6 +57,9 @@ struct State {
     /// server's [`CoarseClock`] (the latest it can have been).
     last_used: AtomicU64,
     running: Mutex<Running>,
+    /// The session's event stream, while one is open: where its own
+    /// notifications sent outside a POST go.
+    stream: Mutex<Option<mpsc::Sender<NotificationBytes>>>,
 }
 
 impl State {
@@ -59,10 +69,24 @@ impl State {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Stops every running call; later ones stop as soon as they register.
+    /// Stops every running call (later ones stop as soon as they
+    /// register) and ends the event stream.
     fn end(&self) {
         // Dropping the senders stops their POSTs with `Stop::Ended`.
         drop(self.running().take());
+        drop(self.stream().take());
+    }
+
+    fn stream(&self) -> MutexGuard<'_, Option<mpsc::Sender<NotificationBytes>>> {
+        // Every change under this lock is one assignment.
+        self.stream.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends `note` on the event stream, if one is open and has room.
+    fn send(&self, note: NotificationBytes) -> bool {
+        self.stream()
+            .as_ref()
+            .is_some_and(|tx| tx.try_send(note).is_ok())
     }
 }
 
@@ -128,6 +152,7 @@ impl Sessions {
             waiting: AtomicUsize::new(0),
             last_used: AtomicU64::new(self.now()),
             running: Mutex::new(Some(Vec::new())),
+            stream: Mutex::new(None),
         };
         map.insert(id.clone(), Arc::new(state));
         tracing::debug!(sessions = map.len(), "HTTP session opened");
@@ -143,6 +168,28 @@ impl Sessions {
         Some(Ticket {
             sessions: self,
             state,
+        })
+    }
+
+    /// Opens the event stream of session `id`, replacing (ending) the one
+    /// open before; `None` when there is no such session. The session is in
+    /// use, never reaped as idle, while the stream is open.
+    pub(crate) fn listen(&self, id: &str) -> Option<Listening> {
+        let state = Arc::clone(self.lock().get(id)?);
+        let (tx, notes) = mpsc::channel(NOTIFY_QUEUE);
+        {
+            // Under the lock of the calls, which says whether it ended.
+            let running = state.running();
+            running.as_ref()?;
+            if state.stream().replace(tx).is_some() {
+                tracing::debug!("HTTP event stream replaced by a new GET");
+            }
+        }
+        state.waiting.fetch_add(1, Ordering::Relaxed);
+        Some(Listening {
+            state,
+            clock: Arc::clone(&self.clock),
+            notes,
         })
     }
 
@@ -213,6 +260,12 @@ impl Ticket<'_> {
         }
     }
 
+    /// Where the notifications of this session's calls go once their POST
+    /// was answered: its event stream, whichever is open when they come.
+    pub(crate) fn late(&self) -> Late {
+        Late(Arc::clone(&self.state))
+    }
+
     /// The session's negotiated protocol version.
     pub(crate) fn version(&self) -> &'static str {
         self.state.version
@@ -276,6 +329,46 @@ impl Drop for RunningCall {
         self.calls.fetch_sub(1, Ordering::Relaxed);
         if let Some(running) = self.state.running().as_mut() {
             running.retain(|(_, s, _)| *s != serial);
+        }
+    }
+}
+
+/// The open event stream of a session: the notifications for it arrive
+/// on [`notes`](Self::notes), which ends when the session ends or a newer
+/// stream replaces this one.
+pub(crate) struct Listening {
+    state: Arc<State>,
+    clock: Arc<CoarseClock>,
+    /// The session's own notifications.
+    pub(crate) notes: mpsc::Receiver<NotificationBytes>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.state
+            .last_used
+            .store(self.clock.latest(), Ordering::Relaxed);
+        self.state.waiting.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A session's event stream as a target of notifications sent after their
+/// POST was answered (see [`Ticket::late`]).
+#[derive(Clone)]
+pub(crate) struct Late(Arc<State>);
+
+impl Late {
+    /// Sends what `notes` still receives to the session's event stream
+    /// (dropped when none is open), until every sender of `notes` is gone
+    /// or the session ends.
+    pub(crate) async fn forward(self, mut notes: mpsc::Receiver<NotificationBytes>) {
+        while let Some(note) = notes.recv().await {
+            if self.0.running().is_none() {
+                return;
+            }
+            if !self.0.send(note) {
+                tracing::debug!("a notification after its POST found no event stream; dropped");
+            }
         }
     }
 }

@@ -6,6 +6,11 @@
 //! for a request of a 2025-11-25 session. Dropping the body (the client
 //! closed the stream) aborts the task that waits for the result, and with it
 //! the call: its session is dropped.
+//!
+//! A session's own event stream (`GET /mcp`, [`listen`]) lasts until the
+//! session ends or the client goes away: the latest states of the server's
+//! [`Notifier`](crate::Notifier) first, then every notification it sends and
+//! every one of the session's own sent outside a POST.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,7 +21,8 @@ use hyper::header::{self, HeaderValue};
 use tokio::sync::mpsc;
 
 use super::response::{HttpBody, HttpResponse, SseBody};
-use crate::notify::NotificationBytes;
+use super::sessions::{Late, Listening};
+use crate::notify::{NotificationBytes, Notifier};
 
 /// Events waiting for a client that reads slowly; the call waits beyond it.
 const SSE_QUEUE: usize = 16;
@@ -39,11 +45,13 @@ fn event(message: &[u8]) -> Bytes {
 pub(crate) type Response = Pin<Box<dyn Future<Output = Vec<u8>> + Send>>;
 
 /// Answers with a stream: `first`, then every notification of `notes`, then
-/// `response` once it is ready.
+/// `response` once it is ready; what `notes` receives after it goes to
+/// `late`, when given (a session's event stream).
 pub(crate) fn stream(
     mut notes: mpsc::Receiver<NotificationBytes>,
     first: &NotificationBytes,
     mut response: Response,
+    late: Option<Late>,
 ) -> HttpResponse {
     let (tx, rx) = mpsc::channel(SSE_QUEUE);
     let _ = tx.try_send(event(first));
@@ -67,8 +75,47 @@ pub(crate) fn stream(
             }
         }
         let _ = tx.send(event(&out)).await;
+        drop(tx); // the POST's stream ends here
+        if let Some(late) = late {
+            late.forward(notes).await;
+        }
     });
-    let body = SseBody::new(rx, task.abort_handle());
+    respond(SseBody::new(rx, task.abort_handle()))
+}
+
+/// Answers a GET with the session's event stream: the latest states of
+/// `notifier`, then its notifications and the session's own, until the
+/// session ends (or this stream is replaced) or the client goes away.
+pub(crate) fn listen(notifier: &Notifier, listening: Listening) -> HttpResponse {
+    let (tx, rx) = mpsc::channel(SSE_QUEUE);
+    let mut server = notifier.subscribe();
+    let latest = notifier.latest();
+    let task = tokio::spawn(async move {
+        let mut listening = listening;
+        for note in latest {
+            if tx.send(event(&note)).await.is_err() {
+                return;
+            }
+        }
+        loop {
+            let note = tokio::select! {
+                note = listening.notes.recv() => match note {
+                    Some(note) => note,
+                    None => return, // the session ended, or a new stream replaced this one
+                },
+                Some(note) = server.recv() => note,
+                () = tx.closed() => return,
+            };
+            if tx.send(event(&note)).await.is_err() {
+                return;
+            }
+        }
+    });
+    respond(SseBody::new(rx, task.abort_handle()))
+}
+
+/// A 200 `text/event-stream` answer with `body`.
+fn respond(body: SseBody) -> HttpResponse {
     let mut response = hyper::Response::new(HttpBody::Right(body));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

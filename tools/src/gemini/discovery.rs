@@ -1,0 +1,154 @@
+//! The discovery file through which `gemini` finds the IDE:
+//! `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json` (`os.tmpdir()`
+//! is `$TMPDIR`, else `/tmp`), `{port, workspacePath, authToken, ideInfo:
+//! {name, displayName}}`.
+//!
+//! The CLI reads it once, at start-up, and checks only that the file is
+//! its user's; keeping it private is ours: created exclusively with mode
+//! 0600 (an old file of ours at the same name is removed first), its
+//! directory created 0700 when missing. `ideInfo` with both fields is what
+//! makes the CLI accept an IDE it does not know. Removed when the
+//! [`DiscoveryFile`] is dropped.
+
+use std::fs;
+use std::io::{self, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The IDE as `/ide status` names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdeInfo {
+    /// An identifier, not one the CLI knows (`vscode` would make it expect
+    /// VS Code): `ide-mcp`.
+    pub name: String,
+    /// What the CLI shows: `Neovim (ide-mcp)`.
+    pub display_name: String,
+}
+
+/// What the discovery file says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveryContent {
+    /// The port of `http://127.0.0.1:<port>/mcp`.
+    pub port: u16,
+    /// The workspace folders, joined by `:` (the CLI splits them on
+    /// `path.delimiter`).
+    pub workspace_path: String,
+    /// The bearer token.
+    pub auth_token: String,
+    /// The IDE's name.
+    pub ide_info: IdeInfo,
+}
+
+/// `<tmp>/gemini/ide`, where `tmp` is `$TMPDIR` (else `/tmp`), as Node's
+/// `os.tmpdir()` finds it.
+pub fn default_dir() -> PathBuf {
+    let tmp = std::env::var_os("TMPDIR")
+        .filter(|t| !t.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    // Node strips one trailing separator.
+    tmp.join("gemini").join("ide")
+}
+
+/// The file's name for the host `pid` serving `port`.
+pub fn file_name(pid: u32, port: u16) -> String {
+    format!("gemini-ide-server-{pid}-{port}.json")
+}
+
+/// A written discovery file; dropping it removes the file.
+#[derive(Debug)]
+pub struct DiscoveryFile {
+    path: PathBuf,
+}
+
+impl DiscoveryFile {
+    /// Writes `content` for this process to `dir` (created 0700 if
+    /// missing), exclusively and with mode 0600; a file of the same name
+    /// (ours, from a process that had this pid) is removed first.
+    pub fn create(dir: &Path, content: &DiscoveryContent) -> io::Result<Self> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        let path = dir.join(file_name(std::process::id(), content.port));
+        match fs::remove_file(&path) {
+            Ok(()) => tracing::info!(path = %path.display(), "removed an old discovery file"),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let written = serde_json::to_vec(content)
+            .map_err(io::Error::other)
+            .and_then(|bytes| file.write_all(&bytes))
+            .and_then(|()| file.sync_all());
+        if let Err(err) = written {
+            let _ = fs::remove_file(&path);
+            return Err(err);
+        }
+        Ok(Self { path })
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for DiscoveryFile {
+    fn drop(&mut self) {
+        if let Err(err) = fs::remove_file(&self.path)
+            && err.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %self.path.display(), %err, "cannot remove the discovery file");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    #[test]
+    fn the_file_is_private_exact_and_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("gemini").join("ide");
+        let content = DiscoveryContent {
+            port: 8123,
+            workspace_path: "/ws/a:/ws/b".into(),
+            auth_token: "t".into(),
+            ide_info: IdeInfo {
+                name: "ide-mcp".into(),
+                display_name: "Neovim (ide-mcp)".into(),
+            },
+        };
+        // An old file of ours at the same name goes first.
+        fs::create_dir_all(&dir).unwrap();
+        let name = file_name(std::process::id(), 8123);
+        fs::write(dir.join(&name), "old").unwrap();
+        let file = DiscoveryFile::create(&dir, &content).unwrap();
+        assert_eq!(file.path(), dir.join(&name));
+        assert_eq!(
+            fs::read_to_string(file.path()).unwrap(),
+            r#"{"port":8123,"workspacePath":"/ws/a:/ws/b","authToken":"t","ideInfo":{"name":"ide-mcp","displayName":"Neovim (ide-mcp)"}}"#
+        );
+        let mode = fs::metadata(file.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let path = file.path().to_path_buf();
+        drop(file);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn names_match_what_the_cli_looks_for() {
+        assert_eq!(file_name(42, 8123), "gemini-ide-server-42-8123.json");
+    }
+}
