@@ -244,7 +244,7 @@ fn until_no_ide(session: &mut StdioSession, tool: &str, cwd: &Path) {
             return;
         }
         assert_eq!(answer["content"][0]["text"], left.as_str(), "{answer}");
-        assert!(start.elapsed() < Duration::from_secs(10), "{answer}");
+        assert!(start.elapsed() < common::ANSWER, "{answer}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -308,7 +308,7 @@ impl Events {
         let start = Instant::now();
         while !self.0.lock().unwrap().iter().any(|e| e == event) {
             assert!(
-                start.elapsed() < Duration::from_secs(10),
+                start.elapsed() < common::ANSWER,
                 "no {event}: {:?}",
                 self.0.lock().unwrap()
             );
@@ -604,7 +604,7 @@ fn the_ide_host_of_lsp_proxy_is_relayed() {
         if editors["tabs"][0]["uri"] == format!("file://{}", file.display()) {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "{editors}");
+        assert!(start.elapsed() < common::ANSWER, "{editors}");
         std::thread::sleep(Duration::from_millis(50));
     }
     let dirty = call_json(

@@ -62,12 +62,12 @@ fn serve(dir: &Path, ws: &Path, extra: &[&str]) -> StdioSession {
 }
 
 /// Writes `text` to `path` as an editor saves. The `claude` CLI asks about
-/// 20 ms later; the pause here is longer only so that the kernel's file
-/// event reaches the host on a machine loaded by parallel tests: what is
-/// asserted is that one query (no polling) gets the fresh diagnostics.
-fn save(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+/// 20 ms later; here the query waits until the host's watcher has seen the
+/// change, which on a machine loaded by parallel tests may take longer:
+/// what is asserted is that one query (no polling) gets the fresh
+/// diagnostics.
+fn save(session: &StdioSession, path: &Path, text: &str) {
+    common::write_seen(&session.server, path, text);
 }
 
 /// The host's language server children (`node` for pyright).
@@ -98,7 +98,7 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
     assert!(messages_from(&clean, source).is_empty(), "{clean:#}");
 
     // An error on disk: the very next query has it.
-    save(&path, bad);
+    save(&session, &path, bad);
     let list = session.diagnostics();
     let found = messages_from(&list, source);
     assert!(
@@ -108,12 +108,12 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
     );
 
     // Fixed on disk: gone at the next query.
-    save(&path, good);
+    save(&session, &path, good);
     let list = session.diagnostics();
     assert!(messages_from(&list, source).is_empty(), "{list:#}");
 
     // The server killed: restarted, and the error (written back) is served.
-    save(&path, bad);
+    save(&session, &path, bad);
     let before = servers(&session);
     assert_eq!(before.len(), 1, "one server: {before:?}");
     Command::new("kill")
@@ -149,10 +149,7 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
     assert!(status.success() || status.code().is_none(), "{status}");
     let start = Instant::now();
     while !is_dead(after[0]) {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the server outlived the host"
-        );
+        assert!(start.elapsed() < DEADLINE, "the server outlived the host");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -225,9 +222,10 @@ const PROBE: [&str; 4] = ["--lsp-probe-interval", "200", "--lsp-probe-timeout", 
 /// `serve` (IDE WebSocket) on `ws` with no cargo source and `args`.
 fn serve_ide(sandbox: &Sandbox, args: &[&str]) -> Running {
     let mut command = sandbox.command(&["serve", "--diagnostics", "none"]);
-    command
-        .args(args)
-        .env("RUST_LOG", "info,ide_mcp_lsp::client=debug");
+    command.args(args).env(
+        "RUST_LOG",
+        "info,ide_mcp::diagnostics::watch=debug,ide_mcp_lsp::client=debug",
+    );
     Running::spawn(command)
 }
 
@@ -333,8 +331,7 @@ async fn a_hung_server_is_restarted_and_its_diagnostics_dropped() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    std::fs::write(&path, "two\n").unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    common::write_seen(&server, &path, "two\n");
     let list = diagnostics().await;
     let found = echoes(&list);
     assert!(
