@@ -279,7 +279,7 @@ fn with_no_ide_the_first_time_tools_then_the_ide_once_it_runs_and_after_it_resta
     assert_eq!(list_changes(&bridge), 1);
 
     // The host goes away, and another starts (a new port, a new token).
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success(), "{status}");
     until_no_ide(&mut bridge, "getWorkspaceFolders", &sandbox.ws);
     let (_server, _, token) = serve(&sandbox, &["--open", &sandbox.file("warns/src/lib.rs")]);
@@ -691,7 +691,7 @@ fn list_changes_are_passed_on(ide_notifier: &Notifier, bridge: &mut StdioSession
         assert!(clients >= 1, "the bridge is connected to the IDE");
         let seen =
             |bridge: &StdioSession| bridge.notifications.iter().any(|n| n["method"] == method);
-        let until = Instant::now() + Duration::from_secs(20);
+        let until = Instant::now() + common::ANSWER;
         while !seen(bridge) {
             assert!(
                 Instant::now() < until,

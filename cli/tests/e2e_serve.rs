@@ -79,7 +79,7 @@ async fn websocket_serve_with_lockfile_tools_diagnostics_and_sigterm() {
     diagnostics_follow_the_disk(&mut client, &sandbox).await;
 
     // SIGTERM: a clean exit, the lockfile removed.
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
     assert!(!lockfile.exists());
     assert!(
@@ -267,7 +267,7 @@ fn sigterm_during_a_check_kills_cargo_too() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
     let start = Instant::now();
     while !is_dead(cargo) {

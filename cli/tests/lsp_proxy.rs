@@ -542,7 +542,8 @@ fn editors_on_two_workspaces_get_two_ides_and_sigterm_ends_a_host_at_once() {
             .status()
             .unwrap();
     }
-    place.wait_all_gone(std::time::Duration::from_secs(3));
+    // Far below the ten minutes they would linger.
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 #[test]
@@ -660,5 +661,5 @@ async fn a_review_whose_editor_goes_away_is_an_error_not_a_rejection() {
         answer["result"]["content"][0]["text"],
         ide_mcp_lsp::host::review::EDITOR_GONE
     );
-    place.wait_all_gone(std::time::Duration::from_secs(20));
+    place.wait_all_gone(common::lsp::WAIT);
 }

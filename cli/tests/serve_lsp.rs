@@ -145,7 +145,7 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
     );
 
     // SIGTERM of the host: it exits and takes its server with it.
-    let status = session.server.terminate(Duration::from_secs(20));
+    let status = session.server.terminate(common::ANSWER);
     assert!(status.success() || status.code().is_none(), "{status}");
     let start = Instant::now();
     while !is_dead(after[0]) {
@@ -360,7 +360,7 @@ async fn a_hung_server_is_restarted_and_its_diagnostics_dropped() {
     let tools = client.request("tools/list", json!({})).await;
     assert!(!common::tool_names(&tools).is_empty());
     let servers = children(host);
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success() || status.code().is_none(), "{status}");
     until("the servers end with the host", &server, || {
         servers.iter().all(|pid| is_dead(*pid))

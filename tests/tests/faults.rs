@@ -591,7 +591,7 @@ async fn spawn_child(dir: &Path) -> (tokio::process::Child, PathBuf, u16, String
         .unwrap();
     let ide = dir.join("ide");
     let pid = child.id().unwrap();
-    let found = tokio::time::timeout(Duration::from_secs(30), async {
+    let found = tokio::time::timeout(WAIT, async {
         loop {
             for entry in std::fs::read_dir(&ide).into_iter().flatten().flatten() {
                 let path = entry.path();
