@@ -138,9 +138,23 @@ fn cycle(server: &[&str], source: &str, file: &str, good: &str, bad: &str, error
         session.server.stderr().contains("language server failed"),
         "the crash is logged"
     );
+    // The cycle may take less than a probe's interval: wait for one.
+    let start = Instant::now();
+    while !session
+        .server
+        .stderr()
+        .contains("`$/ide-mcp/ping` answered")
+    {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no probe answered:\n{}",
+            session.server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let log = session.server.stderr();
     assert!(
-        log.contains("`$/ide-mcp/ping` answered") && !log.contains("stopped answering"),
+        !log.contains("stopped answering"),
         "the server answers the probe:\n{log}"
     );
 
