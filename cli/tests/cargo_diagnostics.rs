@@ -197,11 +197,8 @@ fn held_cargo(dir: &Path, release: &Path) -> PathBuf {
     ide_mcp_test_support::write_script(
         &script,
         &format!(
-            "#!/bin/sh
-while [ -d '{dir}' ] && [ ! -e '{release}' ]; do sleep 0.05; done
-             echo 'error: released' >&2
-exit 1
-",
+            "#!/bin/sh\nwhile [ -d '{dir}' ] && [ ! -e '{release}' ]; do sleep 0.05; done\n\
+             echo 'error: released' >&2\nexit 1\n",
             dir = dir.display(),
             release = release.display(),
         ),
