@@ -239,11 +239,12 @@ fn sigterm_during_a_check_kills_cargo_too() {
     let start = Instant::now();
     let cargo = loop {
         server.assert_running();
-        // `cargo metadata` comes first; the check is the child that stays.
-        if let [child] = children(server.child.id())[..]
-            && std::fs::read_to_string(format!("/proc/{child}/cmdline"))
+        // `cargo metadata` comes first; the check is the child that stays
+        // (found by its command line, whatever else runs beside it).
+        if let Some(child) = children(server.child.id()).into_iter().find(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/cmdline"))
                 .is_ok_and(|cmdline| cmdline.contains("check"))
-        {
+        }) {
             break child;
         }
         assert!(
@@ -295,6 +296,16 @@ async fn the_selection_reaches_a_client_that_listens_late() {
         "none",
     ]);
     let (_lockfile, port, token) = check_lockfile(&sandbox, &mut server);
+    // `--select` is published shortly after the server starts serving: a
+    // client connected before would get it live too. Once a first client
+    // has received it, it is the latest state every later client gets.
+    let mut first = WsClient::new(ide_mcp_test_support::connect(port, &token).await);
+    first.answer_within = ANSWER;
+    first.request("initialize", initialize_params()).await;
+    first.notify("notifications/initialized").await;
+    first.notify("ide_connected").await;
+    let published = first.next_message(ANSWER).await.expect("the selection");
+    assert_eq!(published["method"], "selection_changed");
     // As the `claude` CLI: connect, initialize, say `ide_connected`, and
     // miss the copy sent at once (its UI takes the connection only later;
     // what came before is dropped for good).
