@@ -244,7 +244,7 @@ fn until_no_ide(session: &mut StdioSession, tool: &str, cwd: &Path) {
             return;
         }
         assert_eq!(answer["content"][0]["text"], left.as_str(), "{answer}");
-        assert!(start.elapsed() < Duration::from_secs(10), "{answer}");
+        assert!(start.elapsed() < common::ANSWER, "{answer}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -279,7 +279,7 @@ fn with_no_ide_the_first_time_tools_then_the_ide_once_it_runs_and_after_it_resta
     assert_eq!(list_changes(&bridge), 1);
 
     // The host goes away, and another starts (a new port, a new token).
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success(), "{status}");
     until_no_ide(&mut bridge, "getWorkspaceFolders", &sandbox.ws);
     let (_server, _, token) = serve(&sandbox, &["--open", &sandbox.file("warns/src/lib.rs")]);
@@ -308,7 +308,7 @@ impl Events {
         let start = Instant::now();
         while !self.0.lock().unwrap().iter().any(|e| e == event) {
             assert!(
-                start.elapsed() < Duration::from_secs(10),
+                start.elapsed() < common::ANSWER,
                 "no {event}: {:?}",
                 self.0.lock().unwrap()
             );
@@ -604,7 +604,7 @@ fn the_ide_host_of_lsp_proxy_is_relayed() {
         if editors["tabs"][0]["uri"] == format!("file://{}", file.display()) {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "{editors}");
+        assert!(start.elapsed() < common::ANSWER, "{editors}");
         std::thread::sleep(Duration::from_millis(50));
     }
     let dirty = call_json(
@@ -691,7 +691,7 @@ fn list_changes_are_passed_on(ide_notifier: &Notifier, bridge: &mut StdioSession
         assert!(clients >= 1, "the bridge is connected to the IDE");
         let seen =
             |bridge: &StdioSession| bridge.notifications.iter().any(|n| n["method"] == method);
-        let until = Instant::now() + Duration::from_secs(20);
+        let until = Instant::now() + common::ANSWER;
         while !seen(bridge) {
             assert!(
                 Instant::now() < until,

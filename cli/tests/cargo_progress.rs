@@ -13,9 +13,9 @@ fn fake_cargo(dir: &Path, ws: &Path) -> PathBuf {
     std::fs::create_dir_all(&bin).unwrap();
     let script = bin.join("cargo");
     let ws = ws.display();
-    std::fs::write(
+    ide_mcp_test_support::write_script(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\ncase \"$1\" in\n\
              metadata) echo '{{\"packages\":[],\"workspace_members\":[],\"resolve\":null,\
              \"workspace_root\":\"{ws}\",\"target_directory\":\"{ws}/target\",\"version\":1}}' ;;\n\
@@ -24,11 +24,7 @@ fn fake_cargo(dir: &Path, ws: &Path) -> PathBuf {
              echo '{{\"reason\":\"build-finished\",\"success\":true}}' ;;\n\
              esac\n"
         ),
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
+    );
     bin
 }
 

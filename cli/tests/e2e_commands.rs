@@ -6,7 +6,6 @@ mod common;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Output, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
 
 use common::{ANSWER, Running, Sandbox, diagnostics_of, initialize_params};
 use serde_json::{Value, json};
@@ -77,7 +76,7 @@ fn stdio_serve_lists_and_calls_tools_and_writes_no_lockfile() {
 
     assert!(sandbox.lockfiles().is_empty());
     drop(stdin);
-    let status = server.wait_timeout(Duration::from_secs(20));
+    let status = server.wait_timeout(common::ANSWER);
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
 }
 

@@ -127,7 +127,7 @@ async fn http_beside_the_websocket_serves_the_same_state() {
     {
         assert_eq!(client.call(tool, json!({})).await, over_http[i], "{tool}");
     }
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
 }
 
@@ -169,12 +169,12 @@ async fn http_alone_with_a_token_from_a_file() {
     );
     // No IDE WebSocket: no lockfile.
     assert!(sandbox.lockfiles().is_empty());
-    let status = server.terminate(Duration::from_secs(20));
+    let status = server.terminate(common::ANSWER);
     assert!(status.success(), "{status}; stderr:\n{}", server.stderr());
 
     std::fs::write(&token_file, "short").unwrap();
     let mut refused = serve_http_alone(&sandbox, &token_file);
-    let status = refused.wait_timeout(Duration::from_secs(20));
+    let status = refused.wait_timeout(common::ANSWER);
     assert!(!status.success());
     assert!(
         refused.stderr().contains("at least 32"),

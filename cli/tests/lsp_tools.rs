@@ -107,7 +107,7 @@ async fn proxy_with(
     ));
     let lockfiles = place.wait_lockfiles(&proxy, |found| found.len() == 1);
     let mut client = common::ide::client_of(&lockfiles[0]).await;
-    client.answer_within = Duration::from_secs(30);
+    client.answer_within = common::ANSWER;
     (proxy, client)
 }
 
@@ -162,7 +162,7 @@ async fn the_tools_ask_the_editor_s_server_and_the_editor_sees_none_of_it() {
     );
     assert!(!output.contains("ide-mcp/s/"), "{output}");
     assert!(!output.contains(r#""name":"g""#), "{output}");
-    place.wait_all_gone(Duration::from_secs(20));
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 /// A feature the server does not provide, a file no server handles:
@@ -425,7 +425,7 @@ async fn names_calls_renames_and_fixes_from_the_editor_s_server() {
     let output = String::from_utf8_lossy(&proxy.output()).into_owned();
     assert!(!output.contains("ide-mcp/s/"), "{output}");
     assert!(!output.contains("Lazy fix"), "{output}");
-    place.wait_all_gone(Duration::from_secs(20));
+    place.wait_all_gone(common::lsp::WAIT);
 }
 
 /// The error result with `text`.

@@ -130,7 +130,7 @@ async fn dropped(fake: &Fake, count: usize) {
 }
 
 async fn next(client: &mut MemoryClient) -> Value {
-    let message = tokio::time::timeout(Duration::from_secs(10), client.recv())
+    let message = tokio::time::timeout(Duration::from_mins(1), client.recv())
         .await
         .expect("a message in time")
         .expect("the connection is open");

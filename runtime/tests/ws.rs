@@ -322,7 +322,7 @@ async fn a_client_that_never_reads_is_disconnected_and_others_are_served() {
     );
     let mut answered = 0;
     while let Ok(Some(Ok(message))) =
-        tokio::time::timeout(Duration::from_secs(10), stream.next()).await
+        tokio::time::timeout(Duration::from_mins(1), stream.next()).await
     {
         if message.is_text() {
             answered += 1;
@@ -362,23 +362,30 @@ async fn the_latest_selection_reaches_a_client_that_listens_late() {
     server.notifier().notify("at_mentioned", &selection);
     let expected = r#"{"jsonrpc":"2.0","method":"selection_changed","params":{"filePath":"/a.rs","text":"x"}}"#;
 
-    // As the CLI: initialize, initialized, ide_connected, then nothing it
-    // receives in the next 300 ms is seen (its UI does not listen yet).
+    // As the CLI: initialize, initialized, ide_connected, then the copy
+    // sent at once is not seen (its UI does not listen yet). The messages,
+    // not a window of time, tell the copies apart: a loaded machine may
+    // delay either.
     let mut cli = initialized(&handle).await;
     send(
         &mut cli,
         r#"{"jsonrpc":"2.0","method":"ide_connected","params":{"pid":1}}"#,
     )
     .await;
-    let dropped = messages_within(&mut cli, Duration::from_millis(300)).await;
-    assert_eq!(dropped, [expected], "sent at ide_connected");
+    assert_eq!(recv(&mut cli).await, expected, "sent at ide_connected");
     // Listening now: the selection arrives once more, and only once.
-    let seen = messages_within(&mut cli, Duration::from_secs(2)).await;
-    assert_eq!(seen, [expected]);
+    assert_eq!(recv(&mut cli).await, expected);
+    assert_eq!(
+        messages_within(&mut cli, Duration::from_millis(1500))
+            .await
+            .len(),
+        0
+    );
 
-    // A client that never says ide_connected gets it once, after the delay.
-    let mut other = initialized(&handle).await;
+    // A client that never says ide_connected gets it once, after the delay
+    // (counted from its `initialized`, which the server sees after this).
     let started = tokio::time::Instant::now();
+    let mut other = initialized(&handle).await;
     assert_eq!(recv(&mut other).await, expected);
     assert!(started.elapsed() >= Duration::from_millis(900));
     assert_eq!(

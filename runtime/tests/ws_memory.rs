@@ -50,7 +50,7 @@ async fn upgraded(io: DuplexStream) -> WebSocketStream<DuplexStream> {
 
 async fn ask(ws: &mut WebSocketStream<DuplexStream>, text: &str) -> String {
     ws.send(Message::text(text)).await.unwrap();
-    let answer = tokio::time::timeout(Duration::from_secs(10), ws.next())
+    let answer = tokio::time::timeout(Duration::from_mins(1), ws.next())
         .await
         .unwrap()
         .unwrap()

@@ -5,7 +5,8 @@
 //! [`http`], the JSON helpers of [`json`] and the LSP framing of [`lsp`]), the reference LSP positions
 //! the position helpers are checked against ([`position`]), and the path
 //! of the fake language server `lsp-echo` ([`lsp_echo()`]); [`on_path`]
-//! says whether a program the tests drive is installed.
+//! says whether a program the tests drive is installed, and
+//! [`write_script`] writes a script that can be run at once.
 //!
 //! ```no_run
 //! # async fn demo(port: u16, token: &str) {
@@ -29,9 +30,11 @@ pub mod lsp;
 mod lsp_echo;
 pub mod position;
 mod programs;
+mod script;
 
 pub use lsp_echo::lsp_echo;
 pub use programs::on_path;
+pub use script::write_script;
 
 #[cfg(feature = "client")]
 pub use client::*;

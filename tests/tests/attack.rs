@@ -644,8 +644,10 @@ async fn lockfiles_are_atomic_private_and_carry_a_fresh_strong_token() {
     // and stop: every lockfile it manages to read is complete JSON and 0600,
     // and every file in the directory (the temporary one included) is 0600.
     let done = Arc::new(AtomicBool::new(false));
+    // The lockfiles it has read whole, for the starts to wait on.
+    let read_whole = Arc::new(std::sync::Mutex::new(HashSet::new()));
     let watcher = {
-        let (ide, done) = (ide.clone(), done.clone());
+        let (ide, done, read_whole) = (ide.clone(), done.clone(), read_whole.clone());
         std::thread::spawn(move || {
             let (mut reads, mut entries) = (0usize, 0usize);
             let mut bad = Vec::new();
@@ -671,11 +673,14 @@ async fn lockfiles_are_atomic_private_and_carry_a_fresh_strong_token() {
                         && let Ok(bytes) = std::fs::read(&path)
                     {
                         reads += 1;
-                        if serde_json::from_slice::<LockfileContent>(&bytes).is_err() {
-                            bad.push(format!(
+                        match serde_json::from_slice::<LockfileContent>(&bytes) {
+                            Ok(content) => {
+                                read_whole.lock().unwrap().insert(content.auth_token);
+                            }
+                            Err(_) => bad.push(format!(
                                 "partial lockfile: {:?}",
                                 String::from_utf8_lossy(&bytes)
-                            ));
+                            )),
                         }
                     }
                 }
@@ -701,9 +706,14 @@ async fn lockfiles_are_atomic_private_and_carry_a_fresh_strong_token() {
         assert_eq!(content.pid, std::process::id());
         assert_eq!(content.transport, "ws");
         assert_eq!(mode(&path), Some(0o600));
+        // The watcher has read this one (an event, not a pause a loaded
+        // machine could outlast).
+        let start = std::time::Instant::now();
+        while !read_whole.lock().unwrap().contains(&content.auth_token) {
+            assert!(start.elapsed() < WAIT, "the watcher never read {path:?}");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         tokens.push(content.auth_token);
-        // Let the watcher see this one.
-        tokio::time::sleep(Duration::from_millis(15)).await;
         handle.shutdown().await;
         assert!(!path.exists(), "the lockfile is removed on shutdown");
     }
@@ -711,7 +721,7 @@ async fn lockfiles_are_atomic_private_and_carry_a_fresh_strong_token() {
     let (reads, entries, bad) = watcher.join().unwrap();
     assert!(bad.is_empty(), "{bad:#?}");
     assert!(
-        reads >= STARTS / 4,
+        reads >= STARTS,
         "the watcher read only {reads} lockfiles ({entries} entries seen)"
     );
     assert_eq!(

@@ -287,8 +287,9 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
         None
     );
 
-    // Shutdown answers every call still running, then closes (1001).
-    let started = Instant::now();
+    // Shutdown answers every call still running (none would end by itself,
+    // so an answer is the proof; `WAIT` bounds only a hang), then closes
+    // (1001).
     let shutdown = tokio::spawn(handle.shutdown());
     let mut answered = Vec::new();
     for _ in 0..limit {
@@ -304,11 +305,6 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
     }
     assert_eq!(close_code(&mut client).await, Some(CloseCode::Away));
     tokio::time::timeout(WAIT, shutdown).await.unwrap().unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(answered.len(), MAX_IN_FLIGHT);
 }
 
@@ -319,9 +315,9 @@ async fn calls_still_running_when_stdio_input_ends_are_answered_within_a_bound()
     client.request(support::INIT).await;
     client.send(call(1, "hang", "{}")).await;
     client.send(call(2, "slow", r#"{"ms":50}"#)).await;
-    let started = Instant::now();
+    // `hang` never ends by itself: its answer shows the bound was applied
+    // (`WAIT` bounds only a hang).
     let rest = tokio::time::timeout(WAIT, client.close()).await.unwrap();
-    assert!(started.elapsed() < Duration::from_secs(8));
     assert_eq!(rest.len(), 2, "{rest:?}");
     assert_eq!(json(&rest[0])["id"], 2);
     assert_eq!(
@@ -340,8 +336,8 @@ async fn a_blocked_port_in_a_blocking_tool_does_not_stall_other_requests() {
     for id in 1..=8 {
         send(&mut client, &call(id, "waitAtGate", "{}")).await;
     }
-    // Meanwhile every other request on the same connection is answered.
-    let started = Instant::now();
+    // Meanwhile every other request on the same connection is answered
+    // (each within `WAIT`, the bound of a hang).
     for round in 0..20u64 {
         for (i, tool) in support::READ_TOOLS.iter().enumerate() {
             let id = 100 + round * 10 + i as u64;
@@ -355,7 +351,6 @@ async fn a_blocked_port_in_a_blocking_tool_does_not_stall_other_requests() {
         }
         assert_alive(&mut client, 900 + round).await;
     }
-    assert!(started.elapsed() < WAIT);
     // Opened, the stuck calls all complete.
     gate.open();
     let mut ids: Vec<u64> = Vec::new();
@@ -430,6 +425,20 @@ async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
     )
     .await;
     let port = handle.port();
+    // A server of the default timeout, reached first: a timeout of 300 ms
+    // shows in the order of events (ours close while that one stays open),
+    // not in a wall-clock bound a loaded machine could break.
+    let (patient, _patient_dir) = serve(
+        &server,
+        WsOptions {
+            handshake_timeout: Duration::from_hours(1),
+            ..WsOptions::default()
+        },
+    )
+    .await;
+    let waiting = TcpStream::connect(("127.0.0.1", patient.port()))
+        .await
+        .unwrap();
     // Connect and say nothing; connect and send half a request.
     let mut silent = Vec::new();
     for i in 0..8 {
@@ -445,8 +454,8 @@ async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
     // Meanwhile a real client is served.
     let mut client = initialized(&handle).await;
     assert_alive(&mut client, 1).await;
-    // Each half-open connection is closed by the server after the timeout.
-    let started = Instant::now();
+    // Each half-open connection is closed by the server after the timeout
+    // (`WAIT` bounds only a hang).
     for mut stream in silent {
         let mut buf = [0u8; 64];
         let read = tokio::time::timeout(WAIT, stream.read(&mut buf)).await;
@@ -455,10 +464,10 @@ async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
             "the server closes a half-open connection: {read:?}"
         );
     }
+    let mut byte = [0u8; 1];
     assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
+        matches!(waiting.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the connection of an hour's timeout is still open"
     );
 
     // Upgraded, then silent: a client that never reads is not waited on.
@@ -489,6 +498,8 @@ async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
             tokio::task::yield_now().await;
         }
     }
+    // Returning at all is the proof that sending never waits for the
+    // silent client, which never reads; the time is for the log.
     let notify_time = started.elapsed();
     tokio::time::sleep(Duration::from_millis(200)).await;
     server.notifier().notify(
@@ -496,7 +507,7 @@ async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
         &serde_json::json!({"filePath": "/ws/a.rs", "n": count}),
     );
     let (mut client, received) = tokio::time::timeout(WAIT, reader).await.unwrap().unwrap();
-    assert!(notify_time < Duration::from_secs(2), "{notify_time:?}");
+    eprintln!("2000 notifications sent in {notify_time:?}");
     assert!(received > 64, "the reader got {received} notifications");
     assert_alive(&mut client, 3).await;
 }
@@ -580,7 +591,7 @@ async fn spawn_child(dir: &Path) -> (tokio::process::Child, PathBuf, u16, String
         .unwrap();
     let ide = dir.join("ide");
     let pid = child.id().unwrap();
-    let found = tokio::time::timeout(Duration::from_secs(30), async {
+    let found = tokio::time::timeout(WAIT, async {
         loop {
             for entry in std::fs::read_dir(&ide).into_iter().flatten().flatten() {
                 let path = entry.path();
@@ -644,7 +655,6 @@ async fn signal_with_calls_in_flight(signal: &str) {
         json(&recv(&mut client).await)["result"]["content"][0]["text"],
         "\"slept 100 ms\""
     );
-    let started = Instant::now();
     let pid = child.id().unwrap().to_string();
     let status = std::process::Command::new("kill")
         .args([&format!("-{signal}"), &pid])
@@ -667,12 +677,9 @@ async fn signal_with_calls_in_flight(signal: &str) {
         .await
         .unwrap()
         .unwrap();
+    // A minute-long call and a hanging one were answered: the signal did
+    // not wait for them (`WAIT` bounds only a hang).
     assert!(exit.success(), "{signal}: {exit:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "{:?}",
-        started.elapsed()
-    );
     assert!(!lockfile.exists(), "{signal}: the lockfile is removed");
     // The next request to that port finds nothing.
     assert!(TcpStream::connect(("127.0.0.1", port)).await.is_err());

@@ -13,7 +13,7 @@ use super::lsp::Place;
 use super::{Running, bin};
 
 /// How long Emacs may take to open its socket.
-const START: Duration = Duration::from_secs(20);
+const START: Duration = Duration::from_mins(1);
 
 /// The configuration, as a user writes it from the README: one
 /// `eglot-server-programs` entry per language through the proxy, and

@@ -19,7 +19,7 @@ use super::lsp::Place;
 use super::{ANSWER, Running, bin};
 
 /// How long Kakoune may take to open its session.
-const START: Duration = Duration::from_secs(20);
+const START: Duration = Duration::from_mins(1);
 
 /// The README's heading of Kakoune's configuration.
 const README_HEADING: &str = "**Kakoune** kak-lsp (`kak-lsp.toml`):";
@@ -172,16 +172,14 @@ impl Kakoune {
         let wrappers = scratch.join("bin");
         std::fs::create_dir_all(&wrappers).unwrap();
         let wrapper = wrappers.join("ide-mcp");
-        std::fs::write(
+        ide_mcp_test_support::write_script(
             &wrapper,
-            format!(
+            &format!(
                 "#!/bin/sh\nsubcommand=$1\nshift\nexec '{}' \"$subcommand\" --linger {linger} --log '{}' \"$@\"\n",
                 bin(),
                 log.display()
             ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
         // Kakoune's session socket and kak-lsp's files go under it too.
         let runtime = place.runtime();
         std::fs::create_dir_all(&runtime).unwrap();

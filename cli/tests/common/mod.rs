@@ -286,6 +286,32 @@ pub(crate) fn diagnostics_of<'a>(reply: &'a Value, uri: &str) -> Option<&'a Vec<
         .map(|entry| entry["diagnostics"].as_array().unwrap())
 }
 
+/// Writes `text` to `path` as an editor saves, then waits until `host`
+/// has logged that its file watcher saw the change (`files changed`,
+/// at `ide_mcp::diagnostics::watch=debug`, logged as it tells the
+/// diagnostics sources): a query sent after that finds the host knowing of
+/// the change, however loaded the machine, where a pause would be a guess.
+pub(crate) fn write_seen(host: &Running, path: &Path, text: &str) {
+    let path_text = path.to_str().unwrap();
+    let seen = || {
+        host.stderr()
+            .lines()
+            .filter(|line| line.contains("files changed") && line.contains(path_text))
+            .count()
+    };
+    let before = seen();
+    std::fs::write(path, text).unwrap();
+    let start = Instant::now();
+    while seen() == before {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the host did not see {path_text} change; stderr:\n{}",
+            host.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// The pids of `pid`'s children (any of its threads may have spawned them).
 pub(crate) fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {

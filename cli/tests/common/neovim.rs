@@ -10,7 +10,7 @@ use super::lsp::Place;
 use super::{Running, bin};
 
 /// How long Neovim may take to open its socket.
-const START: Duration = Duration::from_secs(20);
+const START: Duration = Duration::from_mins(1);
 
 /// The configuration: one client per language, started at once through the
 /// proxy, attached to each buffer of its file type, as a user without

@@ -293,7 +293,7 @@ async fn read_until(stream: &mut TcpStream, text: &str) -> String {
     let mut read = Vec::new();
     let mut buf = [0; 4096];
     while !String::from_utf8_lossy(&read).contains(text) {
-        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+        let n = tokio::time::timeout(Duration::from_mins(1), stream.read(&mut buf))
             .await
             .expect("no answer within 10 s")
             .unwrap();
