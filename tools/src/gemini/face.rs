@@ -110,12 +110,12 @@ impl GeminiFace {
     pub async fn start(cx: ReadContext, mut options: GeminiOptions) -> io::Result<Self> {
         // What the user's deny rules hide is never shown either.
         let (shown, rules) = (options.shown.clone(), cx.clone());
-        options.shown = PathFilter(Arc::new(move |path: &Path| shown(path) && !rules.hides(path)));
+        options.shown = PathFilter(Arc::new(move |path: &Path| {
+            shown(path) && !rules.hides(path)
+        }));
         let notifier = Notifier::new();
         let server = server(&cx, &notifier, &options).map_err(io::Error::other)?;
-        let handle = server
-            .serve_http(HttpOptions::default())
-            .await?;
+        let handle = server.serve_http(HttpOptions::default()).await?;
         let content = DiscoveryContent {
             port: handle.port(),
             workspace_path: join_folders(&options.folders),
