@@ -88,6 +88,7 @@ fn bench(c: &mut Criterion) {
                 for _ in 0..iterations {
                     let start = Instant::now();
                     let call = reviews.open_diff(OpenDiffRequest {
+                        agent: ide_mcp_tools::Agent::Claude,
                         path: "/ws/a.c".into(),
                         new_contents: proposed.clone(),
                         tab_name: "t".into(),
@@ -109,6 +110,7 @@ fn bench(c: &mut Criterion) {
 
     // A review pending in the proxy for the rest.
     let call = reviews.open_diff(OpenDiffRequest {
+        agent: ide_mcp_tools::Agent::Claude,
         path: "/ws/a.c".into(),
         new_contents: proposed.clone(),
         tab_name: "t".into(),

@@ -340,6 +340,7 @@ async fn a_reviewed_write_gets_no_markers() {
     let mut h = host("Neovim").await;
     let proposal = "int a;\nint B;\nint c;\nint D;\n";
     let review = h.reviews.open_diff(OpenDiffRequest {
+        agent: ide_mcp_tools::Agent::Claude,
         path: h.path.clone(),
         new_contents: proposal.to_owned(),
         tab_name: "t".to_owned(),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use ide_mcp_lsp::observer::Decision;
 use ide_mcp_lsp::observer::review::{HunkView, Overlay, ReviewView, ViewKind};
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace, ServerVerdict, WorkspaceEvent};
+use ide_mcp_tools::Agent;
 use serde_json::{Value, json};
 use support::{Stream, drain, neovim_initialize, range_json};
 
@@ -36,6 +37,7 @@ fn overlay() -> Overlay {
     Overlay {
         reviews: vec![ReviewView {
             kind: ViewKind::Review,
+            agent: Agent::Claude,
             path: "/ws/a.c".into(),
             diff: 7,
             rev: 2,
@@ -258,4 +260,40 @@ fn a_document_opened_under_review_shows_its_hunks_and_pull_answers_get_them() {
     assert_eq!(answer["result"]["kind"], "full");
     assert_eq!(answer["result"]["resultId"], Value::Null);
     assert_eq!(answer["result"]["items"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn another_agent_s_review_is_named_after_it() {
+    let (_ws, mut s) = reviewing();
+    let mut gemini = overlay();
+    gemini.reviews[0].agent = Agent::Gemini;
+    s.observer.set_review(gemini);
+    let published = sent(&mut s);
+    assert_eq!(
+        published["params"]["diagnostics"][1]["source"],
+        json!("Gemini CLI")
+    );
+    s.request(
+        2,
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": A}, "range": range_json(((1, 0), (1, 0))),
+               "context": {"diagnostics": [published["params"]["diagnostics"][1]]}}),
+    );
+    let answer = body(s.answer(2, json!([])));
+    let titles: Vec<&str> = answer["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Gemini: accept this change",
+            "Gemini: reject this change",
+            "Gemini: accept all 2 changes",
+            "Gemini: reject all",
+            "Send selection to Claude Code"
+        ]
+    );
 }

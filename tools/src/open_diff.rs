@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::context::ReadContext;
-use crate::ports::{DiffOutcome, OpenDiffRequest};
+use crate::ports::{Agent, DiffOutcome, OpenDiffRequest};
 use crate::uri::PathInput;
 
 /// The message of the result when the host has no [`DiffReview`](crate::ports::DiffReview).
@@ -56,6 +56,7 @@ pub fn open_diff_request(
         .find(|path| is_open(path))
         .unwrap_or(input.path());
     Ok(OpenDiffRequest {
+        agent: Agent::Claude,
         path: path.to_path_buf(),
         new_contents: args.new_file_contents,
         tab_name: args.tab_name,
@@ -139,6 +140,7 @@ mod tests {
         assert_eq!(
             request,
             OpenDiffRequest {
+                agent: Agent::Claude,
                 path: PathBuf::from("/ws/b.rs"),
                 new_contents: "fn main() {}\n".into(),
                 tab_name: "✻ [Claude Code] main.rs (5f680c) ⧉".into(),

@@ -313,6 +313,7 @@ async fn open_diff_answers_the_users_choice() {
         assert_eq!(
             reviews.pending_requests(),
             [OpenDiffRequest {
+                agent: ide_mcp_tools::Agent::Claude,
                 path: PathBuf::from("/ws/a.rs"),
                 new_contents: NEW.into(),
                 tab_name: tab.into(),

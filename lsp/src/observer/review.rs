@@ -28,8 +28,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::mirror::PositionEncoding;
+use ide_mcp_tools::Agent;
 
-/// The `source` of Claude's hunk diagnostics.
+/// The `source` of Claude's hunk diagnostics (another agent's are its
+/// [`Agent::source`]).
 pub const REVIEW_SOURCE: &str = "Claude Code";
 /// Accepts one hunk: arguments `[diff, rev, hunk]`.
 pub const ACCEPT_COMMAND: &str = "ide-mcp.review.accept";
@@ -88,6 +90,9 @@ pub struct ReviewView {
     /// A review, or a write shown after the fact.
     #[serde(default)]
     pub kind: ViewKind,
+    /// The agent whose edit it is.
+    #[serde(default)]
+    pub agent: Agent,
     /// The file.
     pub path: PathBuf,
     /// The review's id.

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use super::envelope::append_to_array;
 use super::review::{
     ACCEPT_ALL_COMMAND, ACCEPT_COMMAND, Decision, HunkView, KEEP_ALL_COMMAND, KEEP_COMMAND,
-    Overlay, REJECT_ALL_COMMAND, REJECT_COMMAND, REVERT_ALL_COMMAND, REVERT_COMMAND, REVIEW_SOURCE,
-    RawPublish, ReviewView, ViewKind, line_length,
+    Overlay, REJECT_ALL_COMMAND, REJECT_COMMAND, REVERT_ALL_COMMAND, REVERT_COMMAND, RawPublish,
+    ReviewView, ViewKind, line_length,
 };
 use super::stream::{MirrorDoc, Observer};
 use crate::framing::Message;
@@ -157,7 +157,8 @@ impl Observer {
         let mut params: Value = serde_json::from_str(params.get()).ok()?;
         let diagnostics = params.pointer_mut("/context/diagnostics")?.as_array_mut()?;
         let before = diagnostics.len();
-        diagnostics.retain(|d| d["source"] != REVIEW_SOURCE);
+        // Ours, of any agent, carry the review's marker in `data`.
+        diagnostics.retain(|d| d.pointer("/data/ideMcpReview").is_none());
         (diagnostics.len() != before).then_some(params)
     }
 
@@ -179,13 +180,13 @@ impl Observer {
             let end = hunk.start_line + hunk.old_len.max(1) - 1;
             if hunk.start_line <= last && first <= end {
                 let arguments = json!([review.diff, review.rev, hunk.index]);
-                actions.push(self.action(titles.one.0, titles.one_commands.0, &arguments));
-                actions.push(self.action(titles.one.1, titles.one_commands.1, &arguments));
+                actions.push(self.action(&titles.one.0, titles.one_commands.0, &arguments));
+                actions.push(self.action(&titles.one.1, titles.one_commands.1, &arguments));
             }
         }
         let diff = json!([review.diff]);
         actions.push(self.action(&titles.all.0, titles.all_commands.0, &diff));
-        actions.push(self.action(titles.all.1, titles.all_commands.1, &diff));
+        actions.push(self.action(&titles.all.1, titles.all_commands.1, &diff));
         actions.into_iter().flatten().collect()
     }
 
@@ -246,35 +247,42 @@ impl Observer {
 }
 
 /// The titles and commands of a view's actions: (accept, reject) of one
-/// hunk and of all.
+/// hunk and of all, named after the agent whose edit it is.
 struct Titles {
-    one: (&'static str, &'static str),
+    one: (String, String),
     one_commands: (&'static str, &'static str),
-    all: (String, &'static str),
+    all: (String, String),
     all_commands: (&'static str, &'static str),
 }
 
 impl Titles {
     fn of(view: &ReviewView) -> Self {
+        let agent = view.agent.name();
         match view.kind {
             ViewKind::Review => {
                 let n = view.hunks.len();
                 let all = if n == 1 {
-                    "Claude: accept the 1 change".to_owned()
+                    format!("{agent}: accept the 1 change")
                 } else {
-                    format!("Claude: accept all {n} changes")
+                    format!("{agent}: accept all {n} changes")
                 };
                 Self {
-                    one: ("Claude: accept this change", "Claude: reject this change"),
+                    one: (
+                        format!("{agent}: accept this change"),
+                        format!("{agent}: reject this change"),
+                    ),
                     one_commands: (ACCEPT_COMMAND, REJECT_COMMAND),
-                    all: (all, "Claude: reject all"),
+                    all: (all, format!("{agent}: reject all")),
                     all_commands: (ACCEPT_ALL_COMMAND, REJECT_ALL_COMMAND),
                 }
             }
             ViewKind::Written => Self {
-                one: ("Claude: keep this change", "Claude: revert this change"),
+                one: (
+                    format!("{agent}: keep this change"),
+                    format!("{agent}: revert this change"),
+                ),
                 one_commands: (KEEP_COMMAND, REVERT_COMMAND),
-                all: ("Claude: keep all".to_owned(), "Claude: revert all"),
+                all: (format!("{agent}: keep all"), format!("{agent}: revert all")),
                 all_commands: (KEEP_ALL_COMMAND, REVERT_ALL_COMMAND),
             },
         }
@@ -305,7 +313,7 @@ fn hunk_diagnostic(
             "end": {"line": end_line, "character": end_character},
         },
         "severity": 3,
-        "source": REVIEW_SOURCE,
+        "source": review.agent.source(),
         "code": match review.kind {
             ViewKind::Review => "claude-edit",
             ViewKind::Written => "claude-written",

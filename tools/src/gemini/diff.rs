@@ -26,7 +26,7 @@ use tokio::task::AbortHandle;
 
 use super::face::PathFilter;
 use crate::context::ReadContext;
-use crate::ports::{DiffOutcome, OpenDiffRequest};
+use crate::ports::{Agent, DiffOutcome, OpenDiffRequest};
 
 /// The notification of an accepted (or partly accepted) edit.
 pub const DIFF_ACCEPTED: &str = "ide/diffAccepted";
@@ -186,6 +186,7 @@ pub fn gemini_open_diff(
     // A second proposal for the file replaces the first (withdrawn, silent).
     diffs.withdraw(&args.file_path);
     let review = review.open_diff(OpenDiffRequest {
+        agent: Agent::Gemini,
         path,
         new_contents: args.new_content.clone(),
         tab_name: format!("gemini: {}", args.file_path),

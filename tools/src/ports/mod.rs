@@ -305,12 +305,49 @@ pub trait DiagnosticsQuery: Send + Sync {
     }
 }
 
+/// The agent whose edit is reviewed: it names the review in the editor
+/// (its diagnostics' source, its actions' titles).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Agent {
+    /// Claude Code (`claude`).
+    #[default]
+    Claude,
+    /// Gemini CLI (`gemini`).
+    Gemini,
+    /// GitHub Copilot CLI (`copilot`).
+    Copilot,
+}
+
+impl Agent {
+    /// Its short name, which begins the review's action titles and
+    /// messages (`Gemini: accept this change`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Claude => "Claude",
+            Self::Gemini => "Gemini",
+            Self::Copilot => "Copilot",
+        }
+    }
+
+    /// The product's name: the `source` of its review's diagnostics.
+    pub fn source(self) -> &'static str {
+        match self {
+            Self::Claude => "Claude Code",
+            Self::Gemini => "Gemini CLI",
+            Self::Copilot => "GitHub Copilot CLI",
+        }
+    }
+}
+
 /// What `openDiff` asks the editor to review.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenDiffRequest {
+    /// The agent that proposes the edit.
+    pub agent: Agent,
     /// The absolute path of the file the proposal is for.
     pub path: PathBuf,
-    /// The whole file as Claude proposes it.
+    /// The whole file as the agent proposes it.
     pub new_contents: String,
     /// The CLI's name for the review (`✻ [Claude Code] main.py (5f680c) ⧉`),
     /// by which `close_tab` withdraws it.

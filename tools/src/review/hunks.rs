@@ -38,10 +38,16 @@ impl Hunk {
     /// a line cut short ends with `…`, and `… N more lines` says what was
     /// left out.
     pub fn message(&self) -> String {
+        self.message_of("Claude")
+    }
+
+    /// [`message`](Self::message), the change named as `agent`'s
+    /// (`Gemini: replace …`).
+    pub fn message_of(&self, agent: &str) -> String {
         let mut message = match (self.old_len, self.new_len) {
-            (old, 0) if old > 0 => return format!("Claude: delete {}", lines(old)),
-            (0, new) => format!("Claude: insert {} — ", lines(new)),
-            (old, new) => format!("Claude: replace {} with {new} — ", lines(old)),
+            (old, 0) if old > 0 => return format!("{agent}: delete {}", lines(old)),
+            (0, new) => format!("{agent}: insert {} — ", lines(new)),
+            (old, new) => format!("{agent}: replace {} with {new} — ", lines(old)),
         };
         push_shortened(&mut message, &self.new_text, self.new_len);
         message

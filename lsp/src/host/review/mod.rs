@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ide_mcp_tools::review::{Hunk, compose, hunks};
-use ide_mcp_tools::{BufferStore as _, DiffFuture, DiffOutcome, DiffReview, OpenDiffRequest};
+use ide_mcp_tools::{
+    Agent, BufferStore as _, DiffFuture, DiffOutcome, DiffReview, OpenDiffRequest,
+};
 use serde_json::json;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -87,6 +89,7 @@ impl State {
 
 #[derive(Debug)]
 struct Pending {
+    agent: Agent,
     diff: u64,
     rev: u64,
     path: PathBuf,
@@ -122,6 +125,7 @@ impl Pending {
     fn view(&self) -> ReviewView {
         ReviewView {
             kind: ViewKind::Review,
+            agent: self.agent,
             path: self.path.clone(),
             diff: self.diff,
             rev: self.rev,
@@ -134,7 +138,7 @@ impl Pending {
                     index,
                     start_line: hunk.old_start,
                     old_len: hunk.old_len,
-                    message: hunk.message(),
+                    message: hunk.message_of(self.agent.name()),
                 })
                 .collect(),
         }
@@ -360,7 +364,7 @@ impl Reviews {
 
     /// Asks an editor to show the file when none has it open, and asks
     /// the user once, where the editor can, what to do with the proposal.
-    fn present(&self, diff: u64, path: &Path, n: usize) {
+    fn present(&self, agent: Agent, diff: u64, path: &Path, n: usize) {
         let ws = Arc::clone(&self.inner.ws);
         let this = self.clone();
         let path = path.to_path_buf();
@@ -389,7 +393,7 @@ impl Reviews {
             let actions = [ACCEPT_ALL, REJECT_ALL, REVIEW];
             let params = json!({
                 "type": 3,
-                "message": format!("Claude Code proposes {changes} to {name}"),
+                "message": format!("{} proposes {changes} to {name}", agent.source()),
                 "actions": actions.map(|title| json!({"title": title})),
             });
             let answer = ws
@@ -527,6 +531,7 @@ impl DiffReview for Reviews {
             state.written.retain(|w| w.path != request.path);
             let shown = self.inner.ws.handle_for_path(&request.path).is_some();
             state.pending.push(Pending {
+                agent: request.agent,
                 diff,
                 rev: 0,
                 path: request.path.clone(),
@@ -541,7 +546,7 @@ impl DiffReview for Reviews {
             self.publish(&state);
             diff
         };
-        self.present(diff, &request.path, n);
+        self.present(request.agent, diff, &request.path, n);
         let guard = WithdrawOnDrop {
             reviews: self.clone(),
             diff,
@@ -591,6 +596,7 @@ mod tests {
         let proposal = "1\nTWO\n3\n4\nFIVE\n".to_owned();
         let found = hunks(&base, &proposal);
         let mut pending = Pending {
+            agent: Agent::Claude,
             diff: 1,
             rev: 0,
             path: "/f".into(),

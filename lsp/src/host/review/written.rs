@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 
+use ide_mcp_tools::Agent;
 use ide_mcp_tools::review::hunks;
 
 use crate::observer::review::{HunkView, ReviewView, ViewKind};
@@ -121,6 +122,7 @@ impl Written {
     pub(super) fn view(&self) -> Option<ReviewView> {
         (self.landed && !self.changes.is_empty()).then(|| ReviewView {
             kind: ViewKind::Written,
+            agent: Agent::Claude,
             path: self.path.clone(),
             diff: self.diff,
             rev: 0,
