@@ -194,9 +194,9 @@ async fn gemini_s_face_refuses_what_is_not_gemini() {
             refused(&browser),
             (
                 403,
-                json!(
-                    "requests that carry an Origin header are refused: this server serves no browser"
-                )
+                json!(format!(
+                    "requests from the origin {origin} are refused: no web page may call this server"
+                ))
             ),
             "{origin}"
         );

@@ -131,11 +131,16 @@ pub fn spawn(ws: Arc<LspWorkspace>, reviews: Reviews, edit: bool) -> Reloader {
                 if let (Some(before), Some(after)) = (before, &now.text) {
                     let write = Write {
                         path: &path,
-                        before: before.text,
+                        before: before.text.clone(),
                         after: after.clone(),
                         saved: before.saves != now.saves,
                     };
-                    changed(&ws, &reviews, write, edit);
+                    if !changed(&ws, &reviews, write, edit) {
+                        // Closed meanwhile (Emacs reverts a buffer by
+                        // closing and opening it): looked at again.
+                        seen.insert(path.to_path_buf(), before);
+                        continue;
+                    }
                 }
                 seen.insert(path.to_path_buf(), now);
             }
@@ -156,11 +161,12 @@ struct Write<'a> {
 }
 
 /// `write.path` changed on disk: shown in its buffer when the buffer held
-/// the disk's previous text.
-fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bool) {
+/// the disk's previous text; `false` when the document is not open (any
+/// more).
+fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bool) -> bool {
     let path = write.path;
     let Some((rope, version)) = buffer(ws, path) else {
-        return;
+        return false;
     };
     let text = rope.to_string();
     let own = own_reload(ws, path);
@@ -171,14 +177,14 @@ fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bo
             ws.documents.compare_with_disk(path);
             reviews.wrote(path, before, write.after);
         }
-        return;
+        return true;
     }
     if write.before.as_deref() != Some(text.as_str()) {
         tracing::debug!(
             ?path,
             "changed on disk, but the buffer holds unsaved work: left alone"
         );
-        return;
+        return true;
     }
     reviews.wrote(path, text, write.after.clone());
     match own {
@@ -194,6 +200,7 @@ fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bo
         }
         OwnReload::Never => {}
     }
+    true
 }
 
 /// What the editor that would get the edit for `path` does by itself.

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::task::AbortHandle;
 
-use super::face::PathFilter;
+use super::filter::PathFilter;
 use crate::context::ReadContext;
 use crate::ports::{Agent, DiffOutcome, OpenDiffRequest};
 

@@ -2,7 +2,6 @@
 //! [`ReadContext`], its own notifier), its listener, its discovery file,
 //! and the task that sends `ide/contextUpdate`.
 
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +11,7 @@ use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Notifier, Registry, Server}
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::FACE;
+use super::filter::{FACE, PathFilter};
 use super::context::{Stamps, context_update};
 use super::diff::GeminiDiffs;
 use super::discovery::{DiscoveryContent, DiscoveryFile, IdeInfo};
@@ -22,32 +21,6 @@ use crate::selection::SELECTION_DEBOUNCE;
 
 /// The notification that carries the editor's state.
 pub const CONTEXT_UPDATE: &str = "ide/contextUpdate";
-
-/// Which files the face may show an agent: the hook of the user's deny
-/// rules (a file it refuses is left out of every context update, and its
-/// review refused). [`GeminiOptions::default`] shows every file.
-#[derive(Clone)]
-pub struct PathFilter(pub Arc<dyn Fn(&Path) -> bool + Send + Sync>);
-
-impl PathFilter {
-    /// Shows every file.
-    pub fn all() -> Self {
-        Self(Arc::new(|_| true))
-    }
-}
-
-impl std::ops::Deref for PathFilter {
-    type Target = dyn Fn(&Path) -> bool + Send + Sync;
-    fn deref(&self) -> &Self::Target {
-        &*self.0
-    }
-}
-
-impl fmt::Debug for PathFilter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("PathFilter")
-    }
-}
 
 /// How the face serves.
 #[derive(Clone, Debug)]

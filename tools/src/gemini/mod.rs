@@ -14,8 +14,8 @@ pub mod context;
 pub mod diff;
 pub mod discovery;
 pub mod face;
+pub mod filter;
 
-pub use face::{ContextTrigger, GeminiFace, GeminiOptions, PathFilter};
+pub use face::{ContextTrigger, GeminiFace, GeminiOptions};
+pub use filter::{FACE, PathFilter};
 
-/// The face's name: its tools are `#[mcp_tool(face = "gemini")]`.
-pub const FACE: &str = "gemini";
