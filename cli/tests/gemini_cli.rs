@@ -85,12 +85,14 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     let first = model.conversation(PROMPT).remove(0);
     let context = ide_context(&first)
         .unwrap_or_else(|| panic!("no IDE context in the first request: {first}"));
+    // The cursor at the selection's end, one-based: line 3, after `add`
+    // (zero-based line 2, character 7).
     assert_eq!(
         context,
         json!({
             "activeFile": {
                 "path": main_c.to_str().unwrap(),
-                "cursor": {"line": 3, "character": 7},
+                "cursor": {"line": 3, "character": 8},
                 "selectedText": "add",
             },
             "otherOpenFiles": [other_c.to_str().unwrap()],
@@ -137,15 +139,24 @@ fn select(nvim: &Neovim, deadline: &Deadline) {
     nvim.wait_lua("_G.actions ~= nil", deadline.left());
 }
 
-/// `/ide status`, until it shows the editor connected with both files,
-/// `main.c` active.
+/// `/ide status` shows the editor connected with both files, `main.c`
+/// active.
 fn ide_status(gemini: &Terminal, deadline: &Deadline) {
     gemini.type_text("/ide status");
     gemini.wait_for("/ide status", deadline.left(), String::new);
     gemini.press("Enter");
-    let screen = gemini.wait_for("Connected to Neovim", deadline.left(), String::new);
+    let screen = loop {
+        let screen = gemini.screen();
+        if screen.contains("Connected to Neovim") || screen.contains("Disconnected") {
+            break screen;
+        }
+        assert!(!deadline.left().is_zero(), "no status; the screen:\n{screen}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(
-        screen.contains("- main.c (active)") && screen.contains("- other.c"),
+        screen.contains("\u{1f7e2} Connected to Neovim")
+            && screen.contains("- main.c (active)")
+            && screen.contains("- other.c"),
         "{screen}"
     );
 }

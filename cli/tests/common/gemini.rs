@@ -13,7 +13,9 @@
 //! The CLI runs in a home of the test's own (`~/.gemini/settings.json`:
 //! the API key's auth, IDE mode on, no telemetry or update checks;
 //! `~/.gemini/trustedFolders.json`: the workspace trusted) and the place's
-//! `$TMPDIR`, where the editor's host writes its discovery file.
+//! `$TMPDIR`, where the editor's host writes its discovery file; with
+//! `REMOTE_CONTAINERS=1`, as the README tells users whose editor and CLI
+//! share a container.
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -93,7 +95,11 @@ pub(crate) fn start(place: &Place, model: &GeminiStandIn) -> Terminal {
                     "GOOGLE_GEMINI_BASE_URL",
                     format!("http://127.0.0.1:{}", model.port),
                 )
-                .env("GEMINI_API_KEY", API_KEY);
+                .env("GEMINI_API_KEY", API_KEY)
+                // The CLI and the editor run on one machine: inside a
+                // container the CLI would dial `host.docker.internal`
+                // unless told it shares the editor's (the README's advice).
+                .env("REMOTE_CONTAINERS", "1");
         },
     )
 }
