@@ -100,7 +100,9 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     );
     let asked = start.elapsed();
 
-    // (3) The model's `replace` is shown in Neovim, hunk by hunk.
+    // (3) The model's `replace` is shown in Neovim, hunk by hunk. The
+    // review does not name its agent yet: its hunks are Claude's (source
+    // `Claude Code`, "Claude: …" actions) whichever agent proposed them.
     nvim.wait_hunks(&main_c, "", (2, false), deadline.left());
     let reviewing = start.elapsed();
     nvim.run_action(3, "Claude: accept this change");
@@ -150,7 +152,10 @@ fn ide_status(gemini: &Terminal, deadline: &Deadline) {
         if screen.contains("Connected to Neovim") || screen.contains("Disconnected") {
             break screen;
         }
-        assert!(!deadline.left().is_zero(), "no status; the screen:\n{screen}");
+        assert!(
+            !deadline.left().is_zero(),
+            "no status; the screen:\n{screen}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(

@@ -237,7 +237,7 @@ async fn answer(
             )
         }
         ("POST", Some("generateContent")) => {
-            respond_json(StatusCode::OK, &response(json!([{"text": "{}"}])))
+            respond_json(StatusCode::OK, &response(&json!([{"text": "{}"}])))
         }
         ("POST", Some("countTokens")) => respond_json(StatusCode::OK, &json!({"totalTokens": 1})),
         _ => respond_json(
@@ -254,22 +254,22 @@ impl Script {
     /// other requests get a short text.
     fn reply(&self, request: &Value) -> Value {
         if !user_texts(request).any(|text| text.contains(&self.prompt)) {
-            return response(json!([{"text": "OK"}]));
+            return response(&json!([{"text": "OK"}]));
         }
         let done = parts(request)
             .filter(|part| part.get("functionResponse").is_some())
             .count();
         match self.calls.get(done) {
             Some((name, args)) => {
-                response(json!([{"functionCall": {"name": name, "args": args}}]))
+                response(&json!([{"functionCall": {"name": name, "args": args}}]))
             }
-            None => response(json!([{"text": self.last_words}])),
+            None => response(&json!([{"text": self.last_words}])),
         }
     }
 }
 
 /// A `GenerateContentResponse` of one candidate with `parts`.
-fn response(parts: Value) -> Value {
+fn response(parts: &Value) -> Value {
     json!({
         "candidates": [{"content": {"role": "model", "parts": parts},
             "finishReason": "STOP", "index": 0}],
@@ -303,11 +303,7 @@ pub(crate) fn user_texts(request: &Value) -> impl Iterator<Item = &str> {
 /// [`IDE_CONTEXT`] in a user's text part, if there is one.
 pub(crate) fn ide_context(request: &Value) -> Option<Value> {
     let text = user_texts(request).find(|text| text.starts_with(IDE_CONTEXT))?;
-    let json = text
-        .split_once("```json\n")?
-        .1
-        .rsplit_once("\n```")?
-        .0;
+    let json = text.split_once("```json\n")?.1.rsplit_once("\n```")?.0;
     serde_json::from_str(json).ok()
 }
 
