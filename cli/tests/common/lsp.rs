@@ -37,8 +37,9 @@ pub(crate) fn exit() -> Vec<u8> {
 }
 
 /// A temporary directory with Claude Code's configuration directory, a
-/// workspace, and the runtime directory (`XDG_RUNTIME_DIR`) where the
-/// proxies' hosts keep their private files. Dropping it ends every host
+/// workspace, the runtime directory (`XDG_RUNTIME_DIR`) where the proxies'
+/// hosts keep their private files, and the `$TMPDIR` where they write Gemini
+/// CLI's discovery files. Dropping it ends every host
 /// still running there.
 pub(crate) struct Place {
     pub(crate) dir: tempfile::TempDir,
@@ -60,7 +61,18 @@ impl Place {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().canonicalize().unwrap().join("ws");
         std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
         Self { dir, workspace }
+    }
+
+    /// The `$TMPDIR` of every process the test starts.
+    pub(crate) fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    /// Gemini CLI's discovery files (in `$TMPDIR/gemini/ide`).
+    pub(crate) fn gemini_files(&self) -> Vec<String> {
+        list(&self.tmp().join("gemini").join("ide"))
     }
 
     pub(crate) fn config(&self) -> PathBuf {
@@ -208,7 +220,8 @@ impl Place {
     pub(crate) fn environment(&self, command: &mut Command) {
         command
             .env("CLAUDE_CONFIG_DIR", self.config())
-            .env("XDG_RUNTIME_DIR", self.runtime());
+            .env("XDG_RUNTIME_DIR", self.runtime())
+            .env("TMPDIR", self.tmp());
     }
 
     /// The echo server (`lsp-echo`, of test-support) with `args`.

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 pub(crate) mod claude;
 pub(crate) mod emacs;
+pub(crate) mod gemini;
 pub(crate) mod ide;
 pub(crate) mod kakoune;
 pub(crate) mod lsp;

@@ -1,0 +1,240 @@
+//! The real `gemini` CLI, run interactively in a terminal, against the
+//! Gemini face of the host of a real Neovim (whose clangd runs through
+//! `ide-mcp lsp-proxy`): `/ide status` shows the editor connected with its
+//! open files; the open files, the active one, its cursor and selection
+//! reach the model's request; the model's edit is reviewed hunk by hunk in
+//! Neovim (one accepted, one rejected) and the CLI writes exactly that. The
+//! model is a scripted stand-in of the Gemini API on loopback
+//! (`common::gemini`); nothing leaves the machine.
+//!
+//! Needs `gemini` (npm `@google/gemini-cli`), `tmux`, `nvim`, `clangd` and
+//! `pyright-langserver` (`tests/lsp/install.sh` installs them). Without
+//! them the test fails, unless the install script found a registry
+//! unreachable (`IDE_MCP_LSP_MISSING=1`, set by `.ci/run`): then it says it
+//! skipped.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::claude::Deadline;
+use common::gemini::{GeminiStandIn, Script, ide_context, parts};
+use common::lsp::Place;
+use common::neovim::Neovim;
+use common::tmux::Terminal;
+use serde_json::{Value, json};
+
+const MAIN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return value;\n}\n";
+const OTHER_C: &str = "int other(void) {\n  return 0;\n}\n";
+/// The model's edit: one `replace` call whose change is two hunks, line 4
+/// and line 8 (one-based), three unchanged lines apart.
+const OLD_STRING: &str = "  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);";
+const NEW_STRING: &str =
+    "  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(2, 3);";
+/// The first hunk accepted, the second rejected.
+const CHOSEN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b; /* sum */\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return value;\n}\n";
+
+/// What the user types; the stand-in recognises its conversation by it.
+const PROMPT: &str = "Comment add() and call it with 2 and 3 in main.c";
+const LAST_WORDS: &str = "The review is over.";
+
+/// The whole test, start to end.
+const TOTAL: Duration = Duration::from_mins(3);
+
+#[test]
+fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
+    if !common::gemini::installed() {
+        return;
+    }
+    let start = Instant::now();
+    let deadline = Deadline(start + TOTAL);
+    let place = Place::new();
+    let main_c = place.workspace.join("main.c");
+    let other_c = place.workspace.join("other.c");
+    std::fs::write(&main_c, MAIN_C).unwrap();
+    std::fs::write(&other_c, OTHER_C).unwrap();
+
+    // The editor first: the CLI reads the discovery file once, at start-up.
+    let nvim = Neovim::start(&place, &place.workspace, "nvim", 0);
+    nvim.command(&format!("edit {}", other_c.display()));
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
+    nvim.command(&format!("edit {}", main_c.display()));
+    nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
+    select(&nvim, &deadline);
+    wait_for(&deadline, "the discovery file", || {
+        place.gemini_files().len() == 1
+    });
+    let editor_ready = start.elapsed();
+
+    let model = GeminiStandIn::start(script(&main_c));
+    let gemini = common::gemini::start(&place, &model);
+    gemini.wait_for("Type your message", deadline.left(), || model.summary());
+    let cli_ready = start.elapsed();
+
+    // (1) Connected to the editor, which has told it its open files.
+    ide_status(&gemini, &deadline);
+
+    // (2) The IDE context reaches the model with the prompt.
+    gemini.type_text(PROMPT);
+    gemini.wait_for(PROMPT, deadline.left(), String::new);
+    gemini.press("Enter");
+    wait_for(&deadline, "the prompt at the stand-in", || {
+        !model.conversation(PROMPT).is_empty()
+    });
+    let first = model.conversation(PROMPT).remove(0);
+    let context = ide_context(&first)
+        .unwrap_or_else(|| panic!("no IDE context in the first request: {first}"));
+    // The cursor at the selection's end, one-based: line 3, after `add`
+    // (zero-based line 2, character 7).
+    assert_eq!(
+        context,
+        json!({
+            "activeFile": {
+                "path": main_c.to_str().unwrap(),
+                "cursor": {"line": 3, "character": 8},
+                "selectedText": "add",
+            },
+            "otherOpenFiles": [other_c.to_str().unwrap()],
+        })
+    );
+    let asked = start.elapsed();
+
+    // (3) The model's `replace` is shown in Neovim, hunk by hunk. The
+    // review does not name its agent yet: its hunks are Claude's (source
+    // `Claude Code`, "Claude: …" actions) whichever agent proposed them.
+    nvim.wait_hunks(&main_c, "", (2, false), deadline.left());
+    let reviewing = start.elapsed();
+    nvim.run_action(3, "Claude: accept this change");
+    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
+    nvim.run_action(7, "Claude: reject this change");
+    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
+
+    // The CLI, not the IDE, writes the file: the first hunk alone.
+    wait_for_file(&main_c, CHOSEN_C, &deadline, &gemini, &model);
+    gemini.wait_for(LAST_WORDS, deadline.left(), || model.summary());
+    assert_the_model_saw_the_edit(&model);
+    eprintln!(
+        "gemini_cli: editor ready {editor_ready:?}, CLI ready {cli_ready:?}, \
+         asked {asked:?}, hunks shown {reviewing:?}, all done {:?}; the stand-in's requests:\n{}",
+        start.elapsed(),
+        model.summary()
+    );
+    drop(gemini);
+    drop(model);
+    nvim.quit(deadline.left());
+    place.wait_all_gone(deadline.left());
+    assert_eq!(place.gemini_files(), Vec::<String>::new());
+}
+
+/// Selects `add` on line 3 and asks for the range's code actions, as
+/// Neovim does when the user opens the menu on a selection: the host
+/// learns the selection from the request's range.
+fn select(nvim: &Neovim, deadline: &Deadline) {
+    nvim.command("normal! 3G0wviw\u{1b}");
+    nvim.lua(
+        "(function() local p = vim.lsp.util.make_given_range_params(); \
+         p.context = { diagnostics = {} }; _G.actions = nil; \
+         vim.lsp.buf_request(0, 'textDocument/codeAction', p, \
+         function(_, result) _G.actions = result or {} end) end)()",
+    );
+    nvim.wait_lua("_G.actions ~= nil", deadline.left());
+}
+
+/// `/ide status` shows the editor connected with both files, `main.c`
+/// active.
+fn ide_status(gemini: &Terminal, deadline: &Deadline) {
+    gemini.type_text("/ide status");
+    gemini.wait_for("/ide status", deadline.left(), String::new);
+    gemini.press("Enter");
+    let screen = loop {
+        let screen = gemini.screen();
+        if screen.contains("Connected to Neovim") || screen.contains("Disconnected") {
+            break screen;
+        }
+        assert!(
+            !deadline.left().is_zero(),
+            "no status; the screen:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        screen.contains("\u{1f7e2} Connected to Neovim")
+            && screen.contains("- main.c (active)")
+            && screen.contains("- other.c"),
+        "{screen}"
+    );
+}
+
+/// The model edits `file` with the CLI's `replace` tool.
+fn script(file: &Path) -> Script {
+    Script {
+        prompt: PROMPT.to_owned(),
+        calls: vec![(
+            "replace".to_owned(),
+            json!({"file_path": file, "instruction": "Comment add() and call it with 2 and 3.",
+                "old_string": OLD_STRING, "new_string": NEW_STRING}),
+        )],
+        last_words: LAST_WORDS.to_owned(),
+    }
+}
+
+fn wait_for(deadline: &Deadline, what: &str, mut ready: impl FnMut() -> bool) {
+    while !ready() {
+        assert!(!deadline.left().is_zero(), "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_for_file(
+    path: &Path,
+    expected: &str,
+    deadline: &Deadline,
+    gemini: &Terminal,
+    model: &GeminiStandIn,
+) {
+    loop {
+        let now = std::fs::read_to_string(path).unwrap();
+        if now == expected {
+            return;
+        }
+        assert!(
+            !deadline.left().is_zero(),
+            "{} is\n{now}\nnot\n{expected}\nThe terminal shows:\n{}\nThe stand-in's requests:\n{}",
+            path.display(),
+            gemini.screen(),
+            model.summary()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The CLI offered the `replace` tool with the schema the stand-in was
+/// written for, and told the model the edit succeeded.
+fn assert_the_model_saw_the_edit(model: &GeminiStandIn) {
+    let conversation = model.conversation(PROMPT);
+    let first = conversation.first().unwrap();
+    let replace = first["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["functionDeclarations"].as_array())
+        .flatten()
+        .find(|tool| tool["name"] == "replace")
+        .unwrap_or_else(|| panic!("the CLI offered no `replace` tool: {first}"));
+    let schema = replace
+        .get("parametersJsonSchema")
+        .or_else(|| replace.get("parameters"))
+        .unwrap_or(&Value::Null);
+    assert_eq!(
+        schema["required"],
+        json!(["file_path", "instruction", "old_string", "new_string"]),
+        "the CLI's `replace` tool changed: {replace}"
+    );
+    let last = conversation.last().unwrap();
+    let result = parts(last)
+        .find_map(|part| part.get("functionResponse"))
+        .unwrap_or_else(|| panic!("no result of the edit in the last request: {last}"));
+    assert_eq!(result["name"], "replace", "{result}");
+    assert!(result["response"].get("error").is_none(), "{result}");
+}
