@@ -100,14 +100,13 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     );
     let asked = start.elapsed();
 
-    // (3) The model's `replace` is shown in Neovim, hunk by hunk. The
-    // review does not name its agent yet: its hunks are Claude's (source
-    // `Claude Code`, "Claude: …" actions) whichever agent proposed them.
+    // (3) The model's `replace` is shown in Neovim, hunk by hunk, named
+    // after its agent (source `Gemini CLI`, "Gemini: …" actions).
     nvim.wait_hunks(&main_c, "", (2, false), deadline.left());
     let reviewing = start.elapsed();
-    nvim.run_action(3, "Claude: accept this change");
+    nvim.run_action(3, "Gemini: accept this change");
     nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
-    nvim.run_action(7, "Claude: reject this change");
+    nvim.run_action(7, "Gemini: reject this change");
     nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
 
     // The CLI, not the IDE, writes the file: the first hunk alone.

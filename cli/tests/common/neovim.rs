@@ -137,14 +137,15 @@ impl Neovim {
         self.running.wait_timeout(limit);
     }
 
-    /// How many of Neovim's diagnostics of `path` are Claude's hunks
-    /// (source `Claude Code`), and whether one of the others (the
+    /// How many of Neovim's diagnostics of `path` are an agent's hunks
+    /// (source `Claude Code`, `Gemini CLI` or `GitHub Copilot CLI`), and whether one of the others (the
     /// language server's own) has a message containing `own`.
     pub(crate) fn hunks(&self, path: &Path, own: &str) -> (usize, bool) {
         let answer = self.lua(&format!(
             "(function() local n, own = 0, false; \
              for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
-             if d.source == 'Claude Code' then n = n + 1 \
+             if d.source == 'Claude Code' or d.source == 'Gemini CLI' \
+             or d.source == 'GitHub Copilot CLI' then n = n + 1 \
              elseif d.message:find('{own}', 1, true) then own = true end end; \
              return n .. ' ' .. tostring(own) end)()",
             path.display()
