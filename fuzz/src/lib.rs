@@ -61,7 +61,7 @@ fn fixture() -> &'static Fixture {
         let cx: ReadContext = ws.read_context().workspace_folder("/ws").build();
         let tools = ide_mcp_runtime::tools()
             .iter()
-            .filter(|t| t.location.crate_name == "ide-mcp-tools");
+            .filter(|t| t.location.crate_name == "ide-mcp-tools" && t.face.is_none());
         let server = Server::builder("fuzz", "0")
             .registry(Arc::new(Registry::from_tools(tools).expect("valid tools")))
             .state(cx)

@@ -11,10 +11,10 @@ use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Notifier, Registry, Server}
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::filter::{FACE, PathFilter};
 use super::context::{Stamps, context_update};
 use super::diff::GeminiDiffs;
 use super::discovery::{DiscoveryContent, DiscoveryFile, IdeInfo};
+use super::filter::{FACE, PathFilter};
 use crate::context::ReadContext;
 use crate::current_selection::SelectionState;
 use crate::selection::SELECTION_DEBOUNCE;

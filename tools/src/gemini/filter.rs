@@ -33,4 +33,3 @@ impl fmt::Debug for PathFilter {
         f.write_str("PathFilter")
     }
 }
-

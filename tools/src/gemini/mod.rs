@@ -18,4 +18,3 @@ pub mod filter;
 
 pub use face::{ContextTrigger, GeminiFace, GeminiOptions};
 pub use filter::{FACE, PathFilter};
-
