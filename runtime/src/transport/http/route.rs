@@ -62,8 +62,8 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
     if let Some(refused) = refuse_gate(
         &parts.headers,
         &shared.token,
-        shared.port,
-        shared.loopback,
+        shared.hosts,
+        shared.options.credential,
         &shared.options.allowed_origins,
     ) {
         return refused;

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use crate::transport::gate::{Credential, Hosts};
+
 use super::sessions::Sessions;
 use super::timer::Deadlines;
 use crate::server::Server;
@@ -26,6 +28,8 @@ pub struct HttpOptions {
     /// `None` (the default) makes a fresh one of 128 random bits. A token
     /// given here must have at least 32 characters.
     pub auth_token: Option<String>,
+    /// Where clients show the token: [`Credential::BEARER`] by default.
+    pub credential: Credential,
     /// Browser origins allowed, exactly as a browser writes them (e.g.
     /// `"https://inspector.example"`); none by default: a request with any
     /// other `Origin` gets 403, as it does from the IDE WebSocket.
@@ -50,6 +54,7 @@ impl Default for HttpOptions {
             address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: None,
             auth_token: None,
+            credential: Credential::BEARER,
             allowed_origins: Vec::new(),
             max_body_bytes: MAX_MESSAGE_BYTES,
             max_in_flight: 256,
@@ -66,8 +71,8 @@ impl Default for HttpOptions {
 pub(crate) struct Shared {
     pub(crate) server: Server,
     pub(crate) token: String,
-    pub(crate) port: u16,
-    pub(crate) loopback: bool,
+    /// The `Host` values admitted.
+    pub(crate) hosts: Hosts,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Sessions,
     pub(crate) in_flight: Arc<Semaphore>,
