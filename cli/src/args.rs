@@ -97,6 +97,11 @@ pub struct ServeArgs {
     /// this IDE through `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json`).
     #[arg(long, conflicts_with = "stdio")]
     pub no_gemini: bool,
+    /// Do not serve the Copilot CLI's IDE connection (by default `copilot`
+    /// finds this IDE through `$COPILOT_HOME/ide/<unique>.lock`, default
+    /// `~/.copilot/ide`).
+    #[arg(long, conflicts_with = "stdio")]
+    pub no_copilot: bool,
 }
 
 /// `ide-mcp bridge`.

@@ -30,6 +30,9 @@ pub struct HostOptions {
     /// Whether it serves Gemini CLI's IDE companion too
     /// ([`gemini`](ide_mcp_tools::gemini); `--no-gemini` turns it off).
     pub gemini: bool,
+    /// Whether it serves the Copilot CLI's IDE connection too
+    /// ([`copilot`](ide_mcp_tools::copilot); `--no-copilot` turns it off).
+    pub copilot: bool,
 }
 
 impl HostOptions {

@@ -40,6 +40,9 @@ pub struct ProxyOptions {
     /// Whether the host it starts serves Gemini CLI's IDE companion
     /// (`--no-gemini` turns it off).
     pub gemini: bool,
+    /// Whether the host it starts serves the Copilot CLI's IDE connection
+    /// (`--no-copilot` turns it off).
+    pub copilot: bool,
 }
 
 impl Default for ProxyOptions {
@@ -57,6 +60,7 @@ impl Default for ProxyOptions {
             reload: true,
             after_review: true,
             gemini: true,
+            copilot: true,
         }
     }
 }

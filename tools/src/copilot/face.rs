@@ -18,9 +18,6 @@ use super::lockfile::{LockContent, LockFile};
 use crate::context::ReadContext;
 use crate::selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 
-/// The socket's name in its directory.
-const SOCKET: &str = "copilot.sock";
-
 /// How the face serves.
 #[derive(Clone, Debug)]
 pub struct CopilotOptions {
@@ -61,7 +58,7 @@ pub struct CopilotFace {
     file: LockFile,
     handle: HttpServerHandle,
     own_dir: Option<OwnDir>,
-    publisher: SelectionPublisher,
+    publisher: Arc<SelectionPublisher>,
 }
 
 impl CopilotFace {
@@ -78,9 +75,10 @@ impl CopilotFace {
         let notifier = Notifier::new();
         let server = server(&cx, &notifier).map_err(io::Error::other)?;
         let nonce = ide_mcp_runtime::discovery::fresh_token()?;
-        let socket = socket_dir.join(SOCKET);
-        // A socket left by a process that had our place is stale.
-        let _ = std::fs::remove_file(&socket);
+        // One name per face: the host's private directory is shared by
+        // every host of this user.
+        let unique = format!("ide-mcp-{}-{}", std::process::id(), &nonce[..8]);
+        let socket = socket_dir.join(format!("copilot-{unique}.sock"));
         let http = HttpOptions {
             auth_token: Some(nonce.clone()),
             credential: Credential::NONCE,
@@ -102,10 +100,13 @@ impl CopilotFace {
                 .map(|folder| folder.to_string_lossy().into_owned())
                 .collect(),
         };
-        let unique = format!("ide-mcp-{}-{}", std::process::id(), &nonce[..8]);
         let file = LockFile::create(&options.dir, &unique, &content)?;
         tracing::info!(socket = %socket.display(), file = %file.path().display(), "serving Copilot CLI's IDE connection");
-        let publisher = SelectionPublisher::spawn_with_debounce(notifier, cx, options.debounce);
+        let publisher = Arc::new(SelectionPublisher::spawn_with_debounce(
+            notifier,
+            cx,
+            options.debounce,
+        ));
         publisher.selection_changed();
         Ok(Self {
             server,
@@ -119,6 +120,11 @@ impl CopilotFace {
     /// Reports that the selection or the active buffer changed (debounced).
     pub fn selection_changed(&self) {
         self.publisher.selection_changed();
+    }
+
+    /// What the host's event loop tells of each change of the selection.
+    pub fn trigger(&self) -> Arc<SelectionPublisher> {
+        Arc::clone(&self.publisher)
     }
 
     /// The lockfile's path.
