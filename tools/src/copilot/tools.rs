@@ -31,7 +31,7 @@ impl Serialize for CopilotSelection {
 /// file path, `file://` URL and range: `{"text", "filePath", "fileUrl",
 /// "selection": {"start", "end", "isEmpty"}}` (zero-based lines, UTF-16
 /// characters), or `null` without an active editor.
-#[ide_mcp_runtime::mcp_tool(face = "copilot", read_only)]
+#[ide_mcp_runtime::mcp_tool(name = "get_selection", face = "copilot", read_only)]
 pub fn get_selection(cx: &ReadContext) -> CopilotSelection {
     CopilotSelection(SelectionState::read(cx))
 }
