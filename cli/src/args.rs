@@ -60,6 +60,10 @@ pub enum Command {
 
 /// `ide-mcp serve`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags, each a switch of its own"
+)]
 pub struct ServeArgs {
     /// The headless state.
     #[command(flatten)]

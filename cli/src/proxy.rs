@@ -27,6 +27,10 @@ pub enum ObserveArg {
 
 /// `ide-mcp lsp-proxy`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags, each a switch of its own"
+)]
 pub struct LspProxyArgs {
     /// The IDE name in the lockfile, shown by the CLI's `/ide` (default: the
     /// editor's name from `initialize`).
@@ -121,6 +125,10 @@ impl LspProxyArgs {
 
 /// `ide-mcp host`.
 #[derive(Debug, Args, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags, each a switch of its own"
+)]
 pub struct HostArgs {
     /// A workspace folder (repeatable, at least one).
     #[arg(long = "workspace", value_name = "DIR", required = true)]

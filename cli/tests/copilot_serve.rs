@@ -88,22 +88,57 @@ async fn tool(socket: &Path, auth: &str, session: &str, name: &str, arguments: V
     serde_json::from_str(text).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copilot_finds_and_reads_the_headless_host() {
-    let sandbox = Sandbox::new();
-    let warns = sandbox.file("warns/src/lib.rs");
-    let select = format!("{warns}:5:9-5:15");
-    let mut server = sandbox.serve(&[
-        "--open",
-        &warns,
-        "--select",
-        &select,
-        "--diagnostics",
-        "cargo",
-        "--ide-name",
-        "Headless",
-    ]);
-    let file = lockfile(&sandbox, &mut server);
+/// `get_diagnostics` of every file, then of `warns`: the one warning.
+async fn diagnostics_are_exact(socket: &Path, auth: &str, session: &str, warns: &str) {
+    let uri = format!("file://{warns}");
+    // The whole list waits for the check; one file's answers at once.
+    let all = tool(socket, auth, session, "get_diagnostics", json!({})).await;
+    let one = tool(
+        socket,
+        auth,
+        session,
+        "get_diagnostics",
+        json!({"uri": uri}),
+    )
+    .await;
+    let warning = &all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["uri"] == uri)
+        .unwrap_or_else(|| panic!("{all}"))["diagnostics"][0];
+    let expected = json!([{
+        "uri": uri,
+        "filePath": warns,
+        "diagnostics": [{
+            "message": warning["message"],
+            "severity": "Warning",
+            "range": {"start": {"line": 4, "character": 8}, "end": {"line": 4, "character": 14}},
+            "source": "rustc",
+            "code": "unused_variables",
+        }],
+    }]);
+    assert!(
+        warning["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("unused variable: `ünused`")),
+        "{all}"
+    );
+    assert_eq!(
+        json!([all
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["uri"] == uri)
+            .unwrap()]),
+        expected
+    );
+    assert_eq!(one, expected);
+}
+
+/// The one lockfile, private and exact: the credential and the socket.
+fn exact_lockfile(sandbox: &Sandbox, server: &mut Running) -> (String, PathBuf) {
+    let file = lockfile(sandbox, server);
     assert_eq!(file.extension().unwrap(), "lock");
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&file), 0o600);
@@ -136,7 +171,44 @@ async fn copilot_finds_and_reads_the_headless_host() {
         })
     );
     assert!(content["timestamp"].as_u64().is_some());
+    (auth, socket)
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_finds_and_reads_the_headless_host() {
+    let sandbox = Sandbox::new();
+    let warns = sandbox.file("warns/src/lib.rs");
+    let select = format!("{warns}:5:9-5:15");
+    let mut server = sandbox.serve(&[
+        "--open",
+        &warns,
+        "--select",
+        &select,
+        "--diagnostics",
+        "cargo",
+        "--ide-name",
+        "Headless",
+    ]);
+    let (auth, socket) = exact_lockfile(&sandbox, &mut server);
+
+    // `server/discover` is refused: the CLI falls back to `initialize`.
+    let discover = with_nonce(
+        post(
+            "",
+            r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}"#,
+        ),
+        &auth,
+    )
+    .header("MCP-Protocol-Version", "2026-07-28")
+    .header("Mcp-Method", "server/discover")
+    .send_unix(&socket)
+    .await;
+    assert_eq!(
+        discover.json()["error"]["code"],
+        -32601,
+        "{}",
+        discover.body
+    );
     let session = open_session(&socket, &auth).await;
     let stream = with_nonce(Req::new("GET"), &auth)
         .header("Accept", "text/event-stream")
@@ -179,50 +251,7 @@ async fn copilot_finds_and_reads_the_headless_host() {
         selection
     );
 
-    let uri = format!("file://{warns}");
-    // The whole list waits for the check; one file's answers at once.
-    let all = tool(&socket, &auth, &session, "get_diagnostics", json!({})).await;
-    let one = tool(
-        &socket,
-        &auth,
-        &session,
-        "get_diagnostics",
-        json!({"uri": uri}),
-    )
-    .await;
-    let warning = &all
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|file| file["uri"] == uri)
-        .unwrap_or_else(|| panic!("{all}"))["diagnostics"][0];
-    let expected = json!([{
-        "uri": uri,
-        "filePath": warns,
-        "diagnostics": [{
-            "message": warning["message"],
-            "severity": "Warning",
-            "range": {"start": {"line": 4, "character": 8}, "end": {"line": 4, "character": 14}},
-            "source": "rustc",
-            "code": "unused_variables",
-        }],
-    }]);
-    assert!(
-        warning["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("unused variable: `ünused`")),
-        "{all}"
-    );
-    assert_eq!(
-        json!([all
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["uri"] == uri)
-            .unwrap()]),
-        expected
-    );
-    assert_eq!(one, expected);
+    diagnostics_are_exact(&socket, &auth, &session, &warns).await;
     let closed = tool(
         &socket,
         &auth,

@@ -143,12 +143,16 @@ impl Serialize for DiagnosticsResult<'_> {
                 }
                 if copilot {
                     match self.0 {
-                        FileName::Echo(uri) => match PathInput::parse(uri) {
-                            Some(input) => {
-                                map.serialize_entry("filePath", &LossyPath(input.path()))?;
+                        // The path the `uri` names: percent-decoded, when it is
+                        // a URI (the last reading).
+                        FileName::Echo(uri) => {
+                            match PathInput::parse(uri)
+                                .and_then(|i| i.candidates().last().map(Path::to_path_buf))
+                            {
+                                Some(path) => map.serialize_entry("filePath", &LossyPath(&path))?,
+                                None => map.serialize_entry("filePath", uri)?,
                             }
-                            None => map.serialize_entry("filePath", uri)?,
-                        },
+                        }
                         FileName::Path(path) => {
                             map.serialize_entry("filePath", &LossyPath(path))?;
                         }

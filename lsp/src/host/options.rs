@@ -10,6 +10,10 @@ pub const DEFAULT_LINGER: Duration = Duration::from_mins(10);
 
 /// How a host runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent switches, one per command-line flag"
+)]
 pub struct HostOptions {
     /// The workspace folders it serves.
     pub folders: Vec<PathBuf>,

@@ -8,6 +8,10 @@ use crate::host::{DEFAULT_LINGER, Launcher};
 
 /// How `ide-mcp lsp-proxy` runs.
 #[derive(Clone, Debug)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent switches, one per command-line flag"
+)]
 pub struct ProxyOptions {
     /// The language server's program.
     pub server: OsString,

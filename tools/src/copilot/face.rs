@@ -65,13 +65,16 @@ impl CopilotFace {
     /// Serves `cx` to `copilot`: Streamable HTTP on a Unix socket (a fresh
     /// nonce), then the lockfile. Must be called within a Tokio runtime.
     pub async fn start(cx: ReadContext, options: CopilotOptions) -> io::Result<Self> {
-        let (socket_dir, own_dir) = match &options.socket_dir {
-            Some(dir) => (dir.clone(), None),
-            None => {
-                let dir = OwnDir::create()?;
-                (dir.0.clone(), Some(dir))
-            }
+        let own_dir = if options.socket_dir.is_some() {
+            None
+        } else {
+            Some(OwnDir::create()?)
         };
+        let socket_dir = options
+            .socket_dir
+            .clone()
+            .or_else(|| own_dir.as_ref().map(|dir| dir.0.clone()))
+            .expect("one or the other");
         let notifier = Notifier::new();
         let server = server(&cx, &notifier).map_err(io::Error::other)?;
         let nonce = ide_mcp_runtime::discovery::fresh_token()?;
@@ -82,6 +85,9 @@ impl CopilotFace {
         let http = HttpOptions {
             auth_token: Some(nonce.clone()),
             credential: Credential::NONCE,
+            // The CLI probes `server/discover` first; refused, it opens a
+            // session and its event stream, where the selection comes.
+            sessions_only: true,
             ..HttpOptions::default()
         };
         let handle = server.serve_http_unix(&socket, http).await?;

@@ -167,6 +167,10 @@ impl Server {
     /// port; `options.credential` names how clients show the token
     /// (`options.address` and `port` are unused). The socket is removed
     /// when the handle shuts down or is dropped.
+    #[allow(
+        clippy::unused_async,
+        reason = "as `serve_http`: called within a runtime, which binding needs"
+    )]
     pub async fn serve_http_unix(
         &self,
         path: &Path,

@@ -34,6 +34,12 @@ pub struct HttpOptions {
     /// `"https://inspector.example"`); none by default: a request with any
     /// other `Origin` gets 403, as it does from the IDE WebSocket.
     pub allowed_origins: Vec<String>,
+    /// Serves 2025-11-25 sessions only: a request outside a session other
+    /// than `initialize` (2026-07-28's stateless exchanges, `server/discover`
+    /// among them) is answered -32601, so that a client that probes
+    /// `server/discover` falls back to `initialize` and opens the session's
+    /// event stream. `false` by default.
+    pub sessions_only: bool,
     /// The largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
     /// The most requests being answered at once, over all clients; more get 503.
@@ -55,6 +61,7 @@ impl Default for HttpOptions {
             port: None,
             auth_token: None,
             credential: Credential::BEARER,
+            sessions_only: false,
             allowed_origins: Vec::new(),
             max_body_bytes: MAX_MESSAGE_BYTES,
             max_in_flight: 256,
