@@ -60,6 +60,10 @@ pub enum Command {
 
 /// `ide-mcp serve`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags, each a switch of its own"
+)]
 pub struct ServeArgs {
     /// The headless state.
     #[command(flatten)]
@@ -97,6 +101,11 @@ pub struct ServeArgs {
     /// this IDE through `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json`).
     #[arg(long, conflicts_with = "stdio")]
     pub no_gemini: bool,
+    /// Do not serve the Copilot CLI's IDE connection (by default `copilot`
+    /// finds this IDE through `$COPILOT_HOME/ide/<unique>.lock`, default
+    /// `~/.copilot/ide`).
+    #[arg(long, conflicts_with = "stdio")]
+    pub no_copilot: bool,
 }
 
 /// `ide-mcp bridge`.

@@ -27,6 +27,10 @@ pub enum ObserveArg {
 
 /// `ide-mcp lsp-proxy`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags, each a switch of its own"
+)]
 pub struct LspProxyArgs {
     /// The IDE name in the lockfile, shown by the CLI's `/ide` (default: the
     /// editor's name from `initialize`).
@@ -62,6 +66,11 @@ pub struct LspProxyArgs {
     /// `$TMPDIR/gemini/ide/gemini-ide-server-<pid>-<port>.json`).
     #[arg(long)]
     pub no_gemini: bool,
+    /// Do not serve the Copilot CLI's IDE connection (by default the
+    /// workspace's IDE host serves `copilot` too, through
+    /// `$COPILOT_HOME/ide/<unique>.lock`).
+    #[arg(long)]
+    pub no_copilot: bool,
     /// Where the observer runs: `hand-off` (a thread of its own, the
     /// default), `inline` (on the forwarding threads), or `off` (forward
     /// only, no IDE): for the benchmarks.
@@ -104,6 +113,7 @@ impl LspProxyArgs {
             reload: !self.no_reload,
             after_review: !self.no_after_review,
             gemini: !self.no_gemini,
+            copilot: !self.no_copilot,
         }
     }
 
@@ -115,6 +125,10 @@ impl LspProxyArgs {
 
 /// `ide-mcp host`.
 #[derive(Debug, Args, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "command-line flags, each a switch of its own"
+)]
 pub struct HostArgs {
     /// A workspace folder (repeatable, at least one).
     #[arg(long = "workspace", value_name = "DIR", required = true)]
@@ -141,6 +155,9 @@ pub struct HostArgs {
     /// Do not serve Gemini CLI's IDE companion.
     #[arg(long)]
     pub no_gemini: bool,
+    /// Do not serve the Copilot CLI's IDE connection.
+    #[arg(long)]
+    pub no_copilot: bool,
 }
 
 impl HostArgs {
@@ -164,6 +181,7 @@ impl HostArgs {
             reload: !self.no_reload,
             after_review: !self.no_after_review,
             gemini: !self.no_gemini,
+            copilot: !self.no_copilot,
         })
     }
 
@@ -200,6 +218,9 @@ pub fn host_command(options: &HostOptions) -> Command {
     if !options.gemini {
         command.arg("--no-gemini");
     }
+    if !options.copilot {
+        command.arg("--no-copilot");
+    }
     command
 }
 
@@ -221,6 +242,7 @@ mod tests {
             reload: false,
             after_review: false,
             gemini: false,
+            copilot: false,
         };
         let command = host_command(&options);
         let args = std::iter::once(std::ffi::OsStr::new("ide-mcp")).chain(command.get_args());

@@ -10,6 +10,7 @@ use ide_mcp_runtime::{
 };
 use serde_json::{Value, json};
 
+use ide_mcp_tools::copilot::{CopilotFace, CopilotOptions};
 use ide_mcp_tools::gemini::{GeminiFace, GeminiOptions};
 
 use crate::args::{CallArgs, ServeArgs, ToolsArgs};
@@ -110,6 +111,11 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     } else {
         Some(serve_gemini(args, &headless).await?)
     };
+    let copilot = if args.no_copilot {
+        None
+    } else {
+        Some(serve_copilot(args, &headless).await?)
+    };
     let handle = serving
         .run({
             let (server, options) = (server.clone(), ws_options(args, &headless));
@@ -121,6 +127,9 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     handle.shutdown_after(stop).await?;
     if let Some(gemini) = gemini {
         gemini.shutdown().await;
+    }
+    if let Some(copilot) = copilot {
+        copilot.shutdown().await;
     }
     if let Some(http) = http {
         http.shutdown().await;
@@ -180,6 +189,28 @@ async fn serve_gemini(args: &ServeArgs, headless: &Headless) -> Result<GeminiFac
         "ide-mcp: serving Gemini CLI on http://127.0.0.1:{}/mcp ({}): start `gemini` in the workspace, then /ide enable",
         face.port(),
         face.discovery_path().display()
+    );
+    Ok(face)
+}
+
+/// Serves the Copilot CLI's IDE connection over the headless state (its
+/// socket in a fresh private directory; `open_diff` answers that no one
+/// can review) and says where.
+async fn serve_copilot(args: &ServeArgs, headless: &Headless) -> Result<CopilotFace, BoxError> {
+    let dir = ide_mcp_tools::copilot::lockfile::default_dir().ok_or(
+        "no home directory for the Copilot CLI's lockfile: set COPILOT_HOME or pass --no-copilot",
+    )?;
+    let options = CopilotOptions {
+        folders: headless.folders.clone(),
+        ide_name: args.ide_name.clone(),
+        ..CopilotOptions::new(dir)
+    };
+    let face = CopilotFace::start(headless.context.clone(), options).await?;
+    // Not a log line: what a person starting the server needs to read.
+    eprintln!(
+        "ide-mcp: serving Copilot CLI on {} ({}): start `copilot` in a workspace folder",
+        face.socket_path().display(),
+        face.lockfile_path().display()
     );
     Ok(face)
 }

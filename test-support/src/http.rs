@@ -5,9 +5,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
+use std::path::Path;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio::net::{TcpStream, UnixStream};
+
+/// A connection: TCP, or a Unix socket.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
 /// One answer.
 #[derive(Debug)]
@@ -111,7 +117,7 @@ impl Req {
         self
     }
 
-    fn bytes(&self, addr: SocketAddr, close: bool) -> Vec<u8> {
+    fn bytes(&self, addr: impl std::fmt::Display, close: bool) -> Vec<u8> {
         let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.path);
         if !self
             .headers
@@ -137,6 +143,19 @@ impl Req {
     pub async fn send(self, addr: SocketAddr) -> Answer {
         let mut stream = TcpStream::connect(addr).await.unwrap();
         stream.write_all(&self.bytes(addr, true)).await.unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await.unwrap();
+        parse(&raw)
+    }
+
+    /// Sends the request on a fresh connection to the Unix socket at
+    /// `socket` (`Host: localhost` unless set) and reads the whole answer.
+    pub async fn send_unix(self, socket: &Path) -> Answer {
+        let mut stream = UnixStream::connect(socket).await.unwrap();
+        stream
+            .write_all(&self.bytes("localhost", true))
+            .await
+            .unwrap();
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await.unwrap();
         parse(&raw)
@@ -212,7 +231,7 @@ fn dechunk(mut body: &str) -> String {
 /// An event stream being read as it comes (a `GET /mcp`, or a POST
 /// answered `text/event-stream`): the answer's head, then its events.
 pub struct Events {
-    stream: TcpStream,
+    stream: Box<dyn Io>,
     /// What was read and not yet de-chunked.
     raw: Vec<u8>,
     /// The de-chunked body not yet split into events.
@@ -230,7 +249,21 @@ const EVENT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 impl Events {
     /// Sends `req` and reads the answer's head.
     pub async fn open(req: Req, addr: SocketAddr) -> Self {
-        let stream = req.start(addr).await;
+        Self::read_head(Box::new(req.start(addr).await)).await
+    }
+
+    /// Sends `req` to the Unix socket at `socket` (`Host: localhost`
+    /// unless set) and reads the answer's head.
+    pub async fn open_unix(req: Req, socket: &Path) -> Self {
+        let mut stream = UnixStream::connect(socket).await.unwrap();
+        stream
+            .write_all(&req.bytes("localhost", false))
+            .await
+            .unwrap();
+        Self::read_head(Box::new(stream)).await
+    }
+
+    async fn read_head(stream: Box<dyn Io>) -> Self {
         let mut events = Self {
             stream,
             raw: Vec::new(),

@@ -325,5 +325,16 @@ fn a_face_s_tools_are_listed_on_that_face_only() {
         gemini.names().collect::<Vec<_>>(),
         ["closeDiff", "openDiff"]
     );
+    // Copilot's, in that CLI's own names.
+    let copilot = Registry::face("copilot").expect("Copilot's registry is valid");
+    assert_eq!(
+        copilot.names().collect::<Vec<_>>(),
+        [
+            "close_diff",
+            "get_diagnostics",
+            "get_selection",
+            "open_diff"
+        ]
+    );
     assert_eq!(Registry::face("no-such-face").unwrap().names().count(), 0);
 }

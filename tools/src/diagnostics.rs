@@ -15,16 +15,40 @@ use serde::{Serialize, Serializer};
 use crate::cache::ResultCache;
 use crate::context::ReadContext;
 use crate::ports::{DiagnosticsQuery, FileDiagnostics};
-use crate::uri::{FileUri, PathInput};
+use crate::uri::{FileUri, LossyPath, PathInput};
 
 /// The CLI's name of an LSP severity. A missing or unknown severity is
 /// `"Error"`, as VS Code's LSP client reads it.
 pub fn severity_name(severity: Option<DiagnosticSeverity>) -> &'static str {
-    match severity {
-        Some(DiagnosticSeverity::WARNING) => "Warning",
-        Some(DiagnosticSeverity::INFORMATION) => "Info",
-        Some(DiagnosticSeverity::HINT) => "Hint",
-        _ => "Error",
+    Dialect::Claude.severity_name(severity)
+}
+
+/// Whose shape a diagnostics result takes: the `claude` CLI's
+/// (`getDiagnostics`), or the Copilot CLI's (`get_diagnostics`: severity
+/// `Information` instead of `Info`, and each file's `filePath` beside its
+/// `uri`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// `claude`'s.
+    #[default]
+    Claude,
+    /// `copilot`'s.
+    Copilot,
+}
+
+impl Dialect {
+    /// This dialect's name of an LSP severity (`"Error"` when missing or
+    /// unknown).
+    pub fn severity_name(self, severity: Option<DiagnosticSeverity>) -> &'static str {
+        match severity {
+            Some(DiagnosticSeverity::WARNING) => "Warning",
+            Some(DiagnosticSeverity::INFORMATION) => match self {
+                Self::Claude => "Info",
+                Self::Copilot => "Information",
+            },
+            Some(DiagnosticSeverity::HINT) => "Hint",
+            _ => "Error",
+        }
     }
 }
 
@@ -35,6 +59,16 @@ pub struct WireDiagnostic<'a>(pub &'a Diagnostic);
 
 impl Serialize for WireDiagnostic<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Styled(self.0, Dialect::Claude).serialize(serializer)
+    }
+}
+
+/// One diagnostic in a dialect's shape.
+#[derive(Clone, Copy, Debug)]
+struct Styled<'a>(&'a Diagnostic, Dialect);
+
+impl Serialize for Styled<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         struct Code<'a>(&'a NumberOrString);
         impl Serialize for Code<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -44,11 +78,11 @@ impl Serialize for WireDiagnostic<'_> {
                 }
             }
         }
-        let d = self.0;
+        let Self(d, dialect) = *self;
         let len = 3 + usize::from(d.source.is_some()) + usize::from(d.code.is_some());
         let mut map = serializer.serialize_map(Some(len))?;
         map.serialize_entry("message", &d.message)?;
-        map.serialize_entry("severity", severity_name(d.severity))?;
+        map.serialize_entry("severity", dialect.severity_name(d.severity))?;
         map.serialize_entry("range", &d.range)?;
         if let Some(source) = &d.source {
             map.serialize_entry("source", source)?;
@@ -60,13 +94,13 @@ impl Serialize for WireDiagnostic<'_> {
     }
 }
 
-/// A list of diagnostics in the CLI's shape.
+/// A list of diagnostics in a dialect's shape.
 #[derive(Clone, Copy, Debug)]
-struct WireList<'a>(&'a [Diagnostic]);
+struct WireList<'a>(&'a [Diagnostic], Dialect);
 
 impl Serialize for WireList<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(WireDiagnostic))
+        serializer.collect_seq(self.0.iter().map(|d| Styled(d, self.1)))
     }
 }
 
@@ -79,29 +113,58 @@ enum FileName<'a> {
     Path(&'a Path),
 }
 
-/// The `getDiagnostics` result: `[{"uri", "diagnostics": […]}, …]`.
+/// The `getDiagnostics` result: `[{"uri", "diagnostics": […]}, …]`
+/// (`[{"uri", "filePath", "diagnostics"}]` in the Copilot dialect).
 #[derive(Clone, Debug)]
 pub struct DiagnosticsResult<'a> {
     files: Vec<(FileName<'a>, &'a [Diagnostic])>,
+    dialect: Dialect,
+}
+
+impl DiagnosticsResult<'_> {
+    /// The same result in `dialect`'s shape.
+    #[must_use]
+    pub fn in_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
 }
 
 impl Serialize for DiagnosticsResult<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Entry<'a>(FileName<'a>, &'a [Diagnostic]);
+        struct Entry<'a>(FileName<'a>, &'a [Diagnostic], Dialect);
         impl Serialize for Entry<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(Some(2))?;
+                let copilot = self.2 == Dialect::Copilot;
+                let mut map = serializer.serialize_map(Some(2 + usize::from(copilot)))?;
                 match self.0 {
                     FileName::Echo(uri) => map.serialize_entry("uri", uri)?,
                     FileName::Path(path) => map.serialize_entry("uri", &FileUri(path))?,
                 }
-                map.serialize_entry("diagnostics", &WireList(self.1))?;
+                if copilot {
+                    match self.0 {
+                        // The path the `uri` names: percent-decoded, when it is
+                        // a URI (the last reading).
+                        FileName::Echo(uri) => {
+                            match PathInput::parse(uri)
+                                .and_then(|i| i.candidates().last().map(Path::to_path_buf))
+                            {
+                                Some(path) => map.serialize_entry("filePath", &LossyPath(&path))?,
+                                None => map.serialize_entry("filePath", uri)?,
+                            }
+                        }
+                        FileName::Path(path) => {
+                            map.serialize_entry("filePath", &LossyPath(path))?;
+                        }
+                    }
+                }
+                map.serialize_entry("diagnostics", &WireList(self.1, self.2))?;
                 map.end()
             }
         }
         let mut seq = serializer.serialize_seq(Some(self.files.len()))?;
         for &(name, diagnostics) in &self.files {
-            seq.serialize_element(&Entry(name, diagnostics))?;
+            seq.serialize_element(&Entry(name, diagnostics, self.dialect))?;
         }
         seq.end()
     }
@@ -117,11 +180,12 @@ pub fn all_diagnostics_result(files: &[FileDiagnostics]) -> DiagnosticsResult<'_
             .filter(|f| !f.diagnostics.is_empty())
             .map(|f| (FileName::Path(&f.path), &f.diagnostics[..]))
             .collect(),
+        dialect: Dialect::Claude,
     }
 }
 
 /// `files` without those the deny rules hide.
-pub(crate) fn shown_diagnostics(
+pub fn shown_diagnostics(
     cx: &ReadContext,
     mut files: Vec<FileDiagnostics>,
 ) -> Vec<FileDiagnostics> {
@@ -140,6 +204,7 @@ pub fn file_diagnostics_result<'a>(
 ) -> DiagnosticsResult<'a> {
     DiagnosticsResult {
         files: vec![(FileName::Echo(uri), diagnostics)],
+        dialect: Dialect::Claude,
     }
 }
 

@@ -79,6 +79,30 @@ fn all_files_in_the_cli_shape() {
 }
 
 #[test]
+fn the_copilot_dialect_names_the_path_and_says_information() {
+    let files = [file(
+        "/ws/a b.rs",
+        vec![diag(1, "note", Some(DiagnosticSeverity::INFORMATION))],
+    )];
+    let range = r#"{"start":{"line":1,"character":4},"end":{"line":1,"character":7}}"#;
+    assert_eq!(
+        serde_json::to_string(&all_diagnostics_result(&files).in_dialect(Dialect::Copilot))
+            .unwrap(),
+        format!(
+            r#"[{{"uri":"file:///ws/a b.rs","filePath":"/ws/a b.rs","diagnostics":[{{"message":"note","severity":"Information","range":{range}}}]}}]"#
+        )
+    );
+    // The `uri` asked for is echoed; `filePath` is the path it names.
+    assert_eq!(
+        serde_json::to_string(
+            &file_diagnostics_result("file:///ws/a%20b.rs", &[]).in_dialect(Dialect::Copilot)
+        )
+        .unwrap(),
+        r#"[{"uri":"file:///ws/a%20b.rs","filePath":"/ws/a b.rs","diagnostics":[]}]"#
+    );
+}
+
+#[test]
 fn nothing_anywhere_is_an_empty_list() {
     assert_eq!(
         serde_json::to_string(&all_diagnostics_result(&[])).unwrap(),

@@ -85,6 +85,7 @@
 
 mod cache;
 mod context;
+pub mod copilot;
 pub mod current_selection;
 pub mod deny;
 pub mod diagnostics;

@@ -91,6 +91,8 @@ impl Sandbox {
             .env("CARGO_TARGET_DIR", self.dir.path().join("target"))
             // Gemini's discovery files go under `$TMPDIR`: the sandbox's.
             .env("TMPDIR", self.tmp())
+            // The Copilot CLI's lockfiles go under `$COPILOT_HOME/ide`.
+            .env("COPILOT_HOME", self.dir.path().join("copilot"))
             .current_dir(&self.ws);
         command
     }
@@ -105,6 +107,19 @@ impl Sandbox {
     /// Gemini CLI's discovery directory under the sandbox's `$TMPDIR`.
     pub(crate) fn gemini_dir(&self) -> PathBuf {
         self.tmp().join("gemini").join("ide")
+    }
+
+    /// The Copilot CLI's lockfile directory under the sandbox's `$COPILOT_HOME`.
+    pub(crate) fn copilot_dir(&self) -> PathBuf {
+        self.dir.path().join("copilot").join("ide")
+    }
+
+    /// The Copilot lockfiles there.
+    pub(crate) fn copilot_files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.copilot_dir()) else {
+            return Vec::new();
+        };
+        entries.map(|entry| entry.unwrap().path()).collect()
     }
 
     /// The Gemini discovery files there.

@@ -10,6 +10,10 @@ pub const DEFAULT_LINGER: Duration = Duration::from_mins(10);
 
 /// How a host runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent switches, one per command-line flag"
+)]
 pub struct HostOptions {
     /// The workspace folders it serves.
     pub folders: Vec<PathBuf>,
@@ -30,6 +34,9 @@ pub struct HostOptions {
     /// Whether it serves Gemini CLI's IDE companion too
     /// ([`gemini`](ide_mcp_tools::gemini); `--no-gemini` turns it off).
     pub gemini: bool,
+    /// Whether it serves the Copilot CLI's IDE connection too
+    /// ([`copilot`](ide_mcp_tools::copilot); `--no-copilot` turns it off).
+    pub copilot: bool,
 }
 
 impl HostOptions {

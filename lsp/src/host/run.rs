@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ide_mcp_runtime::WsOptions;
+use ide_mcp_tools::copilot::{CopilotFace, CopilotOptions};
 use ide_mcp_tools::deny::{DenyRules, SettingsRoots};
 use ide_mcp_tools::gemini::{GeminiFace, GeminiOptions};
 use tokio::task::JoinSet;
@@ -65,7 +66,13 @@ pub async fn serve(
     let reviewing = reviews.spawn();
     let server = server(&ws, &reviews).map_err(io::Error::other)?;
     let gemini = gemini(options, &ws, &reviews).await;
-    let pushing = push_events(&server, &ws, gemini.as_ref().map(GeminiFace::trigger));
+    let copilot = copilot(options, &ws, &reviews, dir).await;
+    let pushing = push_events(
+        &server,
+        &ws,
+        gemini.as_ref().map(GeminiFace::trigger),
+        copilot.as_ref().map(CopilotFace::trigger),
+    );
     let reloading = (options.reload || options.after_review)
         .then(|| super::reload::spawn(Arc::clone(&ws), reviews.clone(), options.reload));
     let handle = server.serve_ws(ws_options(options, &key)).await?;
@@ -83,6 +90,10 @@ pub async fn serve(
     if let Some(gemini) = gemini {
         // Dropped on time-out: the discovery file goes with it.
         let _ = tokio::time::timeout(CLOSE_GRACE, gemini.shutdown()).await;
+    }
+    if let Some(copilot) = copilot {
+        // Dropped on time-out: the lockfile and the socket go with it.
+        let _ = tokio::time::timeout(CLOSE_GRACE, copilot.shutdown()).await;
     }
     pushing.abort();
     reviewing.abort();
@@ -114,6 +125,37 @@ async fn gemini(
     GeminiFace::start(cx, gemini)
         .await
         .inspect_err(|error| tracing::warn!(%error, "cannot serve Gemini CLI's IDE companion"))
+        .ok()
+}
+
+/// The Copilot CLI's IDE connection over the same state, unless turned
+/// off, its socket in `private` (the host's 0700 directory); a face that
+/// cannot start is logged and left out.
+async fn copilot(
+    options: &HostOptions,
+    ws: &Arc<LspWorkspace>,
+    reviews: &Reviews,
+    private: &Path,
+) -> Option<CopilotFace> {
+    if !options.copilot {
+        return None;
+    }
+    let Some(dir) = ide_mcp_tools::copilot::lockfile::default_dir() else {
+        tracing::warn!("no home directory: the Copilot CLI's IDE connection is not served");
+        return None;
+    };
+    let cx = ws.read_context().review(Arc::new(reviews.clone())).build();
+    let copilot = CopilotOptions {
+        folders: options.key().folders().to_vec(),
+        ide_name: options.ide_name.clone(),
+        socket_dir: Some(private.to_path_buf()),
+        ..CopilotOptions::new(dir)
+    };
+    CopilotFace::start(cx, copilot)
+        .await
+        .inspect_err(
+            |error| tracing::warn!(%error, "cannot serve the Copilot CLI's IDE connection"),
+        )
         .ok()
 }
 

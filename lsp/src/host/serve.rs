@@ -23,13 +23,14 @@ pub fn server(
 }
 
 /// Pushes `ws`'s events to `server`'s clients: `selection_changed`
-/// (debounced) and `at_mentioned`; and tells the Gemini face, when there is
-/// one, of each change of the open files and the selection. Runs until the
+/// (debounced) and `at_mentioned`; and tells the Gemini and Copilot faces,
+/// when there are, of each change of the open files and the selection. Runs until the
 /// task is aborted.
 pub fn push_events(
     server: &Server,
     ws: &Arc<LspWorkspace>,
     gemini: Option<ContextTrigger>,
+    copilot: Option<Arc<SelectionPublisher>>,
 ) -> JoinHandle<()> {
     let publisher = SelectionPublisher::spawn(server.notifier().clone(), ws.read_context().build());
     let mut events = ws.subscribe();
@@ -40,6 +41,9 @@ pub fn push_events(
                     publisher.selection_changed();
                     if let Some(gemini) = &gemini {
                         gemini.changed();
+                    }
+                    if let Some(copilot) = &copilot {
+                        copilot.selection_changed();
                     }
                 }
                 Ok(WorkspaceEvent::AtMentioned {

@@ -132,6 +132,7 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
         reload: this.options.reload,
         after_review: this.options.after_review,
         gemini: this.options.gemini,
+        copilot: this.options.copilot,
     })
 }
 

@@ -8,6 +8,10 @@ use crate::host::{DEFAULT_LINGER, Launcher};
 
 /// How `ide-mcp lsp-proxy` runs.
 #[derive(Clone, Debug)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent switches, one per command-line flag"
+)]
 pub struct ProxyOptions {
     /// The language server's program.
     pub server: OsString,
@@ -40,6 +44,9 @@ pub struct ProxyOptions {
     /// Whether the host it starts serves Gemini CLI's IDE companion
     /// (`--no-gemini` turns it off).
     pub gemini: bool,
+    /// Whether the host it starts serves the Copilot CLI's IDE connection
+    /// (`--no-copilot` turns it off).
+    pub copilot: bool,
 }
 
 impl Default for ProxyOptions {
@@ -57,6 +64,7 @@ impl Default for ProxyOptions {
             reload: true,
             after_review: true,
             gemini: true,
+            copilot: true,
         }
     }
 }

@@ -43,6 +43,13 @@ impl Credential {
         scheme: Some("bearer"),
     };
 
+    /// The Copilot CLI's IDE connection's: `Authorization: Nonce <token>`
+    /// (the header its lockfile names, copied into every request).
+    pub const NONCE: Self = Self {
+        header: "authorization",
+        scheme: Some("nonce"),
+    };
+
     /// The token in `value`: the value itself, or what follows the scheme
     /// and a space (surrounding spaces dropped); `None` for another scheme.
     fn token<'v>(&self, value: &'v [u8]) -> Option<&'v [u8]> {
@@ -67,6 +74,10 @@ pub enum Hosts {
         /// The port served.
         port: u16,
     },
+    /// A listener on a Unix socket (no port): `127.0.0.1`, `localhost`
+    /// (in any ASCII case) or `[::1]` without a port, as a client of
+    /// `http://localhost/mcp` over the socket sends it.
+    Local,
     /// A listener on another address (its token alone guards it): any
     /// `Host`, or none.
     Any,
@@ -183,7 +194,12 @@ impl Gate<'_> {
         if host.repeated {
             return Err(Refused::DuplicateHost);
         }
-        if let Hosts::Loopback { port } = self.hosts
+        let port = match self.hosts {
+            Hosts::Loopback { port } => Some(Some(port)),
+            Hosts::Local => Some(None),
+            Hosts::Any => None,
+        };
+        if let Some(port) = port
             && !host.first.is_some_and(|h| loopback_host(h, port))
         {
             return Err(Refused::ForeignHost);
@@ -213,8 +229,8 @@ impl Gate<'_> {
 }
 
 /// `127.0.0.1`, `localhost` (any ASCII case) or `[::1]`, alone or followed
-/// by `:` and `port` in plain decimal.
-fn loopback_host(host: &[u8], port: u16) -> bool {
+/// by `:` and `port` in plain decimal (alone only when there is no port).
+fn loopback_host(host: &[u8], port: Option<u16>) -> bool {
     let (name, given_port) = match host.iter().rposition(|&b| b == b':') {
         // The colons inside `[::1]` are not a port's.
         Some(colon) if !host.ends_with(b"]") => (&host[..colon], Some(&host[colon + 1..])),
@@ -222,7 +238,7 @@ fn loopback_host(host: &[u8], port: u16) -> bool {
     };
     let name_ok =
         name == b"127.0.0.1" || name == b"[::1]" || name.eq_ignore_ascii_case(b"localhost");
-    name_ok && given_port.is_none_or(|p| is_port(p, port))
+    name_ok && given_port.is_none_or(|given| port.is_some_and(|port| is_port(given, port)))
 }
 
 /// Whether `text` is `port` written in decimal, without sign, spaces or
@@ -264,7 +280,7 @@ mod tests {
             "[::1]",
             "[::1]:8123",
         ] {
-            assert!(loopback_host(ok.as_bytes(), 8123), "{ok}");
+            assert!(loopback_host(ok.as_bytes(), Some(8123)), "{ok}");
         }
         for bad in [
             "127.0.0.1:8124",
@@ -284,7 +300,13 @@ mod tests {
             "",
             ":",
         ] {
-            assert!(!loopback_host(bad.as_bytes(), 8123), "{bad}");
+            assert!(!loopback_host(bad.as_bytes(), Some(8123)), "{bad}");
+        }
+        for ok in ["localhost", "LOCALHOST", "127.0.0.1", "[::1]"] {
+            assert!(loopback_host(ok.as_bytes(), None), "{ok}");
+        }
+        for bad in ["localhost:80", "localhost:0", "127.0.0.1:1", "evil", ""] {
+            assert!(!loopback_host(bad.as_bytes(), None), "{bad}");
         }
         assert!(is_port(b"0", 0));
         assert!(is_port(b"65535", 65535));
@@ -342,6 +364,31 @@ mod tests {
         );
         assert_eq!(
             check(&bearer, &[host, ("authorization", "Bearer x")]),
+            Err(Refused::WrongCredential)
+        );
+    }
+
+    #[test]
+    fn a_unix_socket_admits_localhost_and_the_nonce() {
+        let g = Gate {
+            hosts: Hosts::Local,
+            ..gate(Credential::NONCE)
+        };
+        let nonce = format!("Nonce {TOKEN}");
+        let right = ("Authorization", nonce.as_str());
+        assert_eq!(check(&g, &[("Host", "localhost"), right]), Ok(()));
+        assert_eq!(
+            check(&g, &[("Host", "localhost:8123"), right]),
+            Err(Refused::ForeignHost)
+        );
+        assert_eq!(check(&g, &[right]), Err(Refused::ForeignHost));
+        let bearer = format!("Bearer {TOKEN}");
+        assert_eq!(
+            check(&g, &[("Host", "localhost"), ("Authorization", &bearer)]),
+            Err(Refused::NoCredential)
+        );
+        assert_eq!(
+            check(&g, &[("Host", "localhost"), ("Authorization", "Nonce x")]),
             Err(Refused::WrongCredential)
         );
     }

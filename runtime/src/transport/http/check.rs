@@ -118,18 +118,14 @@ fn accepted(value: &[u8], json: &mut bool, stream: &mut bool) {
 pub(crate) fn refuse_gate(
     headers: &HeaderMap,
     token: &str,
-    port: u16,
-    loopback: bool,
+    hosts: Hosts,
+    credential: Credential,
     origins: &[String],
 ) -> Option<HttpResponse> {
     let gate = Gate {
         token,
-        credential: Credential::BEARER,
-        hosts: if loopback {
-            Hosts::Loopback { port }
-        } else {
-            Hosts::Any
-        },
+        credential,
+        hosts,
         origins,
     };
     let refused = gate
@@ -146,14 +142,25 @@ pub(crate) fn refuse_gate(
         challenge(&mut response, error);
         response
     };
-    let no_token =
-        "no bearer token: send the one the server printed, as `Authorization: Bearer <token>`";
-    let wrong_token = "the bearer token is wrong: send the one the server printed, as `Authorization: Bearer <token>`";
+    let (no_token, wrong_token) = if credential == Credential::BEARER {
+        (
+            "no bearer token: send the one the server printed, as `Authorization: Bearer <token>`",
+            "the bearer token is wrong: send the one the server printed, as `Authorization: Bearer <token>`",
+        )
+    } else {
+        (
+            "no credential: send the header the server's discovery file names",
+            "the credential is wrong: send the header the server's discovery file names",
+        )
+    };
     Some(match refused {
         Refused::DuplicateHost => forbidden(&"duplicate `Host` header"),
-        Refused::ForeignHost => forbidden(&format_args!(
-            "the Host header must be 127.0.0.1:{port}, localhost:{port} or [::1]:{port}"
-        )),
+        Refused::ForeignHost => match hosts {
+            Hosts::Loopback { port } => forbidden(&format_args!(
+                "the Host header must be 127.0.0.1:{port}, localhost:{port} or [::1]:{port}"
+            )),
+            _ => forbidden(&"the Host header must be localhost, 127.0.0.1 or [::1]"),
+        },
         Refused::DuplicateOrigin => forbidden(&"duplicate `Origin` header"),
         Refused::Origin => {
             let origin = headers.get(header::ORIGIN).map(HeaderValue::as_bytes);
@@ -248,7 +255,14 @@ mod tests {
     /// The gate's refusal of a request with these header lines.
     fn gate_refusal(lines: &[(&str, &str)]) -> Option<(u16, Option<String>, String)> {
         let map = header_map(lines);
-        refuse_gate(&map, "secret", 8123, true, &[]).map(parts)
+        refuse_gate(
+            &map,
+            "secret",
+            Hosts::Loopback { port: 8123 },
+            Credential::BEARER,
+            &[],
+        )
+        .map(parts)
     }
 
     #[test]

@@ -28,15 +28,18 @@
 //! cancels the call.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
@@ -59,6 +62,7 @@ use shared::Shared;
 use timer::{CoarseClock, Deadlines};
 
 use crate::server::Server;
+use crate::transport::gate::Hosts;
 use crate::transport::handle::{ServerTask, close_all, stop_requested};
 
 /// What an HTTP server holds right now (for tests and monitoring).
@@ -80,12 +84,19 @@ pub struct HttpStats {
 pub struct HttpServerHandle {
     task: ServerTask,
     shared: Arc<Shared>,
+    /// The Unix socket served, if any (dropped after the task: removed).
+    socket: Option<SocketFile>,
 }
 
 impl HttpServerHandle {
-    /// The port served.
+    /// The port served (0 on a Unix socket).
     pub fn port(&self) -> u16 {
         self.task.local_addr().port()
+    }
+
+    /// The Unix socket served, if this server listens on one.
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket.as_ref().map(|socket| socket.0.as_path())
     }
 
     /// The address served.
@@ -123,9 +134,10 @@ impl HttpServerHandle {
     }
 
     /// Stops accepting, ends every session and closes every connection
-    /// (waiting a couple of seconds at most).
+    /// (waiting a couple of seconds at most); a Unix socket is removed.
     pub async fn shutdown(mut self) {
         self.task.shutdown().await;
+        drop(self.socket.take());
     }
 }
 
@@ -133,20 +145,63 @@ impl Server {
     /// Serves MCP's Streamable HTTP transport on `/mcp` (127.0.0.1 and a
     /// fresh bearer token unless `options` say otherwise).
     pub async fn serve_http(&self, options: HttpOptions) -> io::Result<HttpServerHandle> {
-        let token = match &options.auth_token {
-            Some(token) if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) => {
-                token.clone()
-            }
-            Some(_) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "an HTTP bearer token must have at least 32 printable ASCII characters and no spaces",
-                ));
-            }
-            None => crate::discovery::fresh_token()?,
-        };
+        let token = token(&options)?;
         let listener = TcpListener::bind((options.address, options.port.unwrap_or(0))).await?;
         let local_addr = listener.local_addr()?;
+        let hosts = if options.address.is_loopback() {
+            Hosts::Loopback {
+                port: local_addr.port(),
+            }
+        } else {
+            Hosts::Any
+        };
+        let handle = self.spawn_http(listener, local_addr, token, hosts, options, None);
+        tracing::info!(%local_addr, "serving MCP over HTTP on {ENDPOINT}");
+        Ok(handle)
+    }
+
+    /// Serves the same transport over a Unix socket bound at `path`, which
+    /// must not exist, in a directory only this user can enter (the
+    /// caller's to make: the socket's own mode is not checked by every
+    /// system). `Host` must be `localhost` (or `127.0.0.1`, `[::1]`) with no
+    /// port; `options.credential` names how clients show the token
+    /// (`options.address` and `port` are unused). The socket is removed
+    /// when the handle shuts down or is dropped.
+    #[allow(
+        clippy::unused_async,
+        reason = "as `serve_http`: called within a runtime, which binding needs"
+    )]
+    pub async fn serve_http_unix(
+        &self,
+        path: &Path,
+        options: HttpOptions,
+    ) -> io::Result<HttpServerHandle> {
+        let token = token(&options)?;
+        let listener = UnixListener::bind(path)?;
+        let socket = SocketFile(path.to_path_buf());
+        // No address: the handle reports 127.0.0.1:0.
+        let local_addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let handle = self.spawn_http(
+            listener,
+            local_addr,
+            token,
+            Hosts::Local,
+            options,
+            Some(socket),
+        );
+        tracing::info!(socket = %path.display(), "serving MCP over HTTP on {ENDPOINT} (Unix socket)");
+        Ok(handle)
+    }
+
+    fn spawn_http<L: Accept>(
+        &self,
+        listener: L,
+        local_addr: SocketAddr,
+        token: String,
+        hosts: Hosts,
+        options: HttpOptions,
+        socket: Option<SocketFile>,
+    ) -> HttpServerHandle {
         // Ticked by the sweeps of the header deadlines and the reaps of idle
         // sessions, whichever come more often.
         let tick = Deadlines::sweep_every(options.header_timeout)
@@ -155,8 +210,7 @@ impl Server {
         let shared = Arc::new(Shared {
             server: self.clone(),
             token: token.clone(),
-            port: local_addr.port(),
-            loopback: options.address.is_loopback(),
+            hosts,
             sessions: Sessions::new(
                 options.max_sessions,
                 options.session_idle,
@@ -172,13 +226,68 @@ impl Server {
             let shared = Arc::clone(&shared);
             |stopped| accept_loop(listener, shared, stopped)
         });
-        tracing::info!(%local_addr, "serving MCP over HTTP on {ENDPOINT}");
-        Ok(HttpServerHandle { task, shared })
+        HttpServerHandle {
+            task,
+            shared,
+            socket,
+        }
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
+/// The token `options` give, checked, or a fresh one.
+fn token(options: &HttpOptions) -> io::Result<String> {
+    match &options.auth_token {
+        Some(token) if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(token.clone())
+        }
+        Some(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an HTTP bearer token must have at least 32 printable ASCII characters and no spaces",
+        )),
+        None => crate::discovery::fresh_token(),
+    }
+}
+
+/// A Unix socket this server bound, removed when the server is gone.
+#[derive(Debug)]
+struct SocketFile(PathBuf);
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        if let Err(err) = std::fs::remove_file(&self.0)
+            && err.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!(socket = %self.0.display(), %err, "cannot remove the socket");
+        }
+    }
+}
+
+/// A listener the accept loop takes connections from.
+trait Accept: Send + 'static {
+    /// One accepted connection.
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    /// The next connection.
+    fn accept(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send;
+}
+
+impl Accept for TcpListener {
+    type Stream = TcpStream;
+    async fn accept(&self) -> io::Result<TcpStream> {
+        let (stream, _) = TcpListener::accept(self).await?;
+        let _ = stream.set_nodelay(true);
+        Ok(stream)
+    }
+}
+
+impl Accept for UnixListener {
+    type Stream = UnixStream;
+    async fn accept(&self) -> io::Result<UnixStream> {
+        UnixListener::accept(self).await.map(|(stream, _)| stream)
+    }
+}
+
+async fn accept_loop<L: Accept>(
+    listener: L,
     shared: Arc<Shared>,
     mut stopped: watch::Receiver<bool>,
 ) {
@@ -193,12 +302,11 @@ async fn accept_loop(
             _ = sweep.tick() => shared.deadlines.sweep(),
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok(stream) = accepted else { continue };
                 if connections.len() >= shared.options.max_connections {
                     tracing::warn!("HTTP connection refused: too many connections");
                     continue; // dropped: closed at once
                 }
-                let _ = stream.set_nodelay(true);
                 connections.spawn(serve_connection(stream, Arc::clone(&shared)));
             }
         }
@@ -208,7 +316,10 @@ async fn accept_loop(
     close_all(&mut connections).await;
 }
 
-async fn serve_connection(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
+async fn serve_connection<S>(stream: S, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     shared.connections.fetch_add(1, Ordering::Relaxed);
     let service = {
         let shared = Arc::clone(&shared);

@@ -19,7 +19,7 @@ use super::response::{
 };
 use super::shared::Shared;
 use super::sse::listen;
-use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Message};
+use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, Message};
 use crate::peer::PeerRef;
 use crate::request::{self, Request as McpRequest, cancelled_request};
 use crate::session::Session;
@@ -62,8 +62,8 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
     if let Some(refused) = refuse_gate(
         &parts.headers,
         &shared.token,
-        shared.port,
-        shared.loopback,
+        shared.hosts,
+        shared.options.credential,
         &shared.options.allowed_origins,
     ) {
         return refused;
@@ -170,6 +170,20 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
         }
         (Message::Request { id, method, params }, None) if method == "initialize" => {
             open_session(shared, &McpRequest::read(id, method, params, call))
+        }
+        (Message::Request { id, method, .. }, None) if shared.options.sessions_only => {
+            // `server/discover` included: the client falls back to `initialize`.
+            let mut out = Vec::with_capacity(128);
+            jsonrpc::write_error(
+                &mut out,
+                Some(id),
+                METHOD_NOT_FOUND,
+                &format_args!(
+                    "`{}` outside a session: this server serves sessions only; send `initialize` first",
+                    jsonrpc::clip(&method)
+                ),
+            );
+            json_response(StatusCode::OK, out)
         }
         (Message::Request { id, method, params }, None) => {
             let request = McpRequest::read(id, method, params, call);

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use crate::transport::gate::{Credential, Hosts};
+
 use super::sessions::Sessions;
 use super::timer::Deadlines;
 use crate::server::Server;
@@ -26,10 +28,18 @@ pub struct HttpOptions {
     /// `None` (the default) makes a fresh one of 128 random bits. A token
     /// given here must have at least 32 characters.
     pub auth_token: Option<String>,
+    /// Where clients show the token: [`Credential::BEARER`] by default.
+    pub credential: Credential,
     /// Browser origins allowed, exactly as a browser writes them (e.g.
     /// `"https://inspector.example"`); none by default: a request with any
     /// other `Origin` gets 403, as it does from the IDE WebSocket.
     pub allowed_origins: Vec<String>,
+    /// Serves 2025-11-25 sessions only: a request outside a session other
+    /// than `initialize` (2026-07-28's stateless exchanges, `server/discover`
+    /// among them) is answered -32601, so that a client that probes
+    /// `server/discover` falls back to `initialize` and opens the session's
+    /// event stream. `false` by default.
+    pub sessions_only: bool,
     /// The largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
     /// The most requests being answered at once, over all clients; more get 503.
@@ -50,6 +60,8 @@ impl Default for HttpOptions {
             address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: None,
             auth_token: None,
+            credential: Credential::BEARER,
+            sessions_only: false,
             allowed_origins: Vec::new(),
             max_body_bytes: MAX_MESSAGE_BYTES,
             max_in_flight: 256,
@@ -66,8 +78,8 @@ impl Default for HttpOptions {
 pub(crate) struct Shared {
     pub(crate) server: Server,
     pub(crate) token: String,
-    pub(crate) port: u16,
-    pub(crate) loopback: bool,
+    /// The `Host` values admitted.
+    pub(crate) hosts: Hosts,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Sessions,
     pub(crate) in_flight: Arc<Semaphore>,
