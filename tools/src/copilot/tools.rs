@@ -14,7 +14,7 @@ use crate::current_selection::SelectionState;
 use crate::diagnostics::{
     Dialect, all_diagnostics_result, file_diagnostics_result, shown_diagnostics,
 };
-use crate::ports::{DiffOutcome, OpenDiffRequest};
+use crate::ports::{Agent, DiffOutcome, OpenDiffRequest};
 use crate::uri::PathInput;
 
 /// The active selection as `selection_changed` carries it, or `null`.
@@ -150,6 +150,7 @@ pub async fn copilot_open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> 
     };
     let path: PathBuf = crate::gemini::diff::editor_path(cx, input.path());
     let request = OpenDiffRequest {
+        agent: Agent::Copilot,
         path,
         new_contents: args.new_file_contents.clone(),
         tab_name: args.tab_name.clone(),
