@@ -136,7 +136,7 @@ impl HostKey {
     }
 
     /// The stem of the host's file names: `host-<version>-<hash>`.
-    fn stem(&self) -> String {
+    pub fn stem(&self) -> String {
         let mut hasher = rustc_hash::FxHasher::default();
         for path in self.folders.iter().chain([&self.config_dir]) {
             hasher.write(path.as_os_str().as_bytes());

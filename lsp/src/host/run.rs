@@ -149,6 +149,9 @@ async fn copilot(
         folders: options.key().folders().to_vec(),
         ide_name: options.ide_name.clone(),
         socket_dir: Some(private.to_path_buf()),
+        // One name per host key (the place is held by one host at a time),
+        // so that a host's replacement removes the socket of a killed one.
+        socket_name: Some(format!("{}.copilot.sock", options.key().stem())),
         ..CopilotOptions::new(dir)
     };
     CopilotFace::start(cx, copilot)

@@ -13,10 +13,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ide_mcp_runtime::transport::gate::Credential;
 use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Notifier, Registry, Server};
 
-use super::FACE;
 use super::lockfile::{LockContent, LockFile};
 use crate::context::ReadContext;
 use crate::selection::{SELECTION_DEBOUNCE, SelectionPublisher};
+
+/// The face's name: its tools are `#[mcp_tool(face = "copilot")]`.
+pub const FACE: &str = "copilot";
 
 /// How the face serves.
 #[derive(Clone, Debug)]
@@ -31,6 +33,10 @@ pub struct CopilotOptions {
     /// A private (0700) directory of ours for the socket; `None` makes a
     /// fresh one in the system's temporary directory, removed at the end.
     pub socket_dir: Option<PathBuf>,
+    /// The socket's file name in `socket_dir`, one the caller alone may use
+    /// (a stale file of that name, left by a killed process, is replaced);
+    /// `None` makes a name unique to this face.
+    pub socket_name: Option<String>,
     /// How `selection_changed` is debounced.
     pub debounce: Duration,
 }
@@ -43,6 +49,7 @@ impl CopilotOptions {
             ide_name: "ide-mcp".to_owned(),
             dir,
             socket_dir: None,
+            socket_name: None,
             debounce: SELECTION_DEBOUNCE,
         }
     }
@@ -79,9 +86,18 @@ impl CopilotFace {
         let server = server(&cx, &notifier).map_err(io::Error::other)?;
         let nonce = ide_mcp_runtime::discovery::fresh_token()?;
         // One name per face: the host's private directory is shared by
-        // every host of this user.
+        // every host of this user, and so is the lockfile directory.
         let unique = format!("ide-mcp-{}-{}", std::process::id(), &nonce[..8]);
-        let socket = socket_dir.join(format!("copilot-{unique}.sock"));
+        let socket = match &options.socket_name {
+            Some(name) => {
+                let socket = socket_dir.join(name);
+                match std::fs::remove_file(&socket) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => socket,
+                }
+            }
+            None => socket_dir.join(format!("copilot-{unique}.sock")),
+        };
         let http = HttpOptions {
             auth_token: Some(nonce.clone()),
             credential: Credential::NONCE,

@@ -16,7 +16,4 @@ pub mod face;
 pub mod lockfile;
 pub mod tools;
 
-pub use face::{CopilotFace, CopilotOptions};
-
-/// The face's name: its tools are `#[mcp_tool(face = "copilot")]`.
-pub const FACE: &str = "copilot";
+pub use face::{CopilotFace, CopilotOptions, FACE};
