@@ -404,6 +404,10 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones_in_kakoune() {
     .await;
     kak.set_text(app_py, BROKEN_PY);
     wait_dirty(&mut client, app_py, true).await;
+    // Neither file shown while Claude writes: Kakoune asks of each when it
+    // is shown next (asked of a buffer on show, the question is not asked
+    // again for that write once the buffer is shown anew).
+    kak.run("buffer *debug*");
     // Claude writes both files, as the CLI does (a new file renamed over).
     claude_writes(&[(main_c, BROKEN_C), (app_py, "count: int = 3\n")]);
     // No edit of ours, after several looks at the disk: Kakoune's to do.
