@@ -83,6 +83,7 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::dbg_macro))]
 
+mod agent_file;
 mod cache;
 mod context;
 pub mod copilot;

@@ -10,12 +10,12 @@
 //! dropped.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::{self, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::agent_file::AgentFile;
 
 /// What the lockfile says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -54,52 +54,25 @@ pub fn default_dir() -> Option<PathBuf> {
 /// A written lockfile; dropping it removes the file.
 #[derive(Debug)]
 pub struct LockFile {
-    path: PathBuf,
+    file: AgentFile,
 }
 
 impl LockFile {
     /// Writes `content` to `dir/<unique>.lock` (`dir` created 0700 if
     /// missing), exclusively, in place, with mode 0600.
     pub fn create(dir: &Path, unique: &str, content: &LockContent) -> io::Result<Self> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        let path = dir.join(format!("{unique}.lock"));
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        let written = serde_json::to_vec(content)
-            .map_err(io::Error::other)
-            .and_then(|bytes| file.write_all(&bytes))
-            .and_then(|()| file.sync_all());
-        if let Err(err) = written {
-            let _ = fs::remove_file(&path);
-            return Err(err);
-        }
-        Ok(Self { path })
+        AgentFile::create(dir, &format!("{unique}.lock"), content).map(|file| Self { file })
     }
 
     /// Where the file is.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for LockFile {
-    fn drop(&mut self) {
-        if let Err(err) = fs::remove_file(&self.path)
-            && err.kind() != io::ErrorKind::NotFound
-        {
-            tracing::warn!(path = %self.path.display(), %err, "cannot remove the lockfile");
-        }
+        self.file.path()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;

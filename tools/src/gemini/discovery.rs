@@ -11,11 +11,12 @@
 //! [`DiscoveryFile`] is dropped.
 
 use std::fs;
-use std::io::{self, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::agent_file::AgentFile;
 
 /// The IDE as `/ide status` names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -60,54 +61,25 @@ pub fn file_name(pid: u32, port: u16) -> String {
 
 /// A written discovery file; dropping it removes the file.
 #[derive(Debug)]
-pub struct DiscoveryFile {
-    path: PathBuf,
-}
+pub struct DiscoveryFile(AgentFile);
 
 impl DiscoveryFile {
     /// Writes `content` for this process to `dir` (created 0700 if
     /// missing), exclusively and with mode 0600; a file of the same name
     /// (ours, from a process that had this pid) is removed first.
     pub fn create(dir: &Path, content: &DiscoveryContent) -> io::Result<Self> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        let path = dir.join(file_name(std::process::id(), content.port));
-        match fs::remove_file(&path) {
-            Ok(()) => tracing::info!(path = %path.display(), "removed an old discovery file"),
+        let name = file_name(std::process::id(), content.port);
+        match fs::remove_file(dir.join(&name)) {
+            Ok(()) => tracing::info!(%name, "removed an old discovery file"),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {}
             Err(err) => return Err(err),
         }
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        let written = serde_json::to_vec(content)
-            .map_err(io::Error::other)
-            .and_then(|bytes| file.write_all(&bytes))
-            .and_then(|()| file.sync_all());
-        if let Err(err) = written {
-            let _ = fs::remove_file(&path);
-            return Err(err);
-        }
-        Ok(Self { path })
+        AgentFile::create(dir, &name, content).map(Self)
     }
 
     /// Where the file is.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for DiscoveryFile {
-    fn drop(&mut self) {
-        if let Err(err) = fs::remove_file(&self.path)
-            && err.kind() != io::ErrorKind::NotFound
-        {
-            tracing::warn!(path = %self.path.display(), %err, "cannot remove the discovery file");
-        }
+        self.0.path()
     }
 }
 
