@@ -10,6 +10,7 @@ use ide_mcp_runtime::{
 };
 use serde_json::{Value, json};
 
+#[cfg(unix)]
 use ide_mcp_tools::copilot::{CopilotFace, CopilotOptions};
 use ide_mcp_tools::gemini::{GeminiFace, GeminiOptions};
 
@@ -111,6 +112,8 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     } else {
         Some(serve_gemini(args, &headless).await?)
     };
+    // Copilot CLI's IDE connection is a Unix socket.
+    #[cfg(unix)]
     let copilot = if args.no_copilot {
         None
     } else {
@@ -128,6 +131,7 @@ pub async fn serve(args: &ServeArgs) -> Result<(), BoxError> {
     if let Some(gemini) = gemini {
         gemini.shutdown().await;
     }
+    #[cfg(unix)]
     if let Some(copilot) = copilot {
         copilot.shutdown().await;
     }
@@ -196,6 +200,7 @@ async fn serve_gemini(args: &ServeArgs, headless: &Headless) -> Result<GeminiFac
 /// Serves the Copilot CLI's IDE connection over the headless state (its
 /// socket in a fresh private directory; `open_diff` answers that no one
 /// can review) and says where.
+#[cfg(unix)]
 async fn serve_copilot(args: &ServeArgs, headless: &Headless) -> Result<CopilotFace, BoxError> {
     let dir = ide_mcp_tools::copilot::lockfile::default_dir().ok_or(
         "no home directory for the Copilot CLI's lockfile: set COPILOT_HOME or pass --no-copilot",

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::io::{self, Write as _};
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
@@ -20,16 +21,17 @@ impl AgentFile {
     /// missing), exclusively, in place, with mode 0600; nothing is left
     /// when writing fails.
     pub(crate) fn create(dir: &Path, name: &str, content: &impl Serialize) -> io::Result<Self> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
+        let mut dirs = fs::DirBuilder::new();
+        dirs.recursive(true);
+        #[cfg(unix)]
+        dirs.mode(0o700);
+        dirs.create(dir)?;
         let path = dir.join(name);
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        options.mode(0o600);
+        let mut file = options.open(&path)?;
         let written = serde_json::to_vec(content)
             .map_err(io::Error::other)
             .and_then(|bytes| file.write_all(&bytes))

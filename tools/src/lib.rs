@@ -86,6 +86,7 @@
 mod agent_file;
 mod cache;
 mod context;
+#[cfg(unix)]
 pub mod copilot;
 pub mod current_selection;
 pub mod deny;

@@ -156,6 +156,7 @@ impl Documents {
     }
 
     /// How many times the editor saved `path`.
+    #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) fn saves_seen(&self, path: &Path) -> u64 {
         let saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
         saves.get(path).copied().unwrap_or(0)
@@ -165,6 +166,7 @@ impl Documents {
     /// reload, a revert, was applied to the buffer; the editor reloaded it
     /// by itself without telling): from now on, until it is saved, its
     /// dirtiness is told by comparing it with the file.
+    #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) fn compare_with_disk(&self, path: &Path) {
         if let Some(entry) = self.index().get_mut(path) {
             entry.flag_stale = true;

@@ -164,6 +164,7 @@ pub(crate) struct EditorRequests {
 pub(crate) struct Destination {
     queue: mpsc::Sender<Message>,
     pub(crate) encoding: PositionEncoding,
+    #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) can: EditorCan,
     request: EditorRequest,
 }

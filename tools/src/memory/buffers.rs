@@ -41,9 +41,10 @@ struct Index {
 /// those editors send) are in that form already: their own key, with no
 /// copy.
 fn path_key(path: &Path) -> Cow<'_, [u8]> {
-    let bytes = path.as_os_str().as_encoded_bytes();
     #[cfg(unix)]
-    if crate::uri::is_clean(bytes) {
+    if let bytes = path.as_os_str().as_encoded_bytes()
+        && crate::uri::is_clean(bytes)
+    {
         return Cow::Borrowed(bytes);
     }
     let joined: PathBuf = path.components().collect();

@@ -39,7 +39,9 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use tokio::net::{TcpListener, TcpStream};
+#[cfg(unix)]
+use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
@@ -166,7 +168,8 @@ impl Server {
     /// system). `Host` must be `localhost` (or `127.0.0.1`, `[::1]`) with no
     /// port; `options.credential` names how clients show the token
     /// (`options.address` and `port` are unused). The socket is removed
-    /// when the handle shuts down or is dropped.
+    /// when the handle shuts down or is dropped. Unix only.
+    #[cfg(unix)]
     #[allow(
         clippy::unused_async,
         reason = "as `serve_http`: called within a runtime, which binding needs"
@@ -279,6 +282,7 @@ impl Accept for TcpListener {
     }
 }
 
+#[cfg(unix)]
 impl Accept for UnixListener {
     type Stream = UnixStream;
     async fn accept(&self) -> io::Result<UnixStream> {
