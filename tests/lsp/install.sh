@@ -27,7 +27,8 @@ command -v kak >/dev/null 2>&1 || need_apt+=(kakoune)
 dpkg-query -W -f='${Status}' elpa-eglot 2>/dev/null | grep -q 'ok installed' || need_apt+=(elpa-eglot)
 if ! command -v npm >/dev/null 2>&1; then
     if ! command -v pyright-langserver >/dev/null 2>&1 || ! command -v claude >/dev/null 2>&1 \
-        || ! command -v gemini >/dev/null 2>&1; then
+        || ! command -v gemini >/dev/null 2>&1 || ! command -v copilot >/dev/null 2>&1 \
+        || ! command -v opencode >/dev/null 2>&1; then
         need_apt+=(npm)
     fi
 fi
@@ -37,6 +38,10 @@ claude_version=2.1.332
 # The version the Gemini face was written against (PROTOCOL.md); a `gemini`
 # already installed is kept as it is.
 gemini_version=0.61.0
+# The versions the Copilot face (PROTOCOL.md) and the opencode test were
+# written against; one already installed is kept as it is.
+copilot_version=1.0.102
+opencode_version=1.18.33
 # kak-lsp (kakoune-lsp) from crates.io: the release cli/tests/lsp_kakoune.rs
 # was written against, which still supports Debian 12's Kakoune 2022.10.31
 # (kakoune-lsp's oldest supported release) and the README's `kak-lsp.toml`.
@@ -88,6 +93,24 @@ if ! command -v gemini >/dev/null 2>&1; then
     fi
 fi
 
+if ! command -v copilot >/dev/null 2>&1; then
+    echo "lsp install: npm install -g @github/copilot@$copilot_version"
+    if ! "${sudo[@]}" npm install -g --no-audit --no-fund "@github/copilot@$copilot_version"; then
+        echo "lsp install: npm could not install @github/copilot (is the npm registry reachable?)" >&2
+        exit 3
+    fi
+fi
+
+if ! command -v opencode >/dev/null 2>&1; then
+    echo "lsp install: npm install -g opencode-ai@$opencode_version"
+    # Its install script puts the platform's binary in place.
+    if ! "${sudo[@]}" npm install -g --no-audit --no-fund \
+        --allow-scripts=opencode-ai "opencode-ai@$opencode_version"; then
+        echo "lsp install: npm could not install opencode-ai (is the npm registry reachable?)" >&2
+        exit 3
+    fi
+fi
+
 if [[ $(kak-lsp --version 2>/dev/null) != "$kak_lsp_version" ]]; then
     echo "lsp install: cargo install --locked kak-lsp --version $kak_lsp_version"
     # Without its release profile's link-time optimisation, which would
@@ -106,4 +129,4 @@ if [[ $(kak-lsp --version 2>/dev/null) != "$kak_lsp_version" ]]; then
     fi
 fi
 
-echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | kakoune $(dpkg-query -W -f='${Version}' kakoune) | kak-lsp $(kak-lsp --version) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | gemini $(gemini --version 2>/dev/null || echo '?') | $(tmux -V) | $(patch --version | head -n 1)"
+echo "lsp install: $(nvim --version | head -n 1) | $(emacs --version | head -n 1) | eglot $(dpkg-query -W -f='${Version}' elpa-eglot) | kakoune $(dpkg-query -W -f='${Version}' kakoune) | kak-lsp $(kak-lsp --version) | $(clangd --version | head -n 1) | pyright $(pyright-langserver --version 2>/dev/null || npm ls -g pyright 2>/dev/null | grep -o 'pyright@[0-9.]*' || echo '?') | $(claude --version) | gemini $(gemini --version 2>/dev/null || echo '?') | copilot $(copilot --version 2>/dev/null | head -n 1 || echo '?') | opencode $(opencode --version 2>/dev/null || echo '?') | $(tmux -V) | $(patch --version | head -n 1)"
