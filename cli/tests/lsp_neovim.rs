@@ -454,11 +454,12 @@ fn wait_buffer(nvim: &Neovim, path: &Path, text: &str) {
     }
 }
 
-/// A file Claude writes shows in its clean buffer (Neovim has no
-/// auto-reload without `:checktime`), and so does every later write,
-/// though Neovim flags the buffer modified after the first; each write's
-/// changes are marked, and one reverted from its code action is restored
-/// in the buffer only. A buffer with unsaved changes is left alone.
+/// A file Claude writes shows in its clean buffer when Neovim reloads it
+/// (`autoread`: as it gets the focus back; here `:checktime`), with no
+/// edit of ours, which would leave the buffer flagged modified; so does
+/// every later write. Each write's changes are marked, and one reverted
+/// from its code action is restored in the buffer only. A buffer with
+/// unsaved changes is left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
     let Some(Editing {
@@ -479,17 +480,21 @@ async fn claude_s_writes_reach_clean_buffers_and_never_dirty_ones() {
 
     // Claude writes both files, as the CLI does (a new file renamed over).
     claude_writes(&[(&main_c, REVIEWED_C), (&app_py, "count: int = 3\n")]);
+    // The user comes back to Neovim (app.py, modified, would be Neovim's
+    // own question: not asked here).
+    nvim.command(&format!("checktime {}", main_c.display()));
     wait_buffer(&nvim, &main_c, REVIEWED_C);
     let changes = ide_mcp_tools::review::hunks(MAIN_C, REVIEWED_C).len();
     wait_markers(&nvim, &main_c, changes);
-    // Flagged modified by Neovim, but the file's text: clean for Claude.
-    assert_eq!(nvim.expr("&modified").trim(), "1");
+    assert_eq!(nvim.expr("&modified").trim(), "0", "reloaded, not edited");
     wait_dirty(&mut client, &main_c, false).await;
 
     // The second write shows as the first did, its change marked alone.
     let second = format!("{REVIEWED_C}// second\n");
     claude_writes(&[(&main_c, &second)]);
+    nvim.command(&format!("checktime {}", main_c.display()));
     wait_buffer(&nvim, &main_c, &second);
+    assert_eq!(nvim.expr("&modified").trim(), "0");
     wait_markers(&nvim, &main_c, 1);
     // Reverted from its code action: the buffer loses it, the file keeps it.
     let line = u32::try_from(REVIEWED_C.lines().count()).unwrap();

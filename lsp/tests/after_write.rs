@@ -179,7 +179,7 @@ impl Host {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tenth_write_shows_like_the_first_and_each_is_marked() {
-    let mut h = host("Neovim").await;
+    let mut h = host("helix").await;
     let mut text = BEFORE.to_owned();
     for n in 1..=10 {
         let next = format!("{text}int n{n};\n");
@@ -212,7 +212,7 @@ async fn the_tenth_write_shows_like_the_first_and_each_is_marked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsaved_work_is_never_reloaded_and_typing_dismisses_the_markers() {
-    let mut h = host("Neovim").await;
+    let mut h = host("helix").await;
     let first = "int a;\nint B;\nint c;\n";
     h.write_and_apply(first).await;
     let (diff, markers) = h.markers().await;
@@ -254,7 +254,7 @@ async fn unsaved_work_is_never_reloaded_and_typing_dismisses_the_markers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_is_kept_or_reverted_in_the_buffer_only() {
-    let mut h = host("Neovim").await;
+    let mut h = host("helix").await;
     let written = "int a;\nint B;\nint c;\nint d;\n";
     h.write_and_apply(written).await;
     let (diff, markers) = h.markers().await;
@@ -337,7 +337,7 @@ async fn a_change_is_kept_or_reverted_in_the_buffer_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reviewed_write_gets_no_markers() {
-    let mut h = host("Neovim").await;
+    let mut h = host("helix").await;
     let proposal = "int a;\nint B;\nint c;\nint D;\n";
     let review = h.reviews.open_diff(OpenDiffRequest {
         agent: ide_mcp_tools::Agent::Claude,
@@ -377,11 +377,11 @@ async fn a_reviewed_write_gets_no_markers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_that_reloads_by_itself_gets_no_edit_and_the_markers_after() {
-    for editor in ["kak-lsp", "emacs"] {
+    for editor in ["Neovim", "kak-lsp", "emacs"] {
         let mut h = host(editor).await;
         std::fs::write(&h.path, "int a;\nint c;\n").unwrap();
-        // The editor reloads (Kakoune's autoreload, Emacs's auto-revert),
-        // before or after the host sees the write.
+        // The editor reloads (Neovim's autoread, Kakoune's autoreload,
+        // Emacs's auto-revert), before or after the host sees the write.
         h.replace("int a;\nint c;\n");
         assert_eq!(
             h.markers().await.1,
@@ -395,7 +395,7 @@ async fn an_editor_that_reloads_by_itself_gets_no_edit_and_the_markers_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saving_or_closing_the_file_dismisses_the_markers() {
-    let mut h = host("Neovim").await;
+    let mut h = host("helix").await;
     h.write_and_apply("int a;\nint c;\n").await;
     h.markers().await;
     h.s.notify(

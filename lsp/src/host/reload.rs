@@ -6,9 +6,9 @@
 //! of its own). A buffer holding anything the user typed never is.
 //!
 //! How the new text reaches the buffer depends on the editor
-//! ([`OwnReload`]): an editor that reloads by itself (Kakoune's
-//! `autoreload`, Emacs's `auto-revert-mode`) gets no second mechanism; the
-//! others get the minimal edit (`workspace/applyEdit`, the same line diff
+//! ([`OwnReload`]): an editor that reloads by itself (Neovim's `autoread`,
+//! Kakoune's `autoreload`, Emacs's `auto-revert-mode`) gets no second
+//! mechanism; the others get the minimal edit (`workspace/applyEdit`, the same line diff
 //! as the review's). Either way the write's changes are then marked in the
 //! buffer ([`Reviews::wrote`]) once it shows them, to keep or to revert.
 //!

@@ -91,15 +91,18 @@ pub struct EditorCan {
 /// left modified).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OwnReload {
-    /// Not by itself (Neovim without `:checktime`, Helix): the host shows
-    /// the new text with `workspace/applyEdit`.
+    /// Not by itself (Helix, an editor we do not know): the host shows the
+    /// new text with `workspace/applyEdit`.
     #[default]
     Never,
+    /// Neovim (`autoread`, on by default: a clean buffer is reloaded when
+    /// Neovim gets the focus, enters the buffer or runs `:checktime`),
     /// Kakoune (`autoreload`, `ask` by default) and Emacs
     /// (`auto-revert-mode`; without it Emacs asks before the user edits or
-    /// saves the buffer): an edit of ours would add a question (eglot's
-    /// "Server wants to edit", then Emacs's own "Reread from disk?") or
-    /// leave the buffer modified, so the host sends none.
+    /// saves the buffer). An edit of ours would add a question (eglot's
+    /// "Server wants to edit", then Emacs's own "Reread from disk?"; in
+    /// Neovim, W12 "changed in Vim as well" at the next focus) and leave
+    /// the buffer modified, so the host sends none.
     Always,
 }
 
@@ -108,7 +111,10 @@ impl OwnReload {
     /// process's name) does.
     pub fn of_client(client_name: &str) -> Self {
         let name = client_name.to_ascii_lowercase();
-        if ["kak", "eglot", "emacs"].iter().any(|n| name.contains(n)) {
+        if ["kak", "eglot", "emacs", "neovim", "nvim"]
+            .iter()
+            .any(|n| name.contains(n))
+        {
             Self::Always
         } else {
             Self::Never
