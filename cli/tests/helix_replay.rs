@@ -218,7 +218,7 @@ async fn a_recorded_helix_session_reaches_claude_as_it_did() {
 async fn open_c(place: &Place, replay: &Replay, files: &Files) -> WsClient {
     let lockfiles = place.wait_lockfiles(replay.proxy(CLANGD), |found| found.len() == 1);
     let (lockfile, content) = &lockfiles[0];
-    assert_eq!(content["ideName"], "helix", "{content}");
+    assert_eq!(content["ideName"], "Helix", "{content}");
     assert_eq!(content["workspaceFolders"], json!([files.ws]), "{content}");
     let port = common::lockfile_port(lockfile);
     let mut client = common::ws::connect(port, content["authToken"].as_str().unwrap()).await;

@@ -120,7 +120,7 @@ async fn an_emacs_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     } = &session;
 
     // eglot sends no `clientInfo`: the IDE is named after Emacs's process.
-    assert_lockfile_names(content, "emacs", &place.workspace);
+    assert_lockfile_names(content, "Emacs", &place.workspace);
     let mut client = session.client().await;
     open_reaches_claude(&mut client, app_py, |path| emacs.open(path, SERVER)).await;
 

@@ -138,7 +138,7 @@ async fn a_kakoune_user_s_files_edits_diagnostics_and_selection_reach_claude() {
     } = &session;
 
     // kak-lsp's `clientInfo` names the IDE.
-    assert_lockfile_names(content, "kakoune-lsp", &place.workspace);
+    assert_lockfile_names(content, "Kakoune", &place.workspace);
     let mut client = session.client().await;
     open_reaches_claude(&mut client, app_py, |path| kak.open(path)).await;
 

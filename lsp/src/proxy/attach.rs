@@ -18,7 +18,7 @@ use super::sink::Sink;
 use super::tap::Tap;
 use crate::host::{HostOptions, Launcher, Place, private_dir};
 use crate::observer::Overlay;
-use crate::workspace::{EditorInfo, LspWorkspace, process_name};
+use crate::workspace::{EditorInfo, LspWorkspace, editor_display_name, process_name};
 
 /// How often a proxy tries the host's socket while none answers.
 const RETRY: Duration = Duration::from_millis(20);
@@ -115,14 +115,14 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
     if folders.is_empty() {
         return Err("the editor names no workspace folder");
     }
-    let ide_name = this
-        .options
-        .ide_name
-        .clone()
-        .or_else(|| editor.name.clone())
-        .or_else(|| editor.pid.and_then(process_name))
-        .or_else(|| process_name(std::os::unix::process::parent_id()))
-        .unwrap_or_else(|| "ide-mcp".to_owned());
+    let ide_name = this.options.ide_name.clone().unwrap_or_else(|| {
+        editor
+            .name
+            .clone()
+            .or_else(|| editor.pid.and_then(process_name))
+            .or_else(|| process_name(std::os::unix::process::parent_id()))
+            .map_or_else(|| "ide-mcp".to_owned(), |name| editor_display_name(&name))
+    });
     Ok(HostOptions {
         folders,
         ide_name,

@@ -329,3 +329,43 @@ pub(crate) fn process_name(pid: u32) -> Option<String> {
     let name = comm.trim();
     (!name.is_empty()).then(|| name.to_owned())
 }
+
+/// The name users know an editor by, from its `clientInfo.name` or its
+/// process's name (`emacs`, `kakoune-lsp`, `helix`, `nvim`): what an agent
+/// shows ("Opened changes in Emacs", `/ide`). A name we do not know is
+/// kept as it is.
+pub(crate) fn editor_display_name(name: &str) -> String {
+    const KNOWN: [(&str, &str); 6] = [
+        ("emacs", "Emacs"),
+        ("eglot", "Emacs"),
+        ("kak", "Kakoune"),
+        ("helix", "Helix"),
+        ("nvim", "Neovim"),
+        ("neovim", "Neovim"),
+    ];
+    let lower = name.to_ascii_lowercase();
+    KNOWN
+        .iter()
+        .find(|(part, _)| lower.contains(part))
+        .map_or_else(|| name.to_owned(), |(_, shown)| (*shown).to_owned())
+}
+
+#[cfg(test)]
+mod display_name_tests {
+    use super::editor_display_name;
+
+    #[test]
+    fn editors_are_named_as_users_know_them() {
+        for (sent, shown) in [
+            ("emacs", "Emacs"),
+            ("kakoune-lsp", "Kakoune"),
+            ("kak-lsp", "Kakoune"),
+            ("helix", "Helix"),
+            ("Neovim", "Neovim"),
+            ("nvim", "Neovim"),
+            ("Sublime Text LSP", "Sublime Text LSP"),
+        ] {
+            assert_eq!(editor_display_name(sent), shown, "{sent}");
+        }
+    }
+}
