@@ -11,6 +11,7 @@
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -22,6 +23,9 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+
+/// The number of the next answer's message id.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// What the model does when the user's prompt contains `prompt`: makes
 /// `calls`, one per answer, each once the result of the one before is in,
@@ -59,12 +63,19 @@ impl ModelStandIn {
     /// Listens on 127.0.0.1, port 0, on a thread and runtime of its own
     /// (the test's waits block theirs).
     pub(crate) fn start(script: Script) -> Self {
+        Self::start_session(vec![script])
+    }
+
+    /// As [`start`](Self::start), for a conversation of several prompts
+    /// typed one after the other: each turn plays the script whose prompt
+    /// the user typed last ([`Script::reply`]).
+    pub(crate) fn start_session(turns: Vec<Script>) -> Self {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        let state = (Arc::new(script), Arc::clone(&requests));
+        let state = (Arc::new(turns), Arc::clone(&requests));
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -123,7 +134,7 @@ impl Drop for ModelStandIn {
     }
 }
 
-type State = (Arc<Script>, Arc<Mutex<Vec<Recorded>>>);
+type State = (Arc<Vec<Script>>, Arc<Mutex<Vec<Recorded>>>);
 
 async fn serve(
     listener: std::net::TcpListener,
@@ -151,7 +162,7 @@ async fn serve(
 
 async fn answer(
     request: Request<Incoming>,
-    (script, requests): State,
+    (turns, requests): State,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let method = request.method().to_string();
     let path = request.uri().path().to_owned();
@@ -178,7 +189,7 @@ async fn answer(
             "this stand-in reads uncompressed bodies only",
         ),
         ("POST", "/v1/messages") => {
-            let reply = script.reply(&body);
+            let reply = Script::reply(&turns, &body);
             let model = body["model"].as_str().unwrap_or("claude");
             if body["stream"] == true {
                 respond(StatusCode::OK, "text/event-stream", reply.events(model))
@@ -205,23 +216,50 @@ enum Reply<'a> {
 
 impl Script {
     /// The answer to one request of the conversation. It depends on that
-    /// request alone (a retried request gets the same answer): by the number
-    /// of tool results in it. Requests that are not the scripted
-    /// conversation (no prompt, or not offering the first call's tool:
-    /// titles, summaries) get a short text.
-    fn reply(&self, request: &Value) -> Reply<'_> {
-        let prompted = user_messages(request).any(|m| mentions(m, &self.prompt));
-        let offered = self.calls.first().is_none_or(|first| {
+    /// request alone (a retried request gets the same answer): the turn is
+    /// the script whose prompt the latest user message holding one holds,
+    /// and its step the number of tool results after that message.
+    /// Requests that are not a scripted turn (no prompt, or not offering the
+    /// turn's first tool: titles, summaries, the CLI's checks) get a short
+    /// text.
+    fn reply<'a>(turns: &'a [Self], request: &Value) -> Reply<'a> {
+        let messages: Vec<&Value> = user_messages(request).collect();
+        let turn = messages.iter().enumerate().rev().find_map(|(at, message)| {
+            turns
+                .iter()
+                .find(|turn| mentions(message, &turn.prompt))
+                .map(|turn| (turn, &messages[at..]))
+        });
+        let Some((turn, since)) = turn else {
+            return Reply::Text("OK".to_owned());
+        };
+        let offered = turn.calls.first().is_none_or(|first| {
             request["tools"]
                 .as_array()
                 .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == *first.name))
         });
-        if !prompted || !offered {
+        if !offered {
             return Reply::Text("OK".to_owned());
         }
-        match self.calls.get(tool_results(request).count()) {
+        // The results after the prompt (the CLI may put the prompt in one
+        // message with the results of the turn before).
+        let results = since
+            .iter()
+            .flat_map(|message| match &message["content"] {
+                Value::Array(blocks) => blocks.clone(),
+                text => vec![json!({"type": "text", "text": text})],
+            })
+            .skip_while(|block| {
+                !(block["type"] == "text"
+                    && block["text"]
+                        .as_str()
+                        .is_some_and(|text| text.contains(&turn.prompt)))
+            })
+            .filter(|block| block["type"] == "tool_result")
+            .count();
+        match turn.calls.get(results) {
             Some(call) => Reply::ToolUse(call),
-            None => Reply::Text(self.last_words.clone()),
+            None => Reply::Text(turn.last_words.clone()),
         }
     }
 }
@@ -286,7 +324,10 @@ impl Reply<'_> {
                 json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
             }
         };
-        json!({"id": "msg_stand_in", "type": "message", "role": "assistant", "model": model,
+        // Each answer's own id: the CLI takes messages of one id for parts
+        // of one message, and joins them.
+        let id = format!("msg_stand_in_{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+        json!({"id": id, "type": "message", "role": "assistant", "model": model,
             "content": [content], "stop_reason": self.stop_reason(), "stop_sequence": null,
             "usage": {"input_tokens": 16, "output_tokens": 8}})
     }

@@ -20,12 +20,13 @@ const INIT_LUA: &str = r#"
 local bin = os.getenv("IDE_MCP_BIN")
 local root = os.getenv("IDE_MCP_WS")
 local linger = os.getenv("IDE_MCP_LINGER")
+local log = os.getenv("IDE_MCP_LOG")
 local function start(name, cmd)
   return vim.lsp.start_client({ name = name, cmd = cmd, root_dir = root })
 end
 _G.clients = {
-  c = start("clangd", { bin, "lsp-proxy", "--linger", linger, "--", "clangd" }),
-  python = start("pyright", { bin, "lsp-proxy", "--linger", linger, "--", "pyright-langserver", "--stdio" }),
+  c = start("clangd", { bin, "lsp-proxy", "--linger", linger, "--log", log, "--", "clangd" }),
+  python = start("pyright", { bin, "lsp-proxy", "--linger", linger, "--log", log, "--", "pyright-langserver", "--stdio" }),
 }
 -- The review's prompt, answered "Review" and recorded, as a user would
 -- answer Neovim's default prompt.
@@ -46,6 +47,8 @@ vim.api.nvim_create_autocmd("FileType", {
 pub(crate) struct Neovim {
     pub(crate) running: Running,
     socket: PathBuf,
+    /// The proxies' (and their host's) `--log` file.
+    pub(crate) log: PathBuf,
 }
 
 impl Neovim {
@@ -58,6 +61,7 @@ impl Neovim {
         let init = scratch.join("init.lua");
         std::fs::write(&init, INIT_LUA).unwrap();
         let socket = scratch.join("nvim.sock");
+        let log = scratch.join("proxy.log");
         let mut command = Command::new("nvim");
         command
             .args(["--headless", "-i", "NONE", "-n", "-u"])
@@ -67,13 +71,18 @@ impl Neovim {
             .env("IDE_MCP_BIN", bin())
             .env("IDE_MCP_WS", workspace)
             .env("IDE_MCP_LINGER", linger.to_string())
+            .env("IDE_MCP_LOG", &log)
             .current_dir(workspace)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
         place.environment(&mut command);
         let mut running = Running::spawn(command);
         running.wait_for_socket(&socket, START, "Neovim");
-        let nvim = Self { running, socket };
+        let nvim = Self {
+            running,
+            socket,
+            log,
+        };
         // The socket opens before the init file has run.
         nvim.wait_lua("_G.clients ~= nil", START);
         nvim
