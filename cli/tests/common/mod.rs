@@ -19,6 +19,7 @@ pub(crate) mod kakoune;
 pub(crate) mod lsp;
 pub(crate) mod model;
 pub(crate) mod neovim;
+pub(crate) mod opencode;
 pub(crate) mod replay;
 pub(crate) mod stdio;
 pub(crate) mod tmux;
