@@ -1,7 +1,7 @@
 //! The real `opencode` TUI, run interactively in a terminal, with a real
 //! Neovim (whose clangd runs through `ide-mcp lsp-proxy`) as its IDE over
 //! Claude's protocol, and `ide-mcp bridge` as an MCP server in its
-//! `opencode.json`, as the README has it: the selection made in Neovim and
+//! `opencode.json`, the README's entry: the selection made in Neovim and
 //! an `@` mention sent from Neovim ("Send selection to Claude Code", the
 //! host's `at_mentioned`) reach the model's request; the model is offered
 //! the bridge's tools, and its call of one gets the IDE's answer. The
@@ -42,9 +42,8 @@ const SELECTED: &str = "int add(int a, int b) {\n  return a + b;\n}";
 /// sends them (0-based), read as 1-based.
 const CONTEXT: &str = "main.c#2-4";
 
-/// The server's name in the README's `opencode.json` entry; opencode names
-/// its tools `<server>_<tool>`.
-const SERVER: &str = "ide-mcp";
+/// The server's name in the README's `opencode.json` entry and `_`:
+/// opencode names its tools `<server>_<tool>`.
 const PREFIX: &str = "ide-mcp_";
 /// The id of the model's `getCurrentSelection` call.
 const SELECTION_ID: &str = "toolu_stand_in_selection";
@@ -74,8 +73,7 @@ fn the_neovim_selection_and_mention_and_the_bridge_s_tools_reach_opencode_s_mode
     let editor_ready = start.elapsed();
 
     let model = ModelStandIn::start(script());
-    let bridge = json!({SERVER: {"type": "local", "command": ["ide-mcp", "bridge"]}});
-    let opencode = common::opencode::start(&place, &model, &bridge);
+    let opencode = common::opencode::start(&place, &model, &readme_mcp());
     // Connected to the host, which has sent it the selection as it
     // subscribed: the prompt's editor context names it.
     opencode.wait_for(CONTEXT, deadline.left(), || model.summary());
@@ -114,6 +112,19 @@ fn the_neovim_selection_and_mention_and_the_bridge_s_tools_reach_opencode_s_mode
     drop(model);
     nvim.quit(deadline.left());
     place.wait_all_gone_but(&["bridge-tools.json"], deadline.left());
+}
+
+/// The `mcp` of the README's `opencode.json` (`ide-mcp bridge`).
+fn readme_mcp() -> Value {
+    let readme = include_str!("../../README.md");
+    readme
+        .split("```json\n")
+        .skip(1)
+        .find_map(|block| {
+            let config: Value = serde_json::from_str(block.split_once("\n```")?.0).ok()?;
+            config.get("mcp").cloned()
+        })
+        .expect("the README has no `opencode.json` with an `mcp` entry")
 }
 
 /// The model calls the bridge's `getCurrentSelection`, then answers.
