@@ -204,8 +204,8 @@ impl Neovim {
         assert_eq!(ran.trim(), "ran", "{title} on line {line}");
     }
 
-    /// Selects with the normal-mode `keys` (`3G0wviw`: the word at line 3's
-    /// second word), and asks for the range's code actions, as Neovim does
+    /// Selects with the normal-mode `keys` (`3G0wviw`: the second word of
+    /// line 3), and asks for the range's code actions, as Neovim does
     /// when the user opens the menu on a selection: the host learns the
     /// selection from the request's range. The actions are kept for
     /// [`run_listed`](Self::run_listed).
