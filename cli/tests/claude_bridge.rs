@@ -96,7 +96,7 @@ fn the_cli_offers_the_bridge_s_tools_and_relays_a_call_to_the_ide() {
         common::lockfile_port(&lockfile.0),
         &["--permission-mode", "default"],
         |command| {
-            command.env("PATH", path_with_ide_mcp());
+            command.env("PATH", common::path_with_ide_mcp());
         },
     );
     // Connected to our IDE: the host has told it which file is open.
@@ -228,13 +228,6 @@ fn add_the_bridge(place: &Place, model: &ModelStandIn) {
         "claude mcp add: {said}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-/// `PATH` with the built `ide-mcp` first, as a user who installed it.
-fn path_with_ide_mcp() -> std::ffi::OsString {
-    let dir = Path::new(common::bin()).parent().unwrap().to_owned();
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()
 }
 
 /// Answers the CLI's permission prompt for the MCP tool's call: "Yes",

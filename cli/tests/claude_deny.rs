@@ -117,14 +117,7 @@ fn nothing_of_a_denied_file_reaches_the_model() {
 /// asks for code actions on it, as a user does: the proxy sees the range.
 fn select(nvim: &Neovim, file: &str, motion: &str) {
     nvim.command(&format!("buffer {file}"));
-    nvim.command(&format!("normal! {motion}viw\u{1b}"));
-    nvim.lua(
-        "(function() local p = vim.lsp.util.make_given_range_params(); \
-         p.context = { diagnostics = {} }; _G.actions = nil; \
-         vim.lsp.buf_request(0, 'textDocument/codeAction', p, \
-         function(_, result) _G.actions = result or {} end) end)()",
-    );
-    nvim.wait_lua("_G.actions ~= nil", common::ANSWER);
+    nvim.select(&format!("{motion}viw"), common::ANSWER);
 }
 
 /// The model fetches `ReadMcpResourceTool`'s schema, reads `env` through

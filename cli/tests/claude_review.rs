@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use common::claude::Deadline;
 use common::lsp::Place;
-use common::model::{ModelStandIn, Script, ToolCall, tool_results};
+use common::model::{ModelStandIn, Script, ToolCall, text_of, tool_results};
 use common::neovim::Neovim;
 use common::tmux::Terminal;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const MAIN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  int value = add(1, 2);\n  return value;\n}\n";
 /// The model's edit: one `Edit` call whose change is two hunks, line 4
@@ -182,19 +182,4 @@ fn assert_the_model_saw_the_review(model: &ModelStandIn) {
         text_of(&result["content"]).contains("The user modified your proposed changes"),
         "{result}"
     );
-}
-
-/// A tool result's content as text: a string, or its text blocks.
-fn text_of(content: &Value) -> String {
-    content.as_str().map_or_else(
-        || {
-            content
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|block| block["text"].as_str())
-                .collect()
-        },
-        str::to_owned,
-    )
 }

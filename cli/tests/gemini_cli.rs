@@ -61,10 +61,9 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
     nvim.command(&format!("edit {}", main_c.display()));
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
-    select(&nvim, &deadline);
-    wait_for(&deadline, "the discovery file", || {
-        place.gemini_files().len() == 1
-    });
+    // `add`, on line 3.
+    nvim.select("3G0wviw", deadline.left());
+    deadline.wait("the discovery file", || place.gemini_files().len() == 1);
     let editor_ready = start.elapsed();
 
     let model = GeminiStandIn::start(script(&main_c));
@@ -79,7 +78,7 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     gemini.type_text(PROMPT);
     gemini.wait_for(PROMPT, deadline.left(), String::new);
     gemini.press("Enter");
-    wait_for(&deadline, "the prompt at the stand-in", || {
+    deadline.wait("the prompt at the stand-in", || {
         !model.conversation(PROMPT).is_empty()
     });
     let first = model.conversation(PROMPT).remove(0);
@@ -126,20 +125,6 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     assert_eq!(place.gemini_files(), Vec::<String>::new());
 }
 
-/// Selects `add` on line 3 and asks for the range's code actions, as
-/// Neovim does when the user opens the menu on a selection: the host
-/// learns the selection from the request's range.
-fn select(nvim: &Neovim, deadline: &Deadline) {
-    nvim.command("normal! 3G0wviw\u{1b}");
-    nvim.lua(
-        "(function() local p = vim.lsp.util.make_given_range_params(); \
-         p.context = { diagnostics = {} }; _G.actions = nil; \
-         vim.lsp.buf_request(0, 'textDocument/codeAction', p, \
-         function(_, result) _G.actions = result or {} end) end)()",
-    );
-    nvim.wait_lua("_G.actions ~= nil", deadline.left());
-}
-
 /// `/ide status` shows the editor connected with both files, `main.c`
 /// active.
 fn ide_status(gemini: &Terminal, deadline: &Deadline) {
@@ -175,13 +160,6 @@ fn script(file: &Path) -> Script {
                 "old_string": OLD_STRING, "new_string": NEW_STRING}),
         )],
         last_words: LAST_WORDS.to_owned(),
-    }
-}
-
-fn wait_for(deadline: &Deadline, what: &str, mut ready: impl FnMut() -> bool) {
-    while !ready() {
-        assert!(!deadline.left().is_zero(), "never: {what}");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -82,14 +82,7 @@ async fn a_neovim_user_s_files_edits_diagnostics_and_selection_reach_claude() {
 /// A visual selection and a range code action → the selection, pushed; our
 /// code action, executed → `at_mentioned`.
 async fn select_and_send(nvim: &Neovim, client: &mut WsClient, main_c: &Path) {
-    nvim.command("normal! 2G0wviw\u{1b}");
-    nvim.lua(
-        "(function() local p = vim.lsp.util.make_given_range_params(); \
-         p.context = { diagnostics = {} }; _G.actions = nil; \
-         vim.lsp.buf_request(0, 'textDocument/codeAction', p, \
-         function(_, result) _G.actions = result or {} end) end)()",
-    );
-    nvim.wait_lua("_G.actions ~= nil", SERVER);
+    nvim.select("2G0wviw", SERVER);
     let selection = until(client, "getCurrentSelection", json!({}), |s| {
         s["text"] == "int"
     })
@@ -104,13 +97,7 @@ async fn select_and_send(nvim: &Neovim, client: &mut WsClient, main_c: &Path) {
     })
     .await;
 
-    let title = nvim.lua(&format!(
-        "(function() for _, a in ipairs(_G.actions) do \
-         if a.title == '{SEND}' then \
-         vim.lsp.buf.execute_command(a.command or a); return a.title end end; \
-         return 'none' end)()",
-    ));
-    assert_eq!(title, SEND);
+    nvim.run_listed(SEND);
     let mention = notification(client, "at_mentioned", |_| true).await;
     assert_eq!(
         mention["params"]["filePath"],

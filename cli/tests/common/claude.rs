@@ -13,12 +13,10 @@ use super::lsp::Place;
 use super::model::ModelStandIn;
 use super::tmux::Terminal;
 
-/// Whether what a test of the CLI with a Neovim IDE needs is installed:
-/// `claude`, `tmux`, `nvim`, `clangd` and `pyright-langserver`.
+/// Whether what a test of the CLI with a Neovim IDE needs is installed
+/// (see [`super::neovim::installed_with`]).
 pub(crate) fn installed() -> bool {
-    ["claude", "tmux", "nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(super::installed)
+    super::neovim::installed_with("claude")
 }
 
 /// The end of a test's time; each wait gets what is left of it.
@@ -28,6 +26,14 @@ impl Deadline {
     /// What is left of the test's time.
     pub(crate) fn left(&self) -> Duration {
         self.0.saturating_duration_since(Instant::now())
+    }
+
+    /// Waits until `ready`, failing with `what` at the deadline.
+    pub(crate) fn wait(&self, what: &str, mut ready: impl FnMut() -> bool) {
+        while !ready() {
+            assert!(!self.left().is_zero(), "never: {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -39,13 +45,10 @@ pub(crate) const API_KEY: &str = "sk-ant-api03-ide-mcp-stand-in-0000-0123456789a
 /// the stand-in as its API; nothing of a CLI or API account the test runs
 /// under, no traffic other than the stand-in's.
 pub(crate) fn isolate(command: &mut Command, place: &Place, model: &ModelStandIn) {
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        if name.starts_with("CLAUDE") || name.starts_with("ANTHROPIC") || name == "CI" {
-            command.env_remove(&*name);
-        }
-    }
-    let home = place.dir.path().join("home");
+    super::remove_env(command, |name| {
+        name.starts_with("CLAUDE") || name.starts_with("ANTHROPIC") || name == "CI"
+    });
+    let home = place.home();
     std::fs::create_dir_all(&home).unwrap();
     place.environment(command);
     command

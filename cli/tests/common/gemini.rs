@@ -36,12 +36,10 @@ use super::lsp::Place;
 use super::model::Recorded;
 use super::tmux::Terminal;
 
-/// Whether what a test of the CLI with a Neovim IDE needs is installed:
-/// `gemini`, `tmux`, `nvim`, `clangd` and `pyright-langserver`.
+/// Whether what a test of the CLI with a Neovim IDE needs is installed
+/// (see [`super::neovim::installed_with`]).
 pub(crate) fn installed() -> bool {
-    ["gemini", "tmux", "nvim", "clangd", "pyright-langserver"]
-        .into_iter()
-        .all(super::installed)
+    super::neovim::installed_with("gemini")
 }
 
 /// A key; only the stand-in ever sees it.
@@ -55,7 +53,7 @@ pub(crate) const IDE_CONTEXT: &str =
 /// own (settings written here), with the stand-in as its API and nothing
 /// of the user's Gemini account or settings.
 pub(crate) fn start(place: &Place, model: &GeminiStandIn) -> Terminal {
-    let home = place.dir.path().join("home");
+    let home = place.home();
     let settings_dir = home.join(".gemini");
     std::fs::create_dir_all(&settings_dir).unwrap();
     let settings = json!({
@@ -77,17 +75,13 @@ pub(crate) fn start(place: &Place, model: &GeminiStandIn) -> Terminal {
         (160, 50),
         &["gemini"],
         |command: &mut Command| {
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy();
-                if name.starts_with("GEMINI")
+            super::remove_env(command, |name| {
+                name.starts_with("GEMINI")
                     || name.starts_with("GOOGLE")
                     || name == "CI"
                     || name.starts_with("VSCODE")
                     || name == "TERM_PROGRAM"
-                {
-                    command.env_remove(&*name);
-                }
-            }
+            });
             place.environment(command);
             command
                 .env("HOME", &home)

@@ -44,6 +44,9 @@ pub(crate) fn exit() -> Vec<u8> {
 pub(crate) struct Place {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) workspace: PathBuf,
+    /// Whether what runs here finds Claude's directory in its home
+    /// (`~/.claude`, no `CLAUDE_CONFIG_DIR`); see [`Place::at_home`].
+    at_home: bool,
 }
 
 impl Drop for Place {
@@ -58,11 +61,32 @@ impl Drop for Place {
 
 impl Place {
     pub(crate) fn new() -> Self {
+        Self::with_home(false)
+    }
+
+    /// A place whose processes run with [`home`](Self::home) as `$HOME`
+    /// and no `CLAUDE_CONFIG_DIR`: the hosts write their lockfiles in
+    /// `~/.claude/ide`, the one directory opencode reads.
+    pub(crate) fn at_home() -> Self {
+        Self::with_home(true)
+    }
+
+    fn with_home(at_home: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().canonicalize().unwrap().join("ws");
         std::fs::create_dir_all(&workspace).unwrap();
         std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
-        Self { dir, workspace }
+        Self {
+            dir,
+            workspace,
+            at_home,
+        }
+    }
+
+    /// The home directory of the agents the tests run (and of every
+    /// process of a place [`at_home`](Self::at_home)).
+    pub(crate) fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
     }
 
     /// The `$TMPDIR` of every process the test starts.
@@ -75,8 +99,14 @@ impl Place {
         list(&self.tmp().join("gemini").join("ide"))
     }
 
+    /// Claude Code's configuration directory, where the hosts write their
+    /// lockfiles (in `ide/`).
     pub(crate) fn config(&self) -> PathBuf {
-        self.dir.path().join("config")
+        if self.at_home {
+            self.home().join(".claude")
+        } else {
+            self.dir.path().join("config")
+        }
     }
 
     /// The `XDG_RUNTIME_DIR` of every process the test starts.
@@ -218,8 +248,14 @@ impl Place {
 
     /// Sets `command`'s environment to this place's directories.
     pub(crate) fn environment(&self, command: &mut Command) {
+        if self.at_home {
+            command
+                .env("HOME", self.home())
+                .env_remove("CLAUDE_CONFIG_DIR");
+        } else {
+            command.env("CLAUDE_CONFIG_DIR", self.config());
+        }
         command
-            .env("CLAUDE_CONFIG_DIR", self.config())
             .env("XDG_RUNTIME_DIR", self.runtime())
             .env("TMPDIR", self.tmp());
     }

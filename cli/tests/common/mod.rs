@@ -19,6 +19,7 @@ pub(crate) mod kakoune;
 pub(crate) mod lsp;
 pub(crate) mod model;
 pub(crate) mod neovim;
+pub(crate) mod opencode;
 pub(crate) mod replay;
 pub(crate) mod stdio;
 pub(crate) mod tmux;
@@ -384,6 +385,25 @@ pub(crate) fn present(component: &str, found: bool) -> bool {
         eprintln!("SKIPPED: `{component}` could not be installed from its package registry");
     }
     found
+}
+
+/// Removes from `command`'s environment every variable of the test's own
+/// whose name is `unwanted` (an agent's account, its IDE, CI switches).
+pub(crate) fn remove_env(command: &mut Command, unwanted: impl Fn(&str) -> bool) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if unwanted(&name) {
+            command.env_remove(&*name);
+        }
+    }
+}
+
+/// `PATH` with the built `ide-mcp` first, as a user who installed it has
+/// it (an agent's configuration names `ide-mcp` alone, as the README's).
+pub(crate) fn path_with_ide_mcp() -> std::ffi::OsString {
+    let dir = Path::new(bin()).parent().unwrap().to_owned();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()
 }
 
 /// The port of an IDE lockfile: the CLI takes it from the file's name

@@ -350,6 +350,21 @@ pub(crate) fn tool_results(request: &Value) -> impl Iterator<Item = &Value> {
         .filter(|block| block["type"] == "tool_result")
 }
 
+/// A tool result's content as text: a string, or its text blocks.
+pub(crate) fn text_of(content: &Value) -> String {
+    content.as_str().map_or_else(
+        || {
+            content
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|block| block["text"].as_str())
+                .collect()
+        },
+        str::to_owned,
+    )
+}
+
 /// Whether a message's text (a string, or its text blocks) contains `text`.
 fn mentions(message: &Value, text: &str) -> bool {
     let content = &message["content"];

@@ -43,6 +43,15 @@ vim.api.nvim_create_autocmd("FileType", {
 })
 "#;
 
+/// Whether what a test of `agent` (a CLI run in a terminal) with a Neovim
+/// IDE needs is installed: `agent`, `tmux`, `nvim`, `clangd` and
+/// `pyright-langserver` (each as [`super::installed`] says).
+pub(crate) fn installed_with(agent: &str) -> bool {
+    [agent, "tmux", "nvim", "clangd", "pyright-langserver"]
+        .into_iter()
+        .all(super::installed)
+}
+
 /// A running Neovim.
 pub(crate) struct Neovim {
     pub(crate) running: Running,
@@ -202,6 +211,34 @@ impl Neovim {
              return 'none' end)()"
         ));
         assert_eq!(ran.trim(), "ran", "{title} on line {line}");
+    }
+
+    /// Selects with the normal-mode `keys` (`3G0wviw`: the second word of
+    /// line 3), and asks for the range's code actions, as Neovim does
+    /// when the user opens the menu on a selection: the host learns the
+    /// selection from the request's range. The actions are kept for
+    /// [`run_listed`](Self::run_listed).
+    pub(crate) fn select(&self, keys: &str, limit: Duration) {
+        self.command(&format!("normal! {keys}\u{1b}"));
+        self.lua(
+            "(function() local p = vim.lsp.util.make_given_range_params(); \
+             p.context = { diagnostics = {} }; _G.actions = nil; \
+             vim.lsp.buf_request(0, 'textDocument/codeAction', p, \
+             function(_, result) _G.actions = result or {} end) end)()",
+        );
+        self.wait_lua("_G.actions ~= nil", limit);
+    }
+
+    /// Runs the code action titled `title` of those the last
+    /// [`select`](Self::select) listed, as the user picks it from the menu.
+    pub(crate) fn run_listed(&self, title: &str) {
+        let ran = self.lua(&format!(
+            "(function() for _, a in ipairs(_G.actions) do \
+             if a.title == '{title}' then \
+             vim.lsp.buf.execute_command(a.command or a); return a.title end end; \
+             return 'none' end)()",
+        ));
+        assert_eq!(ran, title, "no action `{title}` on the selection");
     }
 
     /// Waits until the Lua expression `ready` is `true`.
