@@ -35,6 +35,7 @@ use ide_mcp_tools::uri::encoded_file_uri;
 use written::{Seen, Written};
 
 mod after_write;
+mod in_buffer;
 mod written;
 
 /// How long the typing pauses before a document's review is computed again.
@@ -95,6 +96,9 @@ struct Pending {
     path: PathBuf,
     tab_name: String,
     proposal: String,
+    /// The proposal as it came, for an agent that takes it whole or not at
+    /// all ([`Agent::takes_part`]): the one text it can write.
+    whole: Option<String>,
     /// The text the hunks were computed against.
     base: String,
     hunks: Vec<Hunk>,
@@ -277,7 +281,7 @@ impl Reviews {
             (None, Decision::One { .. }) => return,
         }
         if let Some(outcome) = pending.outcome() {
-            state.finish(at, outcome);
+            self.finish(&mut state, at, outcome);
         }
         self.publish(&state);
     }
@@ -304,7 +308,7 @@ impl Reviews {
             pending.shown = true;
             if recompute(pending, text) {
                 let outcome = pending.outcome().unwrap_or(DiffOutcome::Rejected);
-                state.finish(at, outcome);
+                self.finish(&mut state, at, outcome);
             }
         }
         self.publish(&state);
@@ -536,6 +540,7 @@ impl DiffReview for Reviews {
                 rev: 0,
                 path: request.path.clone(),
                 tab_name: request.tab_name,
+                whole: (!request.agent.takes_part()).then(|| request.new_contents.clone()),
                 proposal: request.new_contents,
                 base,
                 decided: vec![None; n],
@@ -601,6 +606,7 @@ mod tests {
             rev: 0,
             path: "/f".into(),
             tab_name: "t".into(),
+            whole: None,
             decided: vec![Some(true), None],
             hunks: found,
             proposal,
