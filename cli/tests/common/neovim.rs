@@ -195,6 +195,56 @@ impl Neovim {
         assert_eq!(ran.trim(), "ran", "{title} on line {line}");
     }
 
+    /// Selects the word at `motion` (normal-mode keys) in `file`'s buffer
+    /// and asks for the range's code actions, as Neovim does when the user
+    /// opens the menu on a selection: the host learns the selection from
+    /// the request's range.
+    pub(crate) fn select(&self, file: &str, motion: &str, limit: Duration) {
+        self.command(&format!("buffer {file}"));
+        self.command(&format!("normal! {motion}viw\u{1b}"));
+        self.lua(
+            "(function() local p = vim.lsp.util.make_given_range_params(); \
+             p.context = { diagnostics = {} }; _G.actions = nil; \
+             vim.lsp.buf_request(0, 'textDocument/codeAction', p, \
+             function(_, result) _G.actions = result or {} end) end)()",
+        );
+        self.wait_lua("_G.actions ~= nil", limit);
+    }
+
+    /// The text of `path`'s buffer, and whether it is modified (unsaved).
+    pub(crate) fn buffer(&self, path: &Path) -> (String, bool) {
+        // As JSON: what `--remote-expr` prints turns line breaks into others.
+        let answer = self.lua(&format!(
+            "(function() local b = vim.fn.bufnr('{}'); \
+             return vim.fn.json_encode({{ vim.bo[b].modified, \
+             vim.api.nvim_buf_get_lines(b, 0, -1, false) }}) end)()",
+            path.display()
+        ));
+        let (modified, lines): (bool, Vec<String>) =
+            serde_json::from_str(answer.trim()).unwrap_or_else(|e| panic!("{e}: {answer}"));
+        let text = lines.iter().fold(String::new(), |mut text, line| {
+            text.push_str(line);
+            text.push('\n');
+            text
+        });
+        (text, modified)
+    }
+
+    /// The `code` of each of Neovim's diagnostics of `path` that an agent's
+    /// review shows: `claude-edit` for a hunk under review,
+    /// `claude-written` for a change marked after the fact.
+    pub(crate) fn review_codes(&self, path: &Path) -> Vec<String> {
+        let answer = self.lua(&format!(
+            "(function() local codes = {{}}; \
+             for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
+             local c = tostring(d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or ''); \
+             if c:find('^claude%-') then table.insert(codes, c) end end; \
+             return table.concat(codes, ' ') end)()",
+            path.display()
+        ));
+        answer.split_whitespace().map(str::to_owned).collect()
+    }
+
     /// Waits until the Lua expression `ready` is `true`.
     pub(crate) fn wait_lua(&self, ready: &str, limit: Duration) {
         let start = Instant::now();
