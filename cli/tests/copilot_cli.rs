@@ -163,7 +163,7 @@ fn copilot_sees_neovim_and_its_edits_are_reviewed_there() {
 
     // (4) All accepted in Neovim: the CLI writes its proposal.
     prompt(&copilot, EDIT_ALL, &deadline);
-    review(&nvim, &files.all, &[true, true], &deadline);
+    review(&nvim, &files.all, [true, true], &deadline);
     deadline.wait_file(&files.all, PROPOSED_C, || explain(&copilot, &model));
     copilot.wait_for(&last_words(EDIT_ALL), deadline.left(), || model.summary());
     assert_eq!(
@@ -177,7 +177,7 @@ fn copilot_sees_neovim_and_its_edits_are_reviewed_there() {
     // (5) Part accepted: the hunk is in the buffer, unsaved; the CLI is
     // told rejected and writes nothing.
     prompt(&copilot, EDIT_PART, &deadline);
-    review(&nvim, &files.part, &[true, false], &deadline);
+    review(&nvim, &files.part, [true, false], &deadline);
     deadline.wait(
         "the accepted hunk in part.c's buffer",
         || nvim.buffer(&files.part) == (PART_C.to_owned(), true),
@@ -189,7 +189,7 @@ fn copilot_sees_neovim_and_its_edits_are_reviewed_there() {
 
     // (6) None accepted: nothing changes.
     prompt(&copilot, EDIT_NONE, &deadline);
-    review(&nvim, &files.none, &[false, false], &deadline);
+    review(&nvim, &files.none, [false, false], &deadline);
     rejected(&copilot, "none.c", &deadline);
     assert_eq!(std::fs::read_to_string(&files.none).unwrap(), BEFORE_C);
     assert_eq!(nvim.buffer(&files.none), (BEFORE_C.to_owned(), false));
@@ -266,17 +266,13 @@ fn prompt(copilot: &Terminal, text: &str, deadline: &Deadline) {
     copilot.press("Enter");
 }
 
-/// Decides the two hunks of the review of `file` in Neovim, in order
-/// (`true` accepts), once the CLI asks in its terminal too.
-fn review(nvim: &Neovim, file: &Path, decisions: &[bool; 2], deadline: &Deadline) {
+/// Decides the two hunks of the review of `file` in Neovim (lines 2 and 6,
+/// one-based), in order (`true` accepts).
+fn review(nvim: &Neovim, file: &Path, decisions: [bool; 2], deadline: &Deadline) {
     let name = file.file_name().unwrap().to_str().unwrap();
     nvim.command(&format!("buffer {name}"));
     nvim.wait_hunks(file, "", (2, false), deadline.left());
-    for (left, (line, accept)) in [(1, decisions[0]), (5, decisions[1])]
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| (1 - i, d))
-    {
+    for (left, line, accept) in [(1, 1, decisions[0]), (0, 5, decisions[1])] {
         let verb = if accept { "accept" } else { "reject" };
         nvim.run_action(line, &format!("Copilot: {verb} this change"));
         nvim.wait_hunks(file, "", (left, false), deadline.left());

@@ -17,12 +17,12 @@ impl Reviews {
     /// Ends the review at `at` with `outcome`: answered at once, but for
     /// part of a proposal accepted for an agent that takes no part, which
     /// is answered once it is in the buffer.
-    pub(super) fn finish(&self, state: &mut State, at: usize, outcome: DiffOutcome) {
+    pub(super) fn end_review(&self, state: &mut State, at: usize, outcome: DiffOutcome) {
         match (&outcome, &state.pending[at].whole) {
             (DiffOutcome::Saved(text), Some(whole)) if text != whole => {
                 let done = state.pending.remove(at);
                 let accepted = text.clone();
-                self.into_buffer(done, accepted);
+                self.put_in_buffer(done, accepted);
             }
             _ => state.finish(at, outcome),
         }
@@ -32,10 +32,10 @@ impl Reviews {
     /// the buffer of `done`'s file, then answers [`DiffOutcome::InBuffer`];
     /// an error when no editor took it (the agent's user answers in the
     /// terminal then).
-    fn into_buffer(&self, mut done: Pending, accepted: String) {
+    fn put_in_buffer(&self, mut done: Pending, accepted: String) {
         let this = self.clone();
         tokio::spawn(async move {
-            let outcome = this.put(&done, &accepted).await;
+            let outcome = this.apply_accepted(&done, &accepted).await;
             if let Err(message) = &outcome {
                 tracing::info!(path = ?done.path, %message, "the accepted changes were not put in the buffer");
             }
@@ -43,7 +43,7 @@ impl Reviews {
         });
     }
 
-    async fn put(&self, done: &Pending, accepted: &str) -> Result<DiffOutcome, String> {
+    async fn apply_accepted(&self, done: &Pending, accepted: &str) -> Result<DiffOutcome, String> {
         let ws = &self.inner.ws;
         let name = file_name(&done.path);
         let (rope, version) = buffer(ws, &done.path).ok_or_else(|| not_applied(&name, None))?;

@@ -8,7 +8,9 @@
 //! host's observers see as [`WorkspaceEvent::Review`]; when every hunk is
 //! decided the call is answered with the old text plus the accepted hunks
 //! (or rejected when none was accepted). The host never writes the file:
-//! the CLI does, with the text the answer carries.
+//! the CLI does, with the text the answer carries. An agent whose protocol
+//! takes a proposal whole or not at all (Copilot) gets the whole one
+//! saved; a part accepted goes into the editor's buffer (`in_buffer`).
 //!
 //! A document changing under a pending review has its hunks computed again
 //! against the new text, keeping the decisions of the hunks that are still
@@ -281,7 +283,7 @@ impl Reviews {
             (None, Decision::One { .. }) => return,
         }
         if let Some(outcome) = pending.outcome() {
-            self.finish(&mut state, at, outcome);
+            self.end_review(&mut state, at, outcome);
         }
         self.publish(&state);
     }
@@ -308,7 +310,7 @@ impl Reviews {
             pending.shown = true;
             if recompute(pending, text) {
                 let outcome = pending.outcome().unwrap_or(DiffOutcome::Rejected);
-                self.finish(&mut state, at, outcome);
+                self.end_review(&mut state, at, outcome);
             }
         }
         self.publish(&state);
