@@ -168,9 +168,14 @@ fn exact_lockfile(sandbox: &Sandbox, server: &mut Running) -> (String, PathBuf) 
             "timestamp": content["timestamp"],
             "ideName": "Headless",
             "workspaceFolders": [sandbox.ws],
+            "ideMcp": content["ideMcp"],
         })
     );
     assert!(content["timestamp"].as_u64().is_some());
+    assert!(
+        content["ideMcp"].is_object(),
+        "our mark, by which a stale file of ours is found"
+    );
     (auth, socket)
 }
 
