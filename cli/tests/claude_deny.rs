@@ -81,7 +81,7 @@ fn nothing_of_a_denied_file_reaches_the_model() {
         d.to_string().contains("missing_name")
     }));
     assert!(!diagnostics.to_string().contains(".env"), "{diagnostics}");
-    select(&nvim, "main.c", "2G0ww");
+    nvim.select_word("main.c", "2G0ww", common::ANSWER);
     runtime.block_on(until(&mut ide, "getCurrentSelection", json!({}), |s| {
         s["text"] == "missing_name"
     }));
@@ -92,7 +92,7 @@ fn nothing_of_a_denied_file_reaches_the_model() {
     claude.wait_for("1 line selected", deadline.left(), || model.summary());
     // A selection in `.env`: the host sees it (no selection any more), the
     // CLI is told nothing.
-    select(&nvim, ".env", "1G0");
+    nvim.select_word(".env", "1G0", common::ANSWER);
     runtime.block_on(until(&mut ide, "getCurrentSelection", json!({}), |s| {
         s["success"] == false
     }));
@@ -111,13 +111,6 @@ fn nothing_of_a_denied_file_reaches_the_model() {
     drop(ide);
     nvim.quit(deadline.left());
     place.wait_all_gone_but(&["bridge-tools.json"], deadline.left());
-}
-
-/// Selects the word at `motion` (normal-mode keys) in `file`'s buffer, and
-/// asks for code actions on it, as a user does: the proxy sees the range.
-fn select(nvim: &Neovim, file: &str, motion: &str) {
-    nvim.command(&format!("buffer {file}"));
-    nvim.select(&format!("{motion}viw"), common::ANSWER);
 }
 
 /// The model fetches `ReadMcpResourceTool`'s schema, reads `env` through

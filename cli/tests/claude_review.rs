@@ -88,7 +88,9 @@ fn claude_s_edit_is_reviewed_in_neovim_and_the_cli_writes_the_chosen_hunks() {
     nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
 
     // The CLI, not the IDE, writes the file: the first hunk alone.
-    wait_for_file(&main_c, CHOSEN_C, &deadline, &claude);
+    deadline.wait_file(&main_c, CHOSEN_C, || {
+        format!("The terminal shows:\n{}", claude.screen())
+    });
     claude.wait_for(LAST_WORDS, deadline.left(), || model.summary());
     assert_the_model_saw_the_review(&model);
     eprintln!(
@@ -136,22 +138,6 @@ fn start_claude(place: &Place, model: &ModelStandIn, ide_port: u16) -> Terminal 
         &["--permission-mode", "default"],
         |_| {},
     )
-}
-
-fn wait_for_file(path: &Path, expected: &str, deadline: &Deadline, claude: &Terminal) {
-    loop {
-        let now = std::fs::read_to_string(path).unwrap();
-        if now == expected {
-            return;
-        }
-        assert!(
-            !deadline.left().is_zero(),
-            "{} is\n{now}\nnot\n{expected}\nThe terminal shows:\n{}",
-            path.display(),
-            claude.screen()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The CLI offered the `Edit` tool the stand-in calls, with the schema it

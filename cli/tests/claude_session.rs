@@ -246,7 +246,10 @@ impl Desk for Neovim {
             path.display()
         ));
         let lines: Vec<String> = serde_json::from_str(lines.trim()).unwrap();
-        lines.iter().flat_map(|line| [line.as_str(), "\n"]).collect()
+        lines
+            .iter()
+            .flat_map(|line| [line.as_str(), "\n"])
+            .collect()
     }
 
     fn markers(&self, path: &Path) -> Vec<u32> {
@@ -377,8 +380,8 @@ impl Expected {
     }
 
     fn set(&mut self, file: File, disk: &str, buffer: &str) {
-        self.disk[Self::index(file)] = disk.to_owned();
-        self.buffer[Self::index(file)] = buffer.to_owned();
+        disk.clone_into(&mut self.disk[Self::index(file)]);
+        buffer.clone_into(&mut self.buffer[Self::index(file)]);
     }
 }
 
@@ -445,7 +448,12 @@ impl<D: Desk> Session<'_, D> {
     async fn step(&mut self, n: usize, step: &Step) {
         let path = self.path(step.file).to_owned();
         let before = self.expected.disk(step.file).to_owned();
-        assert_eq!(before.matches(step.old).count(), 1, "step {n}: {}", step.old);
+        assert_eq!(
+            before.matches(step.old).count(),
+            1,
+            "step {n}: {}",
+            step.old
+        );
         let proposed = before.replacen(step.old, step.new, 1);
         self.set_mode(step.mode);
         if let Decision::AcceptWhileTyping = step.decision {
@@ -488,7 +496,14 @@ impl<D: Desk> Session<'_, D> {
 
     /// An auto-mode write: shown in the buffer, marked, then decided.
     /// What the terminal says at the end of the turn.
-    fn written(&mut self, n: usize, step: &Step, path: &Path, before: &str, proposed: &str) -> String {
+    fn written(
+        &mut self,
+        n: usize,
+        step: &Step,
+        path: &Path,
+        before: &str,
+        proposed: &str,
+    ) -> String {
         self.wait("the file written", || read(path) == proposed);
         self.desk.focus(path);
         self.wait("the write shown", || self.desk.text(path) == proposed);
@@ -521,7 +536,14 @@ impl<D: Desk> Session<'_, D> {
     /// A reviewed edit: the hunks shown, decided one by one; the CLI
     /// writes the outcome (or nothing). What the terminal says at the end
     /// of the turn.
-    fn reviewed(&mut self, n: usize, step: &Step, path: &Path, before: &str, proposed: &str) -> String {
+    fn reviewed(
+        &mut self,
+        n: usize,
+        step: &Step,
+        path: &Path,
+        before: &str,
+        proposed: &str,
+    ) -> String {
         self.wait("the hunks shown", || {
             self.desk.markers(path).len() == step.hunks
         });
@@ -541,9 +563,7 @@ impl<D: Desk> Session<'_, D> {
             Decision::Partly(accepted, rejected) => {
                 assert_eq!(hunks, [accepted, rejected]);
                 self.desk.act(path, accepted, "Claude: accept this change");
-                self.wait("one hunk left", || {
-                    self.desk.markers(path) == [rejected]
-                });
+                self.wait("one hunk left", || self.desk.markers(path) == [rejected]);
                 self.desk.act(path, rejected, "Claude: reject this change");
                 let chosen = chosen(before, proposed, accepted);
                 (chosen, last_words(n))
@@ -580,16 +600,23 @@ impl<D: Desk> Session<'_, D> {
         for file in [File::Main, File::Util] {
             let path = self.path(file).to_owned();
             let i = Expected::index(file);
-            let (disk, buffer) = (self.expected.disk[i].clone(), self.expected.buffer[i].clone());
+            let (disk, buffer) = (
+                self.expected.disk[i].clone(),
+                self.expected.buffer[i].clone(),
+            );
             self.wait(&format!("step {n}: {} on disk", path.display()), || {
                 read(&path) == disk
             });
-            self.wait(&format!("step {n}: {} in the buffer", path.display()), || {
-                self.desk.text(&path) == buffer
-            });
+            self.wait(
+                &format!("step {n}: {} in the buffer", path.display()),
+                || self.desk.text(&path) == buffer,
+            );
             assert_eq!(self.desk.markers(&path), Vec::<u32>::new(), "step {n}");
             let dirty = disk != buffer;
-            eprintln!("claude_session: step {n}: asking the IDE of {}", path.display());
+            eprintln!(
+                "claude_session: step {n}: asking the IDE of {}",
+                path.display()
+            );
             until(
                 &mut self.client,
                 "checkDocumentDirty",
@@ -611,12 +638,18 @@ impl<D: Desk> Session<'_, D> {
             );
         }
         let editors = until(&mut self.client, "getOpenEditors", json!({}), |editors| {
-            editors["tabs"].as_array().is_some_and(|tabs| tabs.len() == 2)
+            editors["tabs"]
+                .as_array()
+                .is_some_and(|tabs| tabs.len() == 2)
         })
         .await;
         for tab in editors["tabs"].as_array().unwrap() {
             let label = tab["label"].as_str().unwrap();
-            let file = if label == "main.c" { File::Main } else { File::Util };
+            let file = if label == "main.c" {
+                File::Main
+            } else {
+                File::Util
+            };
             let i = Expected::index(file);
             assert_eq!(
                 tab["isDirty"],

@@ -2,7 +2,7 @@
 //! removed at exit), MCP Streamable HTTP over the Unix socket it names
 //! (`Authorization: Nonce`, `Host: localhost`), the four tools and their
 //! exact answers, `selection_changed` on the event stream, every refusal,
-//! and `--no-copilot`.
+//! a session's end, and `--no-copilot`.
 
 mod common;
 
@@ -168,9 +168,14 @@ fn exact_lockfile(sandbox: &Sandbox, server: &mut Running) -> (String, PathBuf) 
             "timestamp": content["timestamp"],
             "ideName": "Headless",
             "workspaceFolders": [sandbox.ws],
+            "ideMcp": content["ideMcp"],
         })
     );
     assert!(content["timestamp"].as_u64().is_some());
+    assert!(
+        content["ideMcp"].is_object(),
+        "our mark, by which a stale file of ours is found"
+    );
     (auth, socket)
 }
 
@@ -318,6 +323,13 @@ async fn copilot_s_face_refuses_what_is_not_copilot() {
         .send_unix(&socket)
         .await;
     assert_eq!(get.status, 401, "the event stream is guarded too");
+    // The CLI ends its first session at start-up: 200, for its fetch over
+    // the socket cannot build a 204.
+    let ended = with_nonce(Req::new("DELETE"), &auth)
+        .header("Mcp-Session-Id", &session)
+        .send_unix(&socket)
+        .await;
+    assert_eq!((ended.status, ended.body.as_str()), (200, ""));
     server.terminate(DEADLINE);
     assert!(sandbox.copilot_files().is_empty());
     assert!(!socket.exists());

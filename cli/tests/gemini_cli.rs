@@ -61,9 +61,12 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
     nvim.command(&format!("edit {}", main_c.display()));
     nvim.wait_lua("#vim.lsp.buf_get_clients(0) == 1", deadline.left());
-    // `add`, on line 3.
-    nvim.select("3G0wviw", deadline.left());
-    deadline.wait("the discovery file", || place.gemini_files().len() == 1);
+    nvim.select_word("main.c", "3G0w", deadline.left());
+    deadline.wait(
+        "the discovery file",
+        || place.gemini_files().len() == 1,
+        String::new,
+    );
     let editor_ready = start.elapsed();
 
     let model = GeminiStandIn::start(script(&main_c));
@@ -78,9 +81,11 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     gemini.type_text(PROMPT);
     gemini.wait_for(PROMPT, deadline.left(), String::new);
     gemini.press("Enter");
-    deadline.wait("the prompt at the stand-in", || {
-        !model.conversation(PROMPT).is_empty()
-    });
+    deadline.wait(
+        "the prompt at the stand-in",
+        || !model.conversation(PROMPT).is_empty(),
+        || model.summary(),
+    );
     let first = model.conversation(PROMPT).remove(0);
     let context = ide_context(&first)
         .unwrap_or_else(|| panic!("no IDE context in the first request: {first}"));
@@ -109,7 +114,13 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
 
     // The CLI, not the IDE, writes the file: the first hunk alone.
-    wait_for_file(&main_c, CHOSEN_C, &deadline, &gemini, &model);
+    deadline.wait_file(&main_c, CHOSEN_C, || {
+        format!(
+            "The terminal shows:\n{}\nThe stand-in's requests:\n{}",
+            gemini.screen(),
+            model.summary()
+        )
+    });
     gemini.wait_for(LAST_WORDS, deadline.left(), || model.summary());
     assert_the_model_saw_the_edit(&model);
     eprintln!(
@@ -160,29 +171,6 @@ fn script(file: &Path) -> Script {
                 "old_string": OLD_STRING, "new_string": NEW_STRING}),
         )],
         last_words: LAST_WORDS.to_owned(),
-    }
-}
-
-fn wait_for_file(
-    path: &Path,
-    expected: &str,
-    deadline: &Deadline,
-    gemini: &Terminal,
-    model: &GeminiStandIn,
-) {
-    loop {
-        let now = std::fs::read_to_string(path).unwrap();
-        if now == expected {
-            return;
-        }
-        assert!(
-            !deadline.left().is_zero(),
-            "{} is\n{now}\nnot\n{expected}\nThe terminal shows:\n{}\nThe stand-in's requests:\n{}",
-            path.display(),
-            gemini.screen(),
-            model.summary()
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

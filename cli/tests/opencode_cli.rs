@@ -106,9 +106,11 @@ fn the_neovim_selection_and_mention_and_the_bridge_s_tools_reach_opencode_s_mode
     let bridges = common::proxies(opencode.pid());
     assert_eq!(bridges.len(), 1, "opencode's children: {bridges:?}");
     drop(opencode);
-    deadline.wait("the bridge to end with opencode", || {
-        bridges.iter().all(|&pid| common::is_dead(pid))
-    });
+    deadline.wait(
+        "the bridge to end with opencode",
+        || bridges.iter().all(|&pid| common::is_dead(pid)),
+        String::new,
+    );
     drop(model);
     nvim.quit(deadline.left());
     place.wait_all_gone_but(&["bridge-tools.json"], deadline.left());

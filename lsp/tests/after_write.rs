@@ -1,7 +1,10 @@
 //! Writes to open files, as the host shows them: reloaded by content (the
 //! second write like the first, whatever the editor's modified flag says),
 //! never over unsaved work, with each changed hunk marked to keep or to
-//! revert, the markers dismissed by typing, and none for a reviewed write.
+//! revert, the markers dismissed by typing, and none for a reviewed write;
+//! and the edit the host makes for an agent that writes a proposal whole or
+//! not at all (Copilot): the hunks its user accepted put into the buffer,
+//! unsaved.
 
 mod support;
 
@@ -414,4 +417,122 @@ async fn saving_or_closing_the_file_dismisses_the_markers() {
     h.s.open(&h.uri.clone(), "c", 9, "int a;\n");
     h.rounds(2).await;
     assert!(h.overlay.borrow().reviews.is_empty());
+}
+
+impl Host {
+    /// Copilot proposes `proposal`; the user decides each hunk in turn
+    /// (`true` accepts); the review's call.
+    async fn copilot_review(
+        &mut self,
+        proposal: &str,
+        decisions: &[bool],
+    ) -> ide_mcp_tools::DiffFuture {
+        let review = self.reviews.open_diff(OpenDiffRequest {
+            agent: ide_mcp_tools::Agent::Copilot,
+            path: self.path.clone(),
+            new_contents: proposal.to_owned(),
+            tab_name: "[Copilot CLI] - a.c (0a1b2c)".to_owned(),
+        });
+        let overlay = self
+            .overlay_until(|o| o.reviews.iter().any(|r| r.kind == ViewKind::Review))
+            .await;
+        let diff = overlay.reviews[0].diff;
+        assert_eq!(overlay.reviews[0].hunks.len(), decisions.len());
+        self.s.observer.set_review(overlay.as_ref().clone());
+        for (index, &accept) in decisions.iter().enumerate() {
+            let command = if accept { "accept" } else { "reject" };
+            self.s.request(
+                10 + i64::try_from(index).unwrap(),
+                "workspace/executeCommand",
+                json!({"command": format!("ide-mcp.review.{command}"), "arguments": [diff, 0, index]}),
+            );
+        }
+        review
+    }
+
+    /// The next `workspace/applyEdit` toward the editor (the review's
+    /// prompt and markers go by).
+    async fn apply_edit(&mut self) -> Value {
+        loop {
+            let sent = self.sent().await;
+            if sent["method"] == "workspace/applyEdit" {
+                return sent;
+            }
+        }
+    }
+
+    /// Whether any `workspace/applyEdit` is waiting toward the editor.
+    fn no_apply_edit(&mut self) -> bool {
+        std::iter::from_fn(|| self.s.outgoing.try_recv().ok())
+            .map(|m| serde_json::from_slice::<Value>(m.body()).unwrap())
+            .all(|m| m["method"] != "workspace/applyEdit")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_s_accepted_part_goes_into_the_buffer_unsaved() {
+    let mut h = host("Neovim").await;
+    let proposal = "int a;\nint B;\nint c;\nint D;\n";
+    let review = h.copilot_review(proposal, &[true, false]).await;
+    // The first hunk alone, by one versioned edit of the buffer.
+    let request = h.apply_edit().await;
+    assert_eq!(
+        request["params"],
+        json!({"label": "GitHub Copilot CLI: the accepted changes to a.c",
+               "edit": {"documentChanges": [{
+                   "textDocument": {"uri": ide_mcp_tools::uri::encoded_file_uri(&h.path), "version": h.version},
+                   "edits": [{"range": range_json(((1, 0), (2, 0))), "newText": "int B;\n"}]}]}})
+    );
+    let chosen = "int a;\nint B;\nint c;\n";
+    h.applied(&request, chosen);
+    // Answered once the editor applied it: the CLI writes nothing.
+    assert_eq!(
+        tokio::time::timeout(BOUND, review).await.unwrap(),
+        Ok(DiffOutcome::InBuffer)
+    );
+    assert_eq!(h.text(), chosen);
+    assert_eq!(std::fs::read_to_string(&h.path).unwrap(), BEFORE);
+    assert!(h.dirty().await, "unsaved");
+    assert!(h.overlay.borrow().reviews.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_s_whole_proposal_or_nothing_leaves_the_buffer_alone() {
+    let mut h = host("Neovim").await;
+    let proposal = "int a;\nint B;\nint c;\nint D;\n";
+    // All accepted: saved, for the CLI to write its proposal.
+    let review = h.copilot_review(proposal, &[true, true]).await;
+    assert_eq!(
+        tokio::time::timeout(BOUND, review).await.unwrap(),
+        Ok(DiffOutcome::Saved(proposal.to_owned()))
+    );
+    // All rejected: rejected.
+    let review = h.copilot_review(proposal, &[false, false]).await;
+    assert_eq!(
+        tokio::time::timeout(BOUND, review).await.unwrap(),
+        Ok(DiffOutcome::Rejected)
+    );
+    assert!(h.no_apply_edit(), "no edit of the buffer");
+    assert_eq!(h.text(), BEFORE);
+    assert!(!h.dirty().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_s_part_refused_by_the_editor_is_no_answer() {
+    let mut h = host("Neovim").await;
+    let review = h
+        .copilot_review("int a;\nint B;\nint c;\nint D;\n", &[false, true])
+        .await;
+    let request = h.apply_edit().await;
+    let refused = json!({"jsonrpc": "2.0", "id": request["id"],
+                         "result": {"applied": false, "failureReason": "changed"}});
+    assert_eq!(h.s.client(refused), ClientVerdict::Drop);
+    let outcome = tokio::time::timeout(BOUND, review).await.unwrap();
+    let message = outcome.unwrap_err();
+    assert!(
+        message.starts_with("the changes accepted in the editor could not be put into its buffer (the editor refused the edit: "),
+        "{message}"
+    );
+    assert!(message.ends_with("); answer in the terminal"), "{message}");
+    assert_eq!(h.text(), BEFORE);
 }

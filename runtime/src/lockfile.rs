@@ -76,6 +76,17 @@ struct Marked<C> {
     mark: Option<Mark>,
 }
 
+/// `content` with this program's mark beside its fields, as
+/// [`remove_stale`] knows it: for the lockfiles of other agents' protocols
+/// in directories shared with other IDEs (the Copilot CLI's), whose
+/// readers ignore fields they do not know.
+pub fn marked<C: Serialize>(content: &C) -> impl Serialize + '_ {
+    Marked {
+        content,
+        mark: Some(Mark::here()),
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn pid_namespace() -> Option<String> {
     fs::read_link("/proc/self/ns/pid")

@@ -1,6 +1,8 @@
 //! The attack suite: what a web page, another local user or a guessing
 //! client can do to the IDE WebSocket (and, with duplicated headers, to the
-//! Streamable HTTP transport), through a real listener and raw bytes.
+//! Streamable HTTP transport and to the faces of Gemini CLI and the Copilot
+//! CLI built on it: `attack/gate_table.rs`), through a real listener and
+//! raw bytes.
 //!
 //! `runtime/tests/ws.rs` already checks the basic refusals through a
 //! WebSocket client; this suite sends hand-written HTTP so that it can also
@@ -460,7 +462,13 @@ fn http_ping(port: u16, headers: &str) -> Vec<u8> {
 /// transport's answer to `request`, after checking the server closed.
 async fn http_answer(port: u16, request: &[u8], case: &str) -> (String, Option<String>, String) {
     let (response, closed) = raw_exchange(port, request).await;
-    let text = String::from_utf8_lossy(&response);
+    http_parts(&response, closed, case)
+}
+
+/// The status line, the `WWW-Authenticate` header and the body of an HTTP
+/// answer, after checking the server `closed` the connection.
+fn http_parts(response: &[u8], closed: bool, case: &str) -> (String, Option<String>, String) {
+    let text = String::from_utf8_lossy(response);
     assert!(
         closed,
         "{case}: the server keeps the connection open: {text:?}"

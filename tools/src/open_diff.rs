@@ -71,7 +71,11 @@ pub fn open_diff_result(outcome: Result<DiffOutcome, String>, tab_name: &str) ->
     };
     match outcome {
         Ok(DiffOutcome::Saved(text)) => texts(vec!["FILE_SAVED".into(), text]),
-        Ok(DiffOutcome::Rejected) => texts(vec!["DIFF_REJECTED".into(), tab_name.into()]),
+        // `InBuffer` is Copilot's alone; were it to come here, the CLI
+        // writes nothing: rejected.
+        Ok(DiffOutcome::Rejected | DiffOutcome::InBuffer) => {
+            texts(vec!["DIFF_REJECTED".into(), tab_name.into()])
+        }
         Ok(DiffOutcome::Unchanged) => CallToolResult::text("TAB_CLOSED"),
         Err(message) => CallToolResult::error(message),
     }

@@ -28,10 +28,34 @@ impl Deadline {
         self.0.saturating_duration_since(Instant::now())
     }
 
-    /// Waits until `ready`, failing with `what` at the deadline.
-    pub(crate) fn wait(&self, what: &str, mut ready: impl FnMut() -> bool) {
+    /// Waits until `ready`; past the deadline, fails saying `what` did not
+    /// happen, and `explain()`.
+    pub(crate) fn wait(
+        &self,
+        what: &str,
+        mut ready: impl FnMut() -> bool,
+        explain: impl Fn() -> String,
+    ) {
         while !ready() {
-            assert!(!self.left().is_zero(), "never: {what}");
+            assert!(!self.left().is_zero(), "never: {what}\n{}", explain());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the file at `path` holds `expected`; `explain()` adds
+    /// to the failure message.
+    pub(crate) fn wait_file(&self, path: &Path, expected: &str, explain: impl Fn() -> String) {
+        loop {
+            let now = std::fs::read_to_string(path).unwrap();
+            if now == expected {
+                return;
+            }
+            assert!(
+                !self.left().is_zero(),
+                "{} is\n{now}\nnot\n{expected}\n{}",
+                path.display(),
+                explain()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }

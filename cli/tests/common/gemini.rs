@@ -17,23 +17,15 @@
 //! `REMOTE_CONTAINERS=1`, as the README tells users whose editor and CLI
 //! share a container.
 
-use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::ops::Deref;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::StatusCode;
 use serde_json::{Value, json};
 
 use super::lsp::Place;
-use super::model::Recorded;
+use super::stand_in::{Answer, Recorded, StandIn, respond, respond_json};
 use super::tmux::Terminal;
 
 /// Whether what a test of the CLI with a Neovim IDE needs is installed
@@ -75,16 +67,8 @@ pub(crate) fn start(place: &Place, model: &GeminiStandIn) -> Terminal {
         (160, 50),
         &["gemini"],
         |command: &mut Command| {
-            super::remove_env(command, |name| {
-                name.starts_with("GEMINI")
-                    || name.starts_with("GOOGLE")
-                    || name == "CI"
-                    || name.starts_with("VSCODE")
-                    || name == "TERM_PROGRAM"
-            });
-            place.environment(command);
+            place.agent_environment(command, &["GEMINI", "GOOGLE"], &home);
             command
-                .env("HOME", &home)
                 .env(
                     "GOOGLE_GEMINI_BASE_URL",
                     format!("http://127.0.0.1:{}", model.port),
@@ -107,43 +91,21 @@ pub(crate) struct Script {
     pub(crate) last_words: String,
 }
 
-/// The running stand-in; dropping it stops it.
-pub(crate) struct GeminiStandIn {
-    pub(crate) port: u16,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+/// The running stand-in (its requests, its port); dropping it stops it.
+pub(crate) struct GeminiStandIn(StandIn);
+
+impl Deref for GeminiStandIn {
+    type Target = StandIn;
+
+    fn deref(&self) -> &StandIn {
+        &self.0
+    }
 }
 
-type State = (Arc<Script>, Arc<Mutex<Vec<Recorded>>>);
-
 impl GeminiStandIn {
-    /// Listens on 127.0.0.1, port 0, on a thread and runtime of its own.
+    /// Listens on 127.0.0.1, port 0, playing `script`.
     pub(crate) fn start(script: Script) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let (stop, stopped) = tokio::sync::oneshot::channel();
-        let state = (Arc::new(script), Arc::clone(&requests));
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(serve(listener, state, stopped));
-        });
-        Self {
-            port,
-            requests,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-
-    /// The requests so far, in the order they came.
-    pub(crate) fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
+        Self(StandIn::start(move |request| answer(&script, request)))
     }
 
     /// The bodies of the streamed requests of the scripted conversation
@@ -167,63 +129,16 @@ impl GeminiStandIn {
     }
 }
 
-impl Drop for GeminiStandIn {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-async fn serve(
-    listener: std::net::TcpListener,
-    state: State,
-    mut stopped: tokio::sync::oneshot::Receiver<()>,
-) {
-    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-    loop {
-        let stream = tokio::select! {
-            _ = &mut stopped => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => continue,
-            },
-        };
-        let state = state.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| answer(request, state.clone()));
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-async fn answer(
-    request: Request<Incoming>,
-    (script, requests): State,
-) -> Result<Response<Full<Bytes>>, Infallible> {
-    let method = request.method().to_string();
-    let path = request.uri().path().to_owned();
-    let bytes = request
-        .into_body()
-        .collect()
-        .await
-        .map(http_body_util::Collected::to_bytes)
-        .unwrap_or_default();
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    requests.lock().unwrap().push(Recorded {
-        method: method.clone(),
-        path: path.clone(),
-        body: body.clone(),
-    });
+fn answer(script: &Script, request: &Recorded) -> Answer {
+    let (method, path, body) = (
+        request.method.as_str(),
+        request.path.as_str(),
+        &request.body,
+    );
     let action = path.rsplit_once(':').map(|(_, action)| action);
-    Ok(match (method.as_str(), action) {
+    match (method, action) {
         ("POST", Some("streamGenerateContent")) => {
-            let data = script.reply(&body).to_string();
+            let data = script.reply(body).to_string();
             respond(
                 StatusCode::OK,
                 "text/event-stream",
@@ -239,7 +154,7 @@ async fn answer(
             &json!({"error": {"code": 404, "status": "NOT_FOUND",
                 "message": format!("{method} {path} is not served by this stand-in")}}),
         ),
-    })
+    }
 }
 
 impl Script {
@@ -299,17 +214,4 @@ pub(crate) fn ide_context(request: &Value) -> Option<Value> {
     let text = user_texts(request).find(|text| text.starts_with(IDE_CONTEXT))?;
     let json = text.split_once("```json\n")?.1.rsplit_once("\n```")?.0;
     serde_json::from_str(json).ok()
-}
-
-fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
-}
-
-fn respond_json(status: StatusCode, value: &Value) -> Response<Full<Bytes>> {
-    respond(status, "application/json", value.to_string())
 }

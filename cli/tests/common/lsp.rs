@@ -38,9 +38,10 @@ pub(crate) fn exit() -> Vec<u8> {
 
 /// A temporary directory with Claude Code's configuration directory, a
 /// workspace, the runtime directory (`XDG_RUNTIME_DIR`) where the proxies'
-/// hosts keep their private files, and the `$TMPDIR` where they write Gemini
-/// CLI's discovery files. Dropping it ends every host
-/// still running there.
+/// hosts keep their private files, the `$TMPDIR` where they write Gemini
+/// CLI's discovery files and the `$COPILOT_HOME` where they write the
+/// Copilot CLI's lockfiles. Dropping it ends every host still running
+/// there.
 pub(crate) struct Place {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) workspace: PathBuf,
@@ -99,6 +100,17 @@ impl Place {
         list(&self.tmp().join("gemini").join("ide"))
     }
 
+    /// The `$COPILOT_HOME` of every process the test starts: the Copilot
+    /// CLI's configuration, and the hosts' lockfiles for it (in `ide/`).
+    pub(crate) fn copilot_home(&self) -> PathBuf {
+        self.dir.path().join("copilot")
+    }
+
+    /// The Copilot CLI's lockfiles.
+    pub(crate) fn copilot_files(&self) -> Vec<String> {
+        list(&self.copilot_home().join("ide"))
+    }
+
     /// Claude Code's configuration directory, where the hosts write their
     /// lockfiles (in `ide/`).
     pub(crate) fn config(&self) -> PathBuf {
@@ -142,8 +154,9 @@ impl Place {
             .collect()
     }
 
-    /// Waits until no host runs, no lockfile is left in the CLI's
-    /// directory and no file in the private one.
+    /// Waits until no host runs, no lockfile is left in the CLIs'
+    /// directories (Claude Code's, the Copilot CLI's) and no file in the
+    /// private one.
     pub(crate) fn wait_all_gone(&self, limit: Duration) {
         self.wait_all_gone_but(&[], limit);
     }
@@ -154,17 +167,19 @@ impl Place {
     pub(crate) fn wait_all_gone_but(&self, kept: &[&str], limit: Duration) {
         let start = Instant::now();
         loop {
-            let (hosts, ide, private) = (
+            let (hosts, ide, private, copilot) = (
                 self.host_pids(),
                 self.ide_dir_entries(),
                 self.private_entries(),
+                self.copilot_files(),
             );
-            if hosts.is_empty() && ide.is_empty() && private == kept {
+            if hosts.is_empty() && ide.is_empty() && private == kept && copilot.is_empty() {
                 return;
             }
             assert!(
                 start.elapsed() < limit,
-                "left behind: hosts {hosts:?}, IDE directory {ide:?}, private directory {private:?}"
+                "left behind: hosts {hosts:?}, IDE directory {ide:?}, private directory {private:?}, \
+                 Copilot lockfiles {copilot:?}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -257,7 +272,28 @@ impl Place {
         }
         command
             .env("XDG_RUNTIME_DIR", self.runtime())
-            .env("TMPDIR", self.tmp());
+            .env("TMPDIR", self.tmp())
+            .env("COPILOT_HOME", self.copilot_home());
+    }
+
+    /// The environment of an agent's CLI a test runs: none of the
+    /// variables of its account or settings (names beginning with one of
+    /// `own`), of a CI or of another IDE's terminal; this place's
+    /// directories; `home` as its home.
+    pub(crate) fn agent_environment(&self, command: &mut Command, own: &[&str], home: &Path) {
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if own.iter().any(|prefix| name.starts_with(prefix))
+                || name == "CI"
+                || name.starts_with("VSCODE")
+                || name == "TERM_PROGRAM"
+            {
+                command.env_remove(&*name);
+            }
+        }
+        // After the removals: the place's own variables (`COPILOT_HOME`).
+        self.environment(command);
+        command.env("HOME", home);
     }
 
     /// The echo server (`lsp-echo`, of test-support) with `args`.

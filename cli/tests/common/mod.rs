@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub(crate) mod claude;
+pub(crate) mod copilot;
 pub(crate) mod emacs;
 pub(crate) mod gemini;
 pub(crate) mod ide;
@@ -21,6 +22,7 @@ pub(crate) mod model;
 pub(crate) mod neovim;
 pub(crate) mod opencode;
 pub(crate) mod replay;
+pub(crate) mod stand_in;
 pub(crate) mod stdio;
 pub(crate) mod tmux;
 pub(crate) mod ws;

@@ -9,20 +9,15 @@
 //! `POST /v1/messages/count_tokens`; anything else is a 404 in the API's
 //! error shape, and a compressed body a 415 (the CLI then sends it plain).
 
-use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
-use hyper::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::StatusCode;
+use hyper::header::CONTENT_ENCODING;
 use serde_json::{Value, json};
+
+use super::stand_in::{Answer, Recorded, StandIn, respond, respond_json};
 
 /// The number of the next answer's message id.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -43,25 +38,19 @@ pub(crate) struct ToolCall {
     pub(crate) input: Value,
 }
 
-/// One request the stand-in received; `body` is `null` when it was not JSON.
-#[derive(Debug, Clone)]
-pub(crate) struct Recorded {
-    pub(crate) method: String,
-    pub(crate) path: String,
-    pub(crate) body: Value,
-}
+/// The running stand-in (its requests, its port); dropping it stops it.
+pub(crate) struct ModelStandIn(StandIn);
 
-/// The running stand-in; dropping it stops it.
-pub(crate) struct ModelStandIn {
-    pub(crate) port: u16,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+impl Deref for ModelStandIn {
+    type Target = StandIn;
+
+    fn deref(&self) -> &StandIn {
+        &self.0
+    }
 }
 
 impl ModelStandIn {
-    /// Listens on 127.0.0.1, port 0, on a thread and runtime of its own
-    /// (the test's waits block theirs).
+    /// Listens on 127.0.0.1, port 0, playing `script`.
     pub(crate) fn start(script: Script) -> Self {
         Self::start_session(vec![script])
     }
@@ -70,31 +59,7 @@ impl ModelStandIn {
     /// typed one after the other: each turn plays the script whose prompt
     /// the user typed last ([`Script::reply`]).
     pub(crate) fn start_session(turns: Vec<Script>) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let (stop, stopped) = tokio::sync::oneshot::channel();
-        let state = (Arc::new(turns), Arc::clone(&requests));
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            // Dropping the runtime afterwards drops every open connection.
-            runtime.block_on(serve(listener, state, stopped));
-        });
-        Self {
-            port,
-            requests,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-
-    /// The requests so far, in the order they came.
-    pub(crate) fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
+        Self(StandIn::start(move |request| answer(&turns, request)))
     }
 
     /// The bodies of the `POST /v1/messages` requests of the scripted
@@ -123,73 +88,23 @@ impl ModelStandIn {
     }
 }
 
-impl Drop for ModelStandIn {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-type State = (Arc<Vec<Script>>, Arc<Mutex<Vec<Recorded>>>);
-
-async fn serve(
-    listener: std::net::TcpListener,
-    state: State,
-    mut stopped: tokio::sync::oneshot::Receiver<()>,
-) {
-    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-    loop {
-        let stream = tokio::select! {
-            _ = &mut stopped => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => continue,
-            },
-        };
-        let state = state.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| answer(request, state.clone()));
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-async fn answer(
-    request: Request<Incoming>,
-    (turns, requests): State,
-) -> Result<Response<Full<Bytes>>, Infallible> {
-    let method = request.method().to_string();
-    let path = request.uri().path().to_owned();
+fn answer(turns: &[Script], request: &Recorded) -> Answer {
+    let (method, path, body) = (
+        request.method.as_str(),
+        request.path.as_str(),
+        &request.body,
+    );
     let compressed = request
-        .headers()
-        .get(CONTENT_ENCODING)
+        .header(CONTENT_ENCODING.as_str())
         .is_some_and(|encoding| encoding != "identity");
-    let bytes = request
-        .into_body()
-        .collect()
-        .await
-        .map(http_body_util::Collected::to_bytes)
-        .unwrap_or_default();
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    requests.lock().unwrap().push(Recorded {
-        method: method.clone(),
-        path: path.clone(),
-        body: body.clone(),
-    });
-    Ok(match (method.as_str(), path.as_str()) {
+    match (method, path) {
         _ if compressed => error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "invalid_request_error",
             "this stand-in reads uncompressed bodies only",
         ),
         ("POST", "/v1/messages") => {
-            let reply = Script::reply(&turns, &body);
+            let reply = Script::reply(turns, body);
             let model = body["model"].as_str().unwrap_or("claude");
             if body["stream"] == true {
                 respond(StatusCode::OK, "text/event-stream", reply.events(model))
@@ -205,7 +120,7 @@ async fn answer(
             "not_found_error",
             &format!("{method} {path} is not served by this stand-in"),
         ),
-    })
+    }
 }
 
 /// What the model says in one answer.
@@ -378,20 +293,7 @@ fn mentions(message: &Value, text: &str) -> bool {
     )
 }
 
-fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
-}
-
-fn respond_json(status: StatusCode, value: &Value) -> Response<Full<Bytes>> {
-    respond(status, "application/json", value.to_string())
-}
-
-fn error(status: StatusCode, kind: &str, message: &str) -> Response<Full<Bytes>> {
+fn error(status: StatusCode, kind: &str, message: &str) -> Answer {
     respond_json(
         status,
         &json!({"type": "error", "error": {"type": kind, "message": message}}),

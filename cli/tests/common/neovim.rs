@@ -229,6 +229,13 @@ impl Neovim {
         self.wait_lua("_G.actions ~= nil", limit);
     }
 
+    /// Selects the word at `motion` (normal-mode keys) in `file`'s buffer,
+    /// as [`select`](Self::select) does.
+    pub(crate) fn select_word(&self, file: &str, motion: &str, limit: Duration) {
+        self.command(&format!("buffer {file}"));
+        self.select(&format!("{motion}viw"), limit);
+    }
+
     /// Runs the code action titled `title` of those the last
     /// [`select`](Self::select) listed, as the user picks it from the menu.
     pub(crate) fn run_listed(&self, title: &str) {
@@ -239,6 +246,40 @@ impl Neovim {
              return 'none' end)()",
         ));
         assert_eq!(ran, title, "no action `{title}` on the selection");
+    }
+
+    /// The text of `path`'s buffer, and whether it is modified (unsaved).
+    pub(crate) fn buffer(&self, path: &Path) -> (String, bool) {
+        // As JSON: what `--remote-expr` prints turns line breaks into others.
+        let answer = self.lua(&format!(
+            "(function() local b = vim.fn.bufnr('{}'); \
+             return vim.fn.json_encode({{ vim.bo[b].modified, \
+             vim.api.nvim_buf_get_lines(b, 0, -1, false) }}) end)()",
+            path.display()
+        ));
+        let (modified, lines): (bool, Vec<String>) =
+            serde_json::from_str(answer.trim()).unwrap_or_else(|e| panic!("{e}: {answer}"));
+        let text = lines.iter().fold(String::new(), |mut text, line| {
+            text.push_str(line);
+            text.push('\n');
+            text
+        });
+        (text, modified)
+    }
+
+    /// The `code` of each of Neovim's diagnostics of `path` that an agent's
+    /// review shows: `claude-edit` for a hunk under review,
+    /// `claude-written` for a change marked after the fact.
+    pub(crate) fn review_codes(&self, path: &Path) -> Vec<String> {
+        let answer = self.lua(&format!(
+            "(function() local codes = {{}}; \
+             for _, d in ipairs(vim.diagnostic.get(vim.fn.bufnr('{}'))) do \
+             local c = tostring(d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or ''); \
+             if c:find('^claude%-') then table.insert(codes, c) end end; \
+             return table.concat(codes, ' ') end)()",
+            path.display()
+        ));
+        answer.split_whitespace().map(str::to_owned).collect()
     }
 
     /// Waits until the Lua expression `ready` is `true`.

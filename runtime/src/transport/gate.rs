@@ -25,8 +25,9 @@ pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
 pub struct Credential {
     /// The header's name, lower-case (matched in any case).
     pub header: &'static str,
-    /// The scheme before the token (`bearer`), matched in any case and
-    /// followed by a space; `None` when the value is the token alone.
+    /// The scheme before the token (`Bearer`), matched in any case and
+    /// followed by a space, and named as written in a 401's challenge;
+    /// `None` when the value is the token alone.
     pub scheme: Option<&'static str>,
 }
 
@@ -40,14 +41,14 @@ impl Credential {
     /// Streamable HTTP's: `Authorization: Bearer <token>`.
     pub const BEARER: Self = Self {
         header: "authorization",
-        scheme: Some("bearer"),
+        scheme: Some("Bearer"),
     };
 
     /// The Copilot CLI's IDE connection's: `Authorization: Nonce <token>`
     /// (the header its lockfile names, copied into every request).
     pub const NONCE: Self = Self {
         header: "authorization",
-        scheme: Some("nonce"),
+        scheme: Some("Nonce"),
     };
 
     /// The token in `value`: the value itself, or what follows the scheme

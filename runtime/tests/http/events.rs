@@ -96,7 +96,7 @@ async fn a_session_s_stream_carries_the_server_s_notifications() {
         .header("Mcp-Session-Id", &id)
         .send(handle.local_addr())
         .await;
-    assert_eq!(ended.status, 204);
+    assert_eq!(ended.status, 200);
     assert_eq!(
         events.next().await,
         None,

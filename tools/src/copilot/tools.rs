@@ -89,51 +89,74 @@ pub struct CloseDiffArgs {
     pub tab_name: String,
 }
 
-/// The answer to `open_diff` for a review that ended with `outcome`: every
-/// change accepted (or nothing to change) → `SAVED`, the CLI writes its
-/// proposal; anything else → `REJECTED`, it writes nothing.
+/// The answer to `open_diff` for the review of `file` (named `tab_name`)
+/// that ended with `outcome`: `SAVED` when the whole proposal was accepted
+/// (or it changes nothing), and the CLI writes it; `REJECTED` otherwise,
+/// and it writes nothing (part of it accepted is in the editor's buffer,
+/// unsaved). The CLI 1.0.102 reads `result` alone, after checking that
+/// `success` is a boolean and `trigger` and `message` are strings; the
+/// triggers are those of the CLI's own IDE companion (VS Code's Copilot
+/// Chat) where the case is the same. A review that ended without the
+/// user's answer (the editor went away) is an error: the CLI reads no
+/// answer in it and keeps asking in the terminal, where a `REJECTED` would
+/// refuse the edit for the user.
 pub fn open_diff_answer(
     outcome: Result<DiffOutcome, String>,
     proposal: &str,
+    file: &str,
     tab_name: &str,
-) -> serde_json::Value {
+) -> CallToolResult {
     let (saved, trigger, message) = match outcome {
         Ok(DiffOutcome::Saved(text)) if text == proposal => (
             true,
-            "accepted_in_editor",
-            "the user accepted every change".to_owned(),
+            "accepted_via_button",
+            format!("User accepted changes for {file}"),
         ),
-        Ok(DiffOutcome::Unchanged) => {
-            (true, "accepted_in_editor", "no change to review".to_owned())
-        }
-        // TODO(issue 35): put the accepted hunks into the editor's buffer
-        // (`workspace/applyEdit`, unsaved) before answering REJECTED.
+        Ok(DiffOutcome::Unchanged) => (
+            true,
+            "unchanged",
+            format!("No changes to review for {file}"),
+        ),
+        Ok(DiffOutcome::InBuffer) => (
+            false,
+            "partially_accepted",
+            format!(
+                "User accepted some of the changes for {file}: they are in the editor's buffer, \
+                 unsaved; the others were rejected, and nothing was written"
+            ),
+        ),
+        // A review that knows no buffer to put a part into.
         Ok(DiffOutcome::Saved(_)) => (
             false,
-            "rejected_in_editor",
-            "the user accepted only some of the changes; none were written".to_owned(),
+            "partially_accepted",
+            format!("User accepted only some of the changes for {file}; nothing was written"),
         ),
         Ok(DiffOutcome::Rejected) => (
             false,
-            "rejected_in_editor",
-            "the user rejected the changes".to_owned(),
+            "rejected_via_button",
+            format!("User rejected changes for {file}"),
         ),
-        Err(message) => (false, "review_failed", message),
+        Err(message) => return CallToolResult::error(message),
     };
-    json!({
-        "success": true,
-        "result": if saved { "SAVED" } else { "REJECTED" },
-        "trigger": trigger,
-        "tab_name": tab_name,
-        "message": message,
-    })
+    CallToolResult::text(
+        json!({
+            "success": true,
+            "result": if saved { "SAVED" } else { "REJECTED" },
+            "trigger": trigger,
+            "tab_name": tab_name,
+            "message": message,
+        })
+        .to_string(),
+    )
 }
 
 /// Shows the proposed new contents of a file in the editor, change by
 /// change, and waits until the user has decided: answers `{"success",
 /// "result": "SAVED"|"REJECTED", "trigger", "tab_name", "message"}`;
 /// `SAVED` when every change was accepted (the caller writes the file; the
-/// editor does not). `close_diff` with the same `tab_name` withdraws it.
+/// editor does not); `REJECTED` otherwise, the changes accepted, if any,
+/// put into the editor's buffer unsaved. `close_diff` with the same
+/// `tab_name` withdraws it.
 #[ide_mcp_runtime::mcp_tool(name = "open_diff", face = "copilot")]
 pub async fn copilot_open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> CallToolResult {
     let Some(input) = PathInput::parse(&args.original_file_path) else {
@@ -157,8 +180,11 @@ pub async fn copilot_open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> 
     };
     // Dropping this future (the call cancelled) withdraws the review.
     let outcome = review.open_diff(request).await;
-    CallToolResult::text(
-        open_diff_answer(outcome, &args.new_file_contents, &args.tab_name).to_string(),
+    open_diff_answer(
+        outcome,
+        &args.new_file_contents,
+        &args.original_file_path,
+        &args.tab_name,
     )
 }
 
@@ -190,18 +216,42 @@ pub fn copilot_close_diff(cx: &ReadContext, #[args] args: CloseDiffArgs) -> Call
 mod tests {
     use super::*;
 
+    fn answer(outcome: Result<DiffOutcome, String>) -> serde_json::Value {
+        let result = open_diff_answer(outcome, "new\n", "/w/f.c", "t");
+        assert!(!result.is_error, "{result:?}");
+        let ide_mcp_runtime::Content::Text(text) = &result.content[0];
+        serde_json::from_str(text).unwrap()
+    }
+
     #[test]
-    fn only_a_whole_acceptance_is_saved() {
-        let result = |outcome| open_diff_answer(outcome, "new\n", "t")["result"].clone();
+    fn only_the_whole_proposal_is_saved() {
+        let result = |outcome| answer(outcome)["result"].clone();
         assert_eq!(result(Ok(DiffOutcome::Saved("new\n".into()))), "SAVED");
         assert_eq!(result(Ok(DiffOutcome::Unchanged)), "SAVED");
         assert_eq!(result(Ok(DiffOutcome::Saved("half\n".into()))), "REJECTED");
+        assert_eq!(result(Ok(DiffOutcome::InBuffer)), "REJECTED");
         assert_eq!(result(Ok(DiffOutcome::Rejected)), "REJECTED");
-        assert_eq!(result(Err("gone".into())), "REJECTED");
         assert_eq!(
-            open_diff_answer(Ok(DiffOutcome::Rejected), "new\n", "t"),
-            json!({"success": true, "result": "REJECTED", "trigger": "rejected_in_editor",
-                   "tab_name": "t", "message": "the user rejected the changes"})
+            answer(Ok(DiffOutcome::Rejected)),
+            json!({"success": true, "result": "REJECTED", "trigger": "rejected_via_button",
+                   "tab_name": "t", "message": "User rejected changes for /w/f.c"})
+        );
+        assert_eq!(
+            answer(Ok(DiffOutcome::InBuffer)),
+            json!({"success": true, "result": "REJECTED", "trigger": "partially_accepted",
+                   "tab_name": "t", "message": "User accepted some of the changes for /w/f.c: \
+                   they are in the editor's buffer, unsaved; the others were rejected, and \
+                   nothing was written"})
+        );
+    }
+
+    #[test]
+    fn a_review_without_the_user_s_answer_is_no_rejection() {
+        let result = open_diff_answer(Err("gone".into()), "new\n", "/w/f.c", "t");
+        assert!(result.is_error);
+        assert_eq!(
+            result.content,
+            [ide_mcp_runtime::Content::Text("gone".into())]
         );
     }
 }

@@ -147,7 +147,11 @@ pub fn outcome_notification(
             DIFF_ACCEPTED,
             json!({"filePath": file_path, "content": proposal}),
         )),
-        Ok(DiffOutcome::Rejected) => Some((DIFF_REJECTED, json!({"filePath": file_path}))),
+        // `InBuffer` is Copilot's alone; were it to come here, the CLI
+        // writes nothing: rejected.
+        Ok(DiffOutcome::Rejected | DiffOutcome::InBuffer) => {
+            Some((DIFF_REJECTED, json!({"filePath": file_path})))
+        }
         Err(message) => {
             tracing::info!(file_path, %message, "a review ended without the user's answer");
             None

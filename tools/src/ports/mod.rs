@@ -338,6 +338,18 @@ impl Agent {
             Self::Copilot => "GitHub Copilot CLI",
         }
     }
+
+    /// Whether its protocol carries part of a proposal back, for the CLI
+    /// to write (Claude's `FILE_SAVED` text, Gemini's `ide/diffAccepted`
+    /// content). Copilot's answers only saved (the CLI writes its own
+    /// proposal, whole) or rejected: the part its user accepted goes into
+    /// the editor's buffer instead ([`DiffOutcome::InBuffer`]).
+    pub fn takes_part(self) -> bool {
+        match self {
+            Self::Claude | Self::Gemini => true,
+            Self::Copilot => false,
+        }
+    }
 }
 
 /// What `openDiff` asks the editor to review.
@@ -364,6 +376,10 @@ pub enum DiffOutcome {
     Rejected,
     /// The proposal equals the current text: nothing to review (`TAB_CLOSED`).
     Unchanged,
+    /// Some hunks accepted, for an agent that takes a proposal whole or not
+    /// at all ([`Agent::takes_part`]): the old text with them is in the
+    /// editor's buffer, unsaved; the agent writes nothing.
+    InBuffer,
 }
 
 /// The future [`DiffReview::open_diff`] returns: `Err` carries a message for
@@ -375,7 +391,10 @@ pub type DiffFuture = Pin<Box<dyn Future<Output = Result<DiffOutcome, String>> +
 ///
 /// The review is a person's decision: hosts without one (headless) do not
 /// implement this port and do not list `openDiff`. The host never writes
-/// the file; the CLI writes what [`DiffOutcome::Saved`] carries.
+/// the file; the CLI writes what [`DiffOutcome::Saved`] carries. For an
+/// agent that takes no part of a proposal ([`Agent::takes_part`]), a
+/// review ends `Saved` only with the whole proposal accepted; a part goes
+/// into the editor's buffer ([`DiffOutcome::InBuffer`]).
 pub trait DiffReview: Send + Sync {
     /// Starts reviewing `request` (replacing a pending review of the same
     /// file); resolves when the user decided, or it was withdrawn. Dropping

@@ -8,7 +8,9 @@
 //! host's observers see as [`WorkspaceEvent::Review`]; when every hunk is
 //! decided the call is answered with the old text plus the accepted hunks
 //! (or rejected when none was accepted). The host never writes the file:
-//! the CLI does, with the text the answer carries.
+//! the CLI does, with the text the answer carries. An agent whose protocol
+//! takes a proposal whole or not at all (Copilot) gets the whole one
+//! saved; a part accepted goes into the editor's buffer (`in_buffer`).
 //!
 //! A document changing under a pending review has its hunks computed again
 //! against the new text, keeping the decisions of the hunks that are still
@@ -35,6 +37,7 @@ use ide_mcp_tools::uri::encoded_file_uri;
 use written::{Seen, Written};
 
 mod after_write;
+mod in_buffer;
 mod written;
 
 /// How long the typing pauses before a document's review is computed again.
@@ -95,6 +98,9 @@ struct Pending {
     path: PathBuf,
     tab_name: String,
     proposal: String,
+    /// The proposal as it came, for an agent that takes it whole or not at
+    /// all ([`Agent::takes_part`]): the one text it can write.
+    whole: Option<String>,
     /// The text the hunks were computed against.
     base: String,
     hunks: Vec<Hunk>,
@@ -277,7 +283,7 @@ impl Reviews {
             (None, Decision::One { .. }) => return,
         }
         if let Some(outcome) = pending.outcome() {
-            state.finish(at, outcome);
+            self.end_review(&mut state, at, outcome);
         }
         self.publish(&state);
     }
@@ -304,7 +310,7 @@ impl Reviews {
             pending.shown = true;
             if recompute(pending, text) {
                 let outcome = pending.outcome().unwrap_or(DiffOutcome::Rejected);
-                state.finish(at, outcome);
+                self.end_review(&mut state, at, outcome);
             }
         }
         self.publish(&state);
@@ -536,6 +542,7 @@ impl DiffReview for Reviews {
                 rev: 0,
                 path: request.path.clone(),
                 tab_name: request.tab_name,
+                whole: (!request.agent.takes_part()).then(|| request.new_contents.clone()),
                 proposal: request.new_contents,
                 base,
                 decided: vec![None; n],
@@ -601,6 +608,7 @@ mod tests {
             rev: 0,
             path: "/f".into(),
             tab_name: "t".into(),
+            whole: None,
             decided: vec![Some(true), None],
             hunks: found,
             proposal,

@@ -14,8 +14,9 @@ use crate::transport::gate::{Credential, Gate, Hosts, Refused};
 /// The header naming a 2025-11-25 session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
-/// The `WWW-Authenticate` challenge of a 401.
-const CHALLENGE: &str = r#"Bearer realm="ide-mcp""#;
+/// The realm of a 401's `WWW-Authenticate` challenge, after the
+/// credential's scheme (`Bearer`, or `Nonce` on Copilot's socket).
+const REALM: &str = r#"realm="ide-mcp""#;
 
 /// The values of one header this transport reads: the first, and whether
 /// more came (a header that must come once, or a list).
@@ -139,7 +140,7 @@ pub(crate) fn refuse_gate(
         |message: &dyn std::fmt::Display| refusal(StatusCode::FORBIDDEN, INVALID_REQUEST, message);
     let unauthorized = |message: &dyn std::fmt::Display, error: Option<&str>| {
         let mut response = refusal(StatusCode::UNAUTHORIZED, INVALID_REQUEST, message);
-        challenge(&mut response, error);
+        challenge(&mut response, credential, error);
         response
     };
     let (no_token, wrong_token) = if credential == Credential::BEARER {
@@ -177,11 +178,13 @@ pub(crate) fn refuse_gate(
     })
 }
 
-/// Adds the `WWW-Authenticate` challenge of a 401, with its `error` if any.
-fn challenge(response: &mut HttpResponse, error: Option<&str>) {
+/// Adds the `WWW-Authenticate` challenge of a 401 in `credential`'s
+/// scheme, with its `error` if any.
+fn challenge(response: &mut HttpResponse, credential: Credential, error: Option<&str>) {
+    let scheme = credential.scheme.unwrap_or("Bearer");
     let challenge = match error {
-        Some(error) => format!(r#"{CHALLENGE}, error="{error}""#),
-        None => CHALLENGE.to_owned(),
+        Some(error) => format!(r#"{scheme} {REALM}, error="{error}""#),
+        None => format!("{scheme} {REALM}"),
     };
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,

@@ -302,7 +302,11 @@ fn delete(shared: &Shared, heads: &Heads<'_>) -> HttpResponse {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if shared.sessions.end(session) {
-        empty(StatusCode::NO_CONTENT)
+        // 200 with an empty body, as the TypeScript SDK answers: the
+        // Copilot CLI's fetch over its Unix socket builds a `Response`
+        // with a body for every answer, which throws for a 204 (the CLI
+        // shows the error in its terminal).
+        empty(StatusCode::OK)
     } else {
         refusal(
             StatusCode::NOT_FOUND,
