@@ -536,3 +536,31 @@ async fn copilot_s_part_refused_by_the_editor_is_no_answer() {
     assert!(message.ends_with("); answer in the terminal"), "{message}");
     assert_eq!(h.text(), BEFORE);
 }
+
+/// The user saves, closes and opens the file again, and Claude writes it
+/// before the reloader has looked at the save: the buffer is what the
+/// editor saved, not unsaved work, so the write is taken (and marked once
+/// the editor reloads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_right_after_a_save_and_a_reopen_is_marked() {
+    let mut h = host("emacs").await;
+    let saved = "int a;\nint b;\nint c; // mine\n";
+    h.replace(saved);
+    std::fs::write(&h.path, saved).unwrap();
+    h.s.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": h.uri}}),
+    );
+    h.s.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": h.uri}}),
+    );
+    h.s.open(&h.uri.clone(), "c", 0, saved);
+    let written = "int a;\nint b;\nint c; // mine\nint d;\n";
+    std::fs::write(&h.path, written).unwrap();
+    // Emacs reverts the buffer by itself.
+    h.replace(written);
+    let (_, markers) = h.markers().await;
+    assert_eq!(markers.len(), 1, "{markers:?}");
+    assert_eq!(markers[0].0, 3, "{markers:?}");
+}

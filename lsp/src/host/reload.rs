@@ -170,18 +170,32 @@ fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bo
     };
     let text = rope.to_string();
     let own = own_reload(ws, path);
+    // When the editor saved since the disk was last seen, the file held
+    // what it saved in between: that is what a write changed (a save, a
+    // close and an open, then Claude's write, can all come between two
+    // looks at the disk).
+    let saved = write
+        .saved
+        .then(|| ws.documents.saved_text(path))
+        .flatten();
+    let before = saved.clone().or(write.before);
     if text == write.after {
         // The editor's own save, or its own reload of the write.
-        if let (false, Some(before), OwnReload::Always) = (write.saved, write.before, own) {
+        let own_save = saved.as_deref() == Some(write.after.as_str());
+        if let (false, Some(before), OwnReload::Always) = (own_save, before, own) {
             tracing::info!(?path, "changed on disk; the editor reloaded it by itself");
             ws.documents.compare_with_disk(path);
             reviews.wrote(path, before, write.after);
         }
         return true;
     }
-    if write.before.as_deref() != Some(text.as_str()) {
+    if before.as_deref() != Some(text.as_str()) {
         tracing::debug!(
             ?path,
+            version,
+            buffer = text.len(),
+            before = before.as_ref().map(String::len),
+            after = write.after.len(),
             "changed on disk, but the buffer holds unsaved work: left alone"
         );
         return true;

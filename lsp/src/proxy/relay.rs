@@ -93,6 +93,7 @@ pub(crate) async fn run(
         loop {
             match read_frame(&mut read, &mut body).await? {
                 Some(Tag::ToEditor) => {
+                    tracing::debug!(bytes = body.len(), "from the host to the editor");
                     editor.send(Message::from_body(&body).as_bytes());
                 }
                 Some(Tag::ToServer) => {

@@ -29,9 +29,18 @@ pub(crate) struct Documents {
     pub(crate) buffers: MemoryBuffers,
     index: Mutex<HashMap<Arc<Path>, Entry>>,
     next_id: AtomicU64,
-    /// How many times the editor saved each file (`didSave`), kept across
-    /// closing and opening it again (Emacs reverts a buffer that way).
-    saves: Mutex<HashMap<Arc<Path>, u64>>,
+    /// How many times the editor saved each file (`didSave`), and the text
+    /// it saved last, kept across closing and opening it again (Emacs
+    /// reverts a buffer that way).
+    saves: Mutex<HashMap<Arc<Path>, Saves>>,
+}
+
+/// The editor's saves of one file.
+#[derive(Debug, Default)]
+struct Saves {
+    count: u64,
+    /// The document's text at the last `didSave`.
+    text: Option<Rope>,
 }
 
 #[derive(Debug)]
@@ -151,15 +160,27 @@ impl Documents {
         if let Some(entry) = self.index().get_mut(path) {
             entry.flag_stale = false;
         }
+        let text = self
+            .handle_for_path(path)
+            .map(|handle| handle.snapshot().text.clone());
         let mut saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
-        *saves.entry(Arc::from(path)).or_default() += 1;
+        let saves = saves.entry(Arc::from(path)).or_default();
+        saves.count += 1;
+        saves.text = text;
     }
 
     /// How many times the editor saved `path`.
     #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) fn saves_seen(&self, path: &Path) -> u64 {
         let saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
-        saves.get(path).copied().unwrap_or(0)
+        saves.get(path).map_or(0, |saves| saves.count)
+    }
+
+    /// What the editor saved of `path` last (the file held it then).
+    #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
+    pub(crate) fn saved_text(&self, path: &Path) -> Option<String> {
+        let saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
+        saves.get(path)?.text.as_ref().map(Rope::to_string)
     }
 
     /// The editor's modified flag of `path` is stale (an edit of ours, a

@@ -21,6 +21,6 @@ pub use servers::{
     NoRoute, SERVER_QUEUE_CAPACITY, SERVER_REQUEST_PREFIX, SERVER_REQUEST_TIMEOUT, ServerFacts,
     ServerRequestError, ServerRoute,
 };
-pub(crate) use state::{editor_display_name, process_name};
 pub use state::{EVENT_CAPACITY, EditorInfo, LspWorkspace, WorkspaceEvent};
+pub(crate) use state::{editor_display_name, process_name};
 pub use stream::StreamId;

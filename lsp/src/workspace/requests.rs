@@ -249,6 +249,7 @@ impl EditorRequests {
                 .or_else(|| routes.iter().filter(usable).find(|r| r.stream == last))
                 .or_else(|| routes.iter().find(usable))?
         };
+        tracing::debug!(?request, stream = ?route.stream, ?openers, "toward the editor");
         Some(Destination {
             queue: route.queue.clone(),
             encoding: route.encoding,
@@ -274,6 +275,7 @@ impl EditorRequests {
             "method": to.request.method(),
             "params": params,
         });
+        tracing::debug!(n, method = to.request.method(), "a request toward the editor");
         let message = Message::from_body(body.to_string());
         if queue.try_send(message).is_err() {
             lock(&self.pending).remove(&n);
