@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The real LSP components the editor tests drive, from the package registries:
 # Neovim, Emacs with eglot, Kakoune, clangd, tmux and patch (Debian), kak-lsp
-# (crates.io), pyright, Claude Code's `claude` CLI and Gemini CLI's `gemini`
-# (npm; cli/tests/claude_review.rs and claude_bridge.rs run `claude` in tmux,
-# the Gemini face's tests `gemini`).
+# (crates.io), pyright, and the agents' CLIs: Claude Code's `claude`, Gemini
+# CLI's `gemini`, GitHub Copilot CLI's `copilot` and `opencode` (npm, pinned;
+# cli/tests/claude_*.rs, gemini_cli.rs, copilot_cli.rs and opencode_cli.rs
+# run them in tmux).
 #
 #   bash tests/lsp/install.sh
 #
