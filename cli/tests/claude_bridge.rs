@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use common::claude::Deadline;
 use common::ide::SERVER;
 use common::lsp::Place;
-use common::model::{ModelStandIn, Script, ToolCall, tool_results};
+use common::model::{ModelStandIn, Script, ToolCall, said, tool_results};
 use common::neovim::Neovim;
 use common::tmux::Terminal;
 use ide_mcp::bridge::tools::{CALLED_BY_THE_CLI, FIRST_TIME_NAMES, SHOWN_BY_THE_CLI, left_out};
@@ -143,8 +143,8 @@ fn the_cli_offers_the_bridge_s_tools_and_relays_a_call_to_the_ide() {
         .find(|block| block["tool_use_id"] == REFERENCES_ID)
         .unwrap_or_else(|| panic!("no result of the call in the last request: {last}"));
     assert_eq!(
-        result,
-        &json!({"type": "tool_result", "tool_use_id": REFERENCES_ID,
+        said(result),
+        json!({"type": "tool_result", "tool_use_id": REFERENCES_ID,
             "content": [{"type": "text", "text": answer}]}),
     );
     eprintln!(

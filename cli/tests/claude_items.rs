@@ -372,9 +372,12 @@ fn an_open_document_s_unsaved_text_is_read_with_read_mcp_resource_tool() {
         .as_str()
         .unwrap_or_else(|| panic!("{result}"));
     assert_eq!(
-        (result, serde_json::from_str::<Value>(content).unwrap()),
         (
-            &json!({"type": "tool_result", "tool_use_id": READ_ID, "content": content}),
+            common::model::said(result),
+            serde_json::from_str::<Value>(content).unwrap()
+        ),
+        (
+            json!({"type": "tool_result", "tool_use_id": READ_ID, "content": content}),
             json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": UNSAVED}]})
         )
     );

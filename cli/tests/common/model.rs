@@ -265,6 +265,16 @@ pub(crate) fn tool_results(request: &Value) -> impl Iterator<Item = &Value> {
         .filter(|block| block["type"] == "tool_result")
 }
 
+/// `block` without the CLI's prompt-caching mark (`cache_control`, which
+/// it puts on the last block of a request): what the block says.
+pub(crate) fn said(block: &Value) -> Value {
+    let mut block = block.clone();
+    if let Some(fields) = block.as_object_mut() {
+        fields.remove("cache_control");
+    }
+    block
+}
+
 /// A tool result's content as text: a string, or its text blocks.
 pub(crate) fn text_of(content: &Value) -> String {
     content.as_str().map_or_else(
