@@ -106,8 +106,12 @@ async fn gemini_finds_and_reads_the_headless_host() {
             "workspacePath": sandbox.ws.to_str().unwrap(),
             "authToken": token,
             "ideInfo": {"name": "ide-mcp", "displayName": "Headless"},
+            // Our mark, by which a later host knows a file of ours whose
+            // process is gone.
+            "ideMcp": content["ideMcp"],
         })
     );
+    assert!(content["ideMcp"].is_object(), "{content}");
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
 
     let session = open_session(addr, &token).await;

@@ -192,6 +192,18 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// mark, that cannot be read, or whose process is alive or cannot be
 /// checked on this system, is left alone.
 pub fn remove_stale(dir: &Path) -> usize {
+    remove_stale_files(dir, |name, pid| {
+        let lock = Path::new(name).extension().is_some_and(|e| e == "lock");
+        lock.then_some(pid).flatten()
+    })
+}
+
+/// Removes the files in `dir` that this program wrote ([`marked`]), in
+/// this PID namespace, whose process is gone; returns how many. `owner`
+/// names a file's process from its name and its `pid` field (when it has
+/// one), or says `None` for a file that is not of the kind looked for.
+/// Left alone as by [`remove_stale`].
+pub fn remove_stale_files(dir: &Path, owner: impl Fn(&str, Option<u32>) -> Option<u32>) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
         return 0;
     };
@@ -199,10 +211,13 @@ pub fn remove_stale(dir: &Path) -> usize {
     let mut removed = 0;
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.extension().is_none_or(|e| e != "lock") {
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
             continue;
-        }
+        };
         let Some((pid, mark)) = read_marked(&path) else {
+            continue;
+        };
+        let Some(pid) = owner(name, pid) else {
             continue;
         };
         if mark == here
@@ -210,7 +225,7 @@ pub fn remove_stale(dir: &Path) -> usize {
             && process_is_gone(pid)
             && fs::remove_file(&path).is_ok()
         {
-            tracing::debug!(path = %path.display(), pid, "removed a stale lockfile of ours");
+            tracing::debug!(path = %path.display(), pid, "removed a stale file of ours");
             removed += 1;
         }
     }
@@ -220,11 +235,12 @@ pub fn remove_stale(dir: &Path) -> usize {
 /// The largest lockfile read: a real one is a few hundred bytes.
 pub(crate) const MAX_LOCKFILE_BYTES: u64 = 64 * 1024;
 
-/// The pid and mark of a lockfile this program wrote.
-fn read_marked(path: &Path) -> Option<(u32, Mark)> {
+/// The pid (when the file has one) and mark of a file this program wrote.
+fn read_marked(path: &Path) -> Option<(Option<u32>, Mark)> {
     #[derive(Deserialize)]
     struct Pid {
-        pid: u32,
+        #[serde(default)]
+        pid: Option<u32>,
     }
     let meta = fs::metadata(path).ok()?;
     if !meta.is_file() || meta.len() > MAX_LOCKFILE_BYTES {
