@@ -549,6 +549,55 @@ fn the_live_tools_ask_the_host_s_own_clangd_and_pyright() {
     a_killed_server_s_question_is_answered(&mut session, &at_add, &definition);
 }
 
+/// A hover quotes the definition it finds (a macro's value): on a symbol
+/// defined in a file the user's deny rules hide, nothing of it is
+/// answered, and the answer says one result was left out; a symbol
+/// defined elsewhere is hovered as ever.
+#[test]
+fn a_hover_quotes_nothing_of_a_hidden_definition() {
+    if !installed("clangd") {
+        return;
+    }
+    let (dir, ws) = workspace(&[
+        (
+            ".claude/settings.json",
+            r#"{"permissions": {"deny": ["Read(./secret.h)"]}}"#,
+        ),
+        ("secret.h", "#define API_KEY 271828\n"),
+        ("add.h", "int add(int a, int b);\n"),
+        (
+            "main.c",
+            "#include \"add.h\"\n#include \"secret.h\"\n\nint main(void) {\n  return add(API_KEY, 2);\n}\n",
+        ),
+    ]);
+    let mut session = serve(
+        dir.path(),
+        &ws,
+        &["--lsp", "clangd", "--lsp-open", "main.c"],
+    );
+    let main_c = ws.join("main.c");
+    let at_key = json!({"filePath": main_c, "line": 5, "character": 14});
+    let hidden = call(&mut session, "hover", &at_key);
+    assert_eq!(
+        hidden,
+        json!({"content": [
+            {"type": "text", "text": r#"{"contents":"","definedIn":[]}"#},
+            {"type": "text", "text": "1 result in files the user's deny rules hide were left out"},
+        ]}),
+        "{}",
+        session.server.stderr()
+    );
+    assert!(!hidden.to_string().contains("271828"));
+    let at_add = json!({"filePath": main_c, "line": 5, "character": 10});
+    let shown = answer(&call(&mut session, "hover", &at_add));
+    assert!(
+        shown["contents"]
+            .as_str()
+            .is_some_and(|c| c.contains("int add(int a, int b)")),
+        "{shown:#}"
+    );
+}
+
 /// renamePreview: one diff per file, applied nowhere.
 fn rename_is_previewed(session: &mut StdioSession, ws: &Path) {
     let args = json!({"filePath": ws.join("util.py"), "line": 1, "character": 5,

@@ -148,12 +148,43 @@ impl<'a, H: ServerHost> Asking<'a, H> {
         if result.is_null() {
             return Ok(Value::Null);
         }
+        if let Some(hidden) = self.defined_in_hidden(&params, &mut texts).await {
+            // The hover quotes the definition (a constant's value, a
+            // comment): nothing of it, and the hidden file named only to
+            // be counted as left out.
+            return Ok(json!({"contents": "", "definedIn": [{"filePath": hidden}]}));
+        }
         let mut out = Map::new();
         out.insert("contents".into(), hover_text(&result["contents"]));
         if result["range"].is_object() {
             out.extend(texts.range(&self.path, &result["range"], self.encoding()));
         }
         Ok(Value::Object(out))
+    }
+
+    /// The file the deny rules hide where the symbol at `params`'s
+    /// position is defined, when there is one: asked only when some rule
+    /// hides something and the server answers definitions.
+    async fn defined_in_hidden(&self, params: &Value, texts: &mut Texts<'a>) -> Option<Value> {
+        if self.hidden.is_empty()
+            || self
+                .host
+                .route_for(&self.path, LspFeature::Definition)
+                .is_err()
+        {
+            return None;
+        }
+        let definition = self
+            .send(LspFeature::Definition.method(), params)
+            .await
+            .ok()?;
+        let locations = texts.locations(&definition, self.encoding());
+        locations.as_array()?.iter().find_map(|location| {
+            let path = location["filePath"].as_str()?;
+            self.hidden
+                .hides(Path::new(path))
+                .then(|| location["filePath"].clone())
+        })
     }
 
     /// The file's symbols.

@@ -26,8 +26,10 @@
 //!
 //! A `Read` rule hides a file ([`RuleSet::hides`]); an `Edit` rule only
 //! refuses edits of it ([`RuleSet::edit_denial`], which a `Read` rule
-//! refuses too). Paths are matched as given, lexically normalized;
-//! symbolic links are not followed.
+//! refuses too). A path is matched as given (lexically normalized) and,
+//! when it is or passes through a symbolic link, as it resolves: a link to
+//! a denied file is denied, and a folder that is a link has its rules
+//! under both names.
 //!
 //! A host holds one [`DenyRules`], made with [`DenyRules::watch`]: the
 //! rules in force, read again within [`POLL_INTERVAL`] of a settings file

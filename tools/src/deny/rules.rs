@@ -139,11 +139,19 @@ impl RuleSet {
         if self.rules.is_empty() || !path.is_absolute() {
             return None;
         }
+        let first = |path: &Path| {
+            self.rules
+                .iter()
+                .find(|compiled| access(compiled.rule.access) && compiled.matches(path))
+                .map(|compiled| &compiled.rule)
+        };
         let path = normal(path);
-        self.rules
-            .iter()
-            .find(|compiled| access(compiled.rule.access) && compiled.matches(&path))
-            .map(|compiled| &compiled.rule)
+        // A link to a denied file is denied: the file it resolves to is
+        // matched too (a path that does not exist resolves to nothing).
+        first(&path).or_else(|| {
+            let real = std::fs::canonicalize(&path).ok()?;
+            (real != *path).then(|| first(&real)).flatten()
+        })
     }
 
     /// Whether `other` holds the same rules, in the same order.
@@ -172,6 +180,15 @@ fn compile(
         },
         Base::Folder => folders.iter().map(PathBuf::as_path).collect(),
     };
+    // Each base also as it resolves, so that a file reached through a
+    // link (or a folder that is one) is matched where it really is.
+    let mut bases: Vec<PathBuf> = bases.into_iter().map(Path::to_path_buf).collect();
+    let resolved: Vec<PathBuf> = bases
+        .iter()
+        .filter_map(|base| std::fs::canonicalize(base).ok())
+        .filter(|real| !bases.contains(real))
+        .collect();
+    bases.extend(resolved);
     let matchers: Vec<Gitignore> = bases
         .into_iter()
         .filter_map(|base| {

@@ -134,6 +134,39 @@ fn each_path_form_is_resolved_against_its_base() {
 }
 
 #[test]
+fn a_link_to_a_denied_file_is_denied_and_a_linked_folder_keeps_its_rules() {
+    use std::os::unix::fs::symlink;
+    let dirs = Dirs::new();
+    dirs.deny(PROJECT, &["Read(./.env)", "Read(./secrets/**)"]);
+    std::fs::write(dirs.path("ws/a/.env"), "KEY=1").unwrap();
+    std::fs::create_dir_all(dirs.path("ws/a/secrets")).unwrap();
+    std::fs::write(dirs.path("ws/a/secrets/db.txt"), "pw").unwrap();
+    std::fs::write(dirs.path("ws/a/main.c"), "int x;").unwrap();
+    // Links inside the folder, to a denied file and to a denied directory;
+    // one outside it; and the folder itself reached through a link.
+    symlink(dirs.path("ws/a/.env"), dirs.path("ws/a/env.txt")).unwrap();
+    symlink(dirs.path("ws/a/secrets"), dirs.path("ws/a/open")).unwrap();
+    symlink(dirs.path("ws/a/.env"), dirs.path("elsewhere/env")).unwrap();
+    symlink(dirs.path("ws/a/main.c"), dirs.path("ws/a/main-link.c")).unwrap();
+    let rules = dirs.read();
+    for hidden in ["ws/a/env.txt", "ws/a/open/db.txt", "elsewhere/env"] {
+        assert!(rules.hides(&dirs.path(hidden)), "{hidden}");
+    }
+    for shown in ["ws/a/main-link.c", "ws/a/main.c", "ws/a/missing.txt"] {
+        assert!(!rules.hides(&dirs.path(shown)), "{shown}");
+    }
+
+    // A workspace folder opened by a link's name: its rules apply to the
+    // files under either name.
+    let link = dirs.path("elsewhere/ws-link");
+    symlink(dirs.path("ws/a"), &link).unwrap();
+    let rules = RuleSet::read(&dirs.roots(), std::slice::from_ref(&link));
+    assert!(rules.hides(&link.join(".env")));
+    assert!(rules.hides(&dirs.path("ws/a/.env")));
+    assert!(!rules.hides(&link.join("main.c")));
+}
+
+#[test]
 fn slash_patterns_of_the_user_are_under_the_config_dir_and_of_managed_under_each_folder() {
     let dirs = Dirs::new();
     dirs.deny("home/.claude/settings.json", &["Read(/notes/**)"]);
