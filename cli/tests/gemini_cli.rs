@@ -3,8 +3,12 @@
 //! `ide-mcp lsp-proxy`): `/ide status` shows the editor connected with its
 //! open files; the open files, the active one, its cursor and selection
 //! reach the model's request; the model's edit is reviewed hunk by hunk in
-//! Neovim (one accepted, one rejected) and the CLI writes exactly that. The
-//! model is a scripted stand-in of the Gemini API on loopback
+//! Neovim (one accepted, one rejected) and the CLI writes exactly that,
+//! which Neovim then shows unmodified. Two more turns of the same session:
+//! an edit rejected in Neovim (the CLI shows it rejected and ends the
+//! turn; the file is untouched), and one accepted in the terminal ("Allow
+//! once": its hunk withdrawn from Neovim, the CLI writes it). The model is
+//! a scripted stand-in of the Gemini API on loopback
 //! (`common::gemini`); nothing leaves the machine.
 //!
 //! Needs `gemini` (npm `@google/gemini-cli`), `tmux`, `nvim`, `clangd` and
@@ -38,6 +42,12 @@ const CHOSEN_C: &str = "#include <stdio.h>\n\nint add(int a, int b) {\n  return 
 /// What the user types; the stand-in recognises its conversation by it.
 const PROMPT: &str = "Comment add() and call it with 2 and 3 in main.c";
 const LAST_WORDS: &str = "The review is over.";
+/// The second turn: an edit the user rejects in Neovim.
+const REJECTED_PROMPT: &str = "Return value plus zero in main.c";
+const REJECTED: (&str, &str) = ("  return value;", "  return value + 0;");
+/// The third turn: an edit the user accepts in the terminal.
+const TERMINAL_PROMPT: &str = "Return value times one in main.c";
+const TERMINAL: (&str, &str) = ("  return value;", "  return value * 1;");
 
 /// The whole test, start to end.
 const TOTAL: Duration = Duration::from_mins(3);
@@ -69,7 +79,7 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     );
     let editor_ready = start.elapsed();
 
-    let model = GeminiStandIn::start(script(&main_c));
+    let model = GeminiStandIn::start_session(script(&main_c));
     let gemini = common::gemini::start(&place, &model);
     gemini.wait_for("Type your message", deadline.left(), || model.summary());
     let cli_ready = start.elapsed();
@@ -123,6 +133,37 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     });
     gemini.wait_for(LAST_WORDS, deadline.left(), || model.summary());
     assert_the_model_saw_the_edit(&model);
+    // The user comes back to Neovim, which reloads the clean buffer.
+    nvim.command("checktime");
+    deadline.wait(
+        "Neovim shows the write",
+        || nvim.buffer(&main_c) == (CHOSEN_C.to_owned(), false),
+        || gemini.screen(),
+    );
+
+    // (4) Rejected in Neovim: the hunk goes, nothing is written.
+    gemini.type_text(REJECTED_PROMPT);
+    gemini.wait_for(REJECTED_PROMPT, deadline.left(), String::new);
+    gemini.press("Enter");
+    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
+    nvim.run_action(8, "Gemini: reject this change");
+    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
+    // The CLI shows the edit rejected and ends the turn.
+    gemini.wait_for("main.c → Rejected", deadline.left(), || model.summary());
+    gemini.wait_for("Request cancelled.", deadline.left(), || model.summary());
+    assert_eq!(std::fs::read_to_string(&main_c).unwrap(), CHOSEN_C);
+
+    // (5) Accepted in the terminal: the CLI closes the review (its hunk
+    // withdrawn from Neovim) and writes the file itself.
+    gemini.type_text(TERMINAL_PROMPT);
+    gemini.wait_for(TERMINAL_PROMPT, deadline.left(), String::new);
+    gemini.press("Enter");
+    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
+    gemini.wait_for("Allow once", deadline.left(), || model.summary());
+    gemini.press("Enter");
+    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
+    let accepted = CHOSEN_C.replacen(TERMINAL.0, TERMINAL.1, 1);
+    deadline.wait_file(&main_c, &accepted, || gemini.screen());
     eprintln!(
         "gemini_cli: editor ready {editor_ready:?}, CLI ready {cli_ready:?}, \
          asked {asked:?}, hunks shown {reviewing:?}, all done {:?}; the stand-in's requests:\n{}",
@@ -161,17 +202,35 @@ fn ide_status(gemini: &Terminal, deadline: &Deadline) {
     );
 }
 
-/// The model edits `file` with the CLI's `replace` tool.
-fn script(file: &Path) -> Script {
-    Script {
-        prompt: PROMPT.to_owned(),
-        calls: vec![(
+/// The model edits `file` with the CLI's `replace` tool, once per turn.
+fn script(file: &Path) -> Vec<Script> {
+    let replace = |instruction: &str, (old, new): (&str, &str)| {
+        (
             "replace".to_owned(),
-            json!({"file_path": file, "instruction": "Comment add() and call it with 2 and 3.",
-                "old_string": OLD_STRING, "new_string": NEW_STRING}),
-        )],
-        last_words: LAST_WORDS.to_owned(),
-    }
+            json!({"file_path": file, "instruction": instruction,
+                "old_string": old, "new_string": new}),
+        )
+    };
+    vec![
+        Script {
+            prompt: PROMPT.to_owned(),
+            calls: vec![replace(
+                "Comment add() and call it with 2 and 3.",
+                (OLD_STRING, NEW_STRING),
+            )],
+            last_words: LAST_WORDS.to_owned(),
+        },
+        Script {
+            prompt: REJECTED_PROMPT.to_owned(),
+            calls: vec![replace("Return value plus zero.", REJECTED)],
+            last_words: "Not rejected?".to_owned(),
+        },
+        Script {
+            prompt: TERMINAL_PROMPT.to_owned(),
+            calls: vec![replace("Return value times one.", TERMINAL)],
+            last_words: "Accepted in the terminal.".to_owned(),
+        },
+    ]
 }
 
 /// The CLI offered the `replace` tool with the schema the stand-in was

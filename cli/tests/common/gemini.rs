@@ -105,7 +105,13 @@ impl Deref for GeminiStandIn {
 impl GeminiStandIn {
     /// Listens on 127.0.0.1, port 0, playing `script`.
     pub(crate) fn start(script: Script) -> Self {
-        Self(StandIn::start(move |request| answer(&script, request)))
+        Self::start_session(vec![script])
+    }
+
+    /// As [`start`](Self::start), for several prompts typed one after the
+    /// other: each turn plays the script whose prompt the user typed last.
+    pub(crate) fn start_session(turns: Vec<Script>) -> Self {
+        Self(StandIn::start(move |request| answer(&turns, request)))
     }
 
     /// The bodies of the streamed requests of the scripted conversation
@@ -129,7 +135,7 @@ impl GeminiStandIn {
     }
 }
 
-fn answer(script: &Script, request: &Recorded) -> Answer {
+fn answer(turns: &[Script], request: &Recorded) -> Answer {
     let (method, path, body) = (
         request.method.as_str(),
         request.path.as_str(),
@@ -138,7 +144,7 @@ fn answer(script: &Script, request: &Recorded) -> Answer {
     let action = path.rsplit_once(':').map(|(_, action)| action);
     match (method, action) {
         ("POST", Some("streamGenerateContent")) => {
-            let data = script.reply(body).to_string();
+            let data = Script::reply(turns, body).to_string();
             respond(
                 StatusCode::OK,
                 "text/event-stream",
@@ -158,21 +164,39 @@ fn answer(script: &Script, request: &Recorded) -> Answer {
 }
 
 impl Script {
-    /// The answer to one request of the conversation, by the number of
-    /// function responses in it (a retried request gets the same answer);
-    /// other requests get a short text.
-    fn reply(&self, request: &Value) -> Value {
-        if !user_texts(request).any(|text| text.contains(&self.prompt)) {
+    /// The answer to one request of the conversation: the turn is the
+    /// script whose prompt the user's latest text holding one holds, its
+    /// step the number of function responses after that text (a retried
+    /// request gets the same answer); other requests get a short text.
+    fn reply(turns: &[Self], request: &Value) -> Value {
+        let parts: Vec<(&Value, &Value)> = request["contents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|content| Some((&content["role"], content["parts"].as_array()?)))
+            .flat_map(|(role, parts)| parts.iter().map(move |part| (role, part)))
+            .collect();
+        let turn = parts
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(at, (role, part))| {
+                let text = part["text"].as_str().filter(|_| *role == "user")?;
+                let turn = turns.iter().find(|turn| text.contains(&turn.prompt))?;
+                Some((turn, &parts[at..]))
+            });
+        let Some((turn, since)) = turn else {
             return response(&json!([{"text": "OK"}]));
-        }
-        let done = parts(request)
-            .filter(|part| part.get("functionResponse").is_some())
+        };
+        let done = since
+            .iter()
+            .filter(|(_, part)| part.get("functionResponse").is_some())
             .count();
-        match self.calls.get(done) {
+        match turn.calls.get(done) {
             Some((name, args)) => {
                 response(&json!([{"functionCall": {"name": name, "args": args}}]))
             }
-            None => response(&json!([{"text": self.last_words}])),
+            None => response(&json!([{"text": turn.last_words}])),
         }
     }
 }
