@@ -57,11 +57,13 @@ pub mod host;
 mod live;
 pub mod mirror;
 pub mod observer;
+pub mod outgoing;
 #[cfg(unix)]
 pub mod proxy;
 mod published;
 #[cfg(unix)]
 pub mod signals;
+pub mod sync;
 pub mod workspace;
 
 pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use ide_mcp_lsp::outgoing::Gone;
 use ide_mcp_runtime::discovery::{FoundIde, find_ides};
 use ide_mcp_runtime::lockfile::default_config_dir;
 use ide_mcp_runtime::relay::{Relay, RelayFuture, RelayReply};
@@ -34,7 +35,7 @@ use serde_json::value::RawValue;
 
 use crate::args::BridgeArgs;
 use crate::run::BoxError;
-use link::{Answer, CONNECT_TIMEOUT, Closed, Link};
+use link::{Answer, CONNECT_TIMEOUT, Link};
 
 #[cfg(not(unix))]
 mod cache {
@@ -303,7 +304,7 @@ impl Inner {
         match link.request("tools/call", &params, progress).await {
             Ok(Answer::Result(result)) => RelayReply::Result(result),
             Ok(Answer::Error(error)) => RelayReply::Error(error),
-            Err(Closed) => error_result(&format!(
+            Err(Gone) => error_result(&format!(
                 "the IDE for {} closed its connection before it answered; call again to reach it once it runs",
                 self.options.cwd.display()
             )),
@@ -330,7 +331,7 @@ impl Inner {
         match link.request(method, &params, progress).await {
             Ok(Answer::Result(result)) => RelayReply::Result(result),
             Ok(Answer::Error(error)) => RelayReply::Error(error),
-            Err(Closed) => error_reply(&format!(
+            Err(Gone) => error_reply(&format!(
                 "the IDE for {} closed its connection before it answered; ask again to reach it once it runs",
                 self.options.cwd.display()
             )),
