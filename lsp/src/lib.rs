@@ -11,6 +11,8 @@
 //! - [`LspWorkspace`]: what the observers of one editor fill, shared; it is
 //!   the tools' `EditorAccess`, `BufferStore`, `DiagnosticsQuery` and
 //!   `FileOpener`, handed to the server as a `ReadContext`.
+//! - [`outgoing`]: the one table matching the requests we send (to a
+//!   language server, an editor, an IDE) to their answers.
 //!
 //! ```
 //! use std::sync::Arc;
