@@ -6,9 +6,10 @@ use std::io::{self, Write};
 use std::os::fd::AsFd as _;
 use std::path::Path;
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use ide_mcp_lsp::sync::lock;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -37,7 +38,7 @@ pub fn init(log: Option<&Path>) -> io::Result<LogFlush> {
             for line in &receiver {
                 if line.is_empty() {
                     // A flush request: everything before it is written.
-                    *signal.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
+                    *lock(&signal.0) = true;
                     signal.1.notify_all();
                 } else if !broken {
                     broken = out.write_all(&line).is_err();
@@ -74,7 +75,7 @@ impl Drop for LogFlush {
             return;
         }
         let (done, signal) = &*self.flushed;
-        let done = done.lock().unwrap_or_else(PoisonError::into_inner);
+        let done = lock(done);
         let _ = signal.wait_timeout_while(done, LOG_FLUSH, |done| !*done);
     }
 }

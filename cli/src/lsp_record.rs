@@ -24,10 +24,11 @@ use std::io::{self, Write};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use clap::{Args, ValueEnum};
 use ide_mcp_lsp::framing::{Frame, SyncMessageReader};
+use ide_mcp_lsp::sync::lock;
 use serde_json::value::RawValue;
 
 /// `ide-mcp lsp-record`.
@@ -103,7 +104,7 @@ impl Log {
         let line = format!("{}\"from\":\"{from}\",{}}}\n", self.prefix, describe(frame));
         // One `write` of an `O_APPEND` file: lines of several recorders
         // never interleave.
-        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut file = lock(&self.file);
         file.write_all(line.as_bytes())
     }
 }

@@ -4,6 +4,7 @@ use std::error::Error;
 use std::io::{IsTerminal as _, Write};
 use std::sync::Arc;
 
+use ide_mcp_lsp::outgoing::split_reply;
 use ide_mcp_runtime::lint::lint_registry;
 use ide_mcp_runtime::{
     HttpOptions, HttpServerHandle, Registry, Server, ServingThread, WsOptions, WsServerHandle,
@@ -381,14 +382,12 @@ pub async fn call(args: &CallArgs, out: &mut impl Write) -> Result<bool, BoxErro
             break message;
         }
     };
-    if let Some(error) = reply.get("error") {
-        let text = error
+    let result = split_reply(reply).map_err(|error| {
+        error
             .get("message")
             .and_then(Value::as_str)
-            .map_or_else(|| error.to_string(), str::to_owned);
-        return Err(text.into());
-    }
-    let result = reply.get("result").cloned().unwrap_or(Value::Null);
+            .map_or_else(|| error.to_string(), str::to_owned)
+    })?;
     drop(progress); // clears the line before the result is printed
     headless.shutdown().await;
     serde_json::to_writer_pretty(&mut *out, &result)?;

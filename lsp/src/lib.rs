@@ -11,6 +11,8 @@
 //! - [`LspWorkspace`]: what the observers of one editor fill, shared; it is
 //!   the tools' `EditorAccess`, `BufferStore`, `DiagnosticsQuery` and
 //!   `FileOpener`, handed to the server as a `ReadContext`.
+//! - [`outgoing`]: the one table matching the requests we send (to a
+//!   language server, an editor, an IDE) to their answers.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -57,11 +59,13 @@ pub mod host;
 mod live;
 pub mod mirror;
 pub mod observer;
+pub mod outgoing;
 #[cfg(unix)]
 pub mod proxy;
 mod published;
 #[cfg(unix)]
 pub mod signals;
+pub mod sync;
 pub mod workspace;
 
 pub use observer::{ClientVerdict, Observer, ObserverOptions, Replayed, ServerVerdict};

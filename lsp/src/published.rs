@@ -672,14 +672,16 @@ mod tests {
 
     /// What is logged while `f` runs: `(level, line)` of each event.
     fn logged(f: impl FnOnce()) -> Vec<(String, String)> {
-        use std::sync::{Arc, Mutex, PoisonError};
+        use std::sync::{Arc, Mutex};
+
+        use crate::sync::lock;
 
         #[derive(Clone, Default)]
         struct Captured(Arc<Mutex<Vec<u8>>>);
 
         impl std::io::Write for Captured {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                let mut bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut bytes = lock(&self.0);
                 bytes.extend_from_slice(buf);
                 Ok(buf.len())
             }

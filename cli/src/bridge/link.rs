@@ -5,17 +5,17 @@
 //! up on is cancelled at the IDE.
 
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt as _, StreamExt as _};
+use ide_mcp_lsp::outgoing::{Gone, Outgoing};
 use ide_mcp_runtime::transport::gate::AUTH_HEADER;
 use ide_mcp_runtime::{Notifier, Peer};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -40,49 +40,26 @@ pub enum Answer {
     Error(Box<RawValue>),
 }
 
-/// The IDE went away (or the link was dropped) before it answered.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Closed;
-
 /// A live connection to one IDE; cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct Link {
     port: u16,
     outgoing: mpsc::Sender<Message>,
     shared: Arc<Shared>,
-    next_id: AtomicU64,
     /// The keys of the `capabilities` the IDE answered `initialize` with.
     capabilities: Vec<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
-    state: Mutex<State>,
+    /// The requests waiting for the IDE's answers, each with the caller's
+    /// progress token (passed to the IDE unchanged) and where the IDE's
+    /// progress for it goes; closed when the reader ends (the IDE closed
+    /// the connection, or it failed).
+    pending: Outgoing<Answer, Option<(Value, Peer)>>,
     /// Where the IDE's `list_changed` of resources and prompts go: the
     /// bridge's own clients.
     clients: Notifier,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// The reader ended: the IDE closed the connection or it failed.
-    closed: bool,
-    pending: Vec<Pending>,
-}
-
-#[derive(Debug)]
-struct Pending {
-    id: u64,
-    answer: oneshot::Sender<Answer>,
-    /// The caller's progress token (passed to the IDE unchanged) and where
-    /// the IDE's progress for it goes.
-    progress: Option<(Value, Peer)>,
-}
-
-impl Shared {
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 impl Link {
@@ -112,7 +89,8 @@ impl Link {
             let _ = sink.close().await;
         });
         let shared = Arc::new(Shared {
-            state: Mutex::default(),
+            // The handshake's `initialize` is request 0, as the CLI numbers it.
+            pending: Outgoing::starting_at(0),
             clients,
         });
         let reader = Arc::clone(&shared);
@@ -128,15 +106,12 @@ impl Link {
                 }
             }
             // Every caller still waiting learns that no answer will come.
-            let mut state = reader.state();
-            state.closed = true;
-            state.pending.clear();
+            reader.pending.close();
         });
         let mut link = Self {
             port,
             outgoing,
             shared,
-            next_id: AtomicU64::new(0),
             capabilities: Vec::new(),
         };
         link.capabilities = link.handshake().await?;
@@ -170,7 +145,7 @@ impl Link {
                     "the IDE refused `initialize`: {error}"
                 )));
             }
-            Err(Closed) => return Err(closed_early()),
+            Err(Gone) => return Err(closed_early()),
         };
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         self.outgoing
@@ -193,7 +168,7 @@ impl Link {
 
     /// Whether the IDE is still connected.
     pub fn is_alive(&self) -> bool {
-        !self.shared.state().closed
+        !self.shared.pending.is_closed()
     }
 
     /// The IDE's `tools/list` result.
@@ -203,7 +178,7 @@ impl Link {
             Ok(Answer::Error(error)) => Err(io::Error::other(format!(
                 "the IDE refused `tools/list`: {error}"
             ))),
-            Err(Closed) => Err(closed_early()),
+            Err(Gone) => Err(closed_early()),
         }
     }
 
@@ -216,30 +191,29 @@ impl Link {
         method: &str,
         params: &str,
         progress: Option<(Value, Peer)>,
-    ) -> Result<Answer, Closed> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (answer, answered) = oneshot::channel();
-        {
-            let mut state = self.shared.state();
-            if state.closed {
-                return Err(Closed);
-            }
-            state.pending.push(Pending {
-                id,
-                answer,
-                progress,
-            });
-        }
-        let mut guard = Unanswered { link: self, id };
+    ) -> Result<Answer, Gone> {
+        let mut lease = self.shared.pending.lease(progress, |id| self.cancel(id))?;
+        let id = lease.id();
         let method = serde_json::to_string(method).expect("a string serializes");
         let message =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":{params}}}"#);
         if self.outgoing.send(Message::text(message)).await.is_err() {
-            return Err(Closed);
+            lease.withdraw();
+            return Err(Gone);
         }
-        let answer = answered.await.map_err(|_| Closed);
-        guard.id = u64::MAX; // answered, or the IDE is gone: nothing to cancel
-        answer
+        lease.answer().await
+    }
+
+    /// Tells the IDE that the caller gave up on request `id` (the client
+    /// cancelled the call, or left).
+    fn cancel(&self, id: u64) {
+        tracing::debug!(id, port = self.port, "request cancelled at the IDE");
+        let cancel = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the bridge's client cancelled the request"}}}}"#
+        );
+        if self.outgoing.try_send(Message::text(cancel)).is_err() {
+            tracing::debug!(id, "the cancellation could not be queued");
+        }
     }
 }
 
@@ -248,38 +222,6 @@ fn closed_early() -> io::Error {
         io::ErrorKind::ConnectionAborted,
         "the IDE closed the connection during the handshake",
     )
-}
-
-/// A request sent and not answered yet; dropped before its answer (the
-/// caller gave up: the client cancelled the call, or left), it withdraws
-/// the request and tells the IDE.
-struct Unanswered<'a> {
-    link: &'a Link,
-    id: u64,
-}
-
-impl Drop for Unanswered<'_> {
-    fn drop(&mut self) {
-        if self.id == u64::MAX {
-            return;
-        }
-        let id = self.id;
-        let withdrawn = {
-            let mut state = self.link.shared.state();
-            let before = state.pending.len();
-            state.pending.retain(|pending| pending.id != id);
-            state.pending.len() != before
-        };
-        if withdrawn {
-            tracing::debug!(id, port = self.link.port, "request cancelled at the IDE");
-            let cancel = format!(
-                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"the bridge's client cancelled the request"}}}}"#
-            );
-            if self.link.outgoing.try_send(Message::text(cancel)).is_err() {
-                tracing::debug!(id, "the cancellation could not be queued");
-            }
-        }
-    }
 }
 
 /// What the reader reads of each message from the IDE.
@@ -341,14 +283,7 @@ impl Shared {
                     (None, Some(error)) if error.get().starts_with('{') => Answer::Error(error),
                     _ => return tracing::debug!(id, "an answer with neither result nor error"),
                 };
-                let pending = {
-                    let mut state = self.state();
-                    let at = state.pending.iter().position(|p| p.id == id);
-                    at.map(|at| state.pending.swap_remove(at))
-                };
-                if let Some(pending) = pending {
-                    let _ = pending.answer.send(answer);
-                } else {
+                if !self.pending.answer(id, answer) {
                     tracing::debug!(id, "an answer to a request given up on");
                 }
             }
@@ -368,10 +303,9 @@ impl Shared {
         else {
             return;
         };
-        let state = self.state();
-        let peer = state.pending.iter().find_map(|pending| {
-            let (token, peer) = pending.progress.as_ref()?;
-            (*token == progress_token).then_some(peer)
+        let peer = self.pending.find_map(|progress| {
+            let (token, peer) = progress.as_ref()?;
+            (*token == progress_token).then(|| peer.clone())
         });
         if let Some(peer) = peer {
             peer.send_bytes(Arc::from(text.as_bytes()));

@@ -22,8 +22,10 @@ pub mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use ide_mcp_lsp::outgoing::Gone;
+use ide_mcp_lsp::sync::lock;
 use ide_mcp_runtime::discovery::{FoundIde, find_ides};
 use ide_mcp_runtime::lockfile::default_config_dir;
 use ide_mcp_runtime::relay::{Relay, RelayFuture, RelayReply};
@@ -34,7 +36,7 @@ use serde_json::value::RawValue;
 
 use crate::args::BridgeArgs;
 use crate::run::BoxError;
-use link::{Answer, CONNECT_TIMEOUT, Closed, Link};
+use link::{Answer, CONNECT_TIMEOUT, Link};
 
 #[cfg(not(unix))]
 mod cache {
@@ -179,11 +181,7 @@ impl Relay for Bridge {
     }
 
     fn has_capability(&self, capability: &str) -> bool {
-        let capabilities = *self
-            .inner
-            .capabilities
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let capabilities = *lock(&self.inner.capabilities);
         match capability {
             "resources" => capabilities.resources,
             "prompts" => capabilities.prompts,
@@ -214,7 +212,7 @@ struct Capabilities {
 
 impl Inner {
     fn served(&self) -> Arc<[u8]> {
-        Arc::clone(&self.served.lock().unwrap_or_else(PoisonError::into_inner))
+        Arc::clone(&lock(&self.served))
     }
 
     /// The IDE's live connection, made (again) when there is none.
@@ -244,10 +242,7 @@ impl Inner {
             match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
                 Ok(Ok((link, list))) => {
                     tracing::info!(ide = ide.ide_name, port = ide.port, folders = ?ide.workspace_folders, "connected to the IDE");
-                    *self
-                        .capabilities
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner) = Capabilities {
+                    *lock(&self.capabilities) = Capabilities {
                         resources: link.has_capability("resources"),
                         prompts: link.has_capability("prompts"),
                     };
@@ -280,7 +275,7 @@ impl Inner {
         }
         let list = tools::served(&entries, self.options.all);
         let changed = {
-            let mut served = self.served.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut served = lock(&self.served);
             let changed = **served != *list;
             *served = list;
             changed
@@ -303,7 +298,7 @@ impl Inner {
         match link.request("tools/call", &params, progress).await {
             Ok(Answer::Result(result)) => RelayReply::Result(result),
             Ok(Answer::Error(error)) => RelayReply::Error(error),
-            Err(Closed) => error_result(&format!(
+            Err(Gone) => error_result(&format!(
                 "the IDE for {} closed its connection before it answered; call again to reach it once it runs",
                 self.options.cwd.display()
             )),
@@ -330,7 +325,7 @@ impl Inner {
         match link.request(method, &params, progress).await {
             Ok(Answer::Result(result)) => RelayReply::Result(result),
             Ok(Answer::Error(error)) => RelayReply::Error(error),
-            Err(Closed) => error_reply(&format!(
+            Err(Gone) => error_reply(&format!(
                 "the IDE for {} closed its connection before it answered; ask again to reach it once it runs",
                 self.options.cwd.display()
             )),

@@ -3,9 +3,10 @@
 //! shown on the [`ProgressBoard`].
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use ide_mcp_lsp::client::{LspDiagnostics, LspServerOptions};
+use ide_mcp_lsp::sync::lock;
 
 use super::progress::{ProgressBoard, ProgressTask};
 use super::watch::TreeWatcher;
@@ -125,7 +126,7 @@ fn progress_callback(
     let board = board.clone();
     let task: Mutex<Option<ProgressTask>> = Mutex::new(None);
     Arc::new(move |line: Option<String>| {
-        let mut task = task.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut task = lock(&task);
         match line {
             Some(line) => task
                 .get_or_insert_with(|| board.begin(title.clone()))

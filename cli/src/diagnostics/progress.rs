@@ -7,9 +7,10 @@
 
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use ide_mcp_lsp::sync::lock;
 use tokio::sync::watch;
 
 /// Work shorter than this is not reported; longer work is logged at info
@@ -162,7 +163,7 @@ impl ProgressTask {
         if !self.board.log.load(Ordering::Relaxed) || task.started.elapsed() < QUIET {
             return;
         }
-        let mut last = self.last_log.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last = lock(&self.last_log);
         if last.elapsed() >= QUIET {
             *last = Instant::now();
             tracing::info!("{task}");

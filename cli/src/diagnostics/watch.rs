@@ -6,8 +6,9 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use ide_mcp_lsp::sync::lock;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -293,10 +294,6 @@ impl TreeWatcher {
     pub fn add_output_dirs(&self, dirs: impl IntoIterator<Item = PathBuf>) {
         lock(&self.filter).add_output_dirs(dirs);
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -3,19 +3,19 @@
 //! notifications, answered or turned into the diagnostics [`Store`], and
 //! the liveness probe that declares it hung.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::Instrument as _;
 
@@ -25,7 +25,9 @@ use super::options::{PROBE_METHOD, Probe};
 use super::state::Store;
 use crate::framing::{Frame, Message, MessageReader};
 use crate::live::{SERVER_REQUEST_TIMEOUT, ServerRequestError};
+use crate::outgoing::{Outgoing, split_reply};
 use crate::published::{Published, UnreadLog};
+use crate::sync::lock;
 use ide_mcp_tools::uri::{encoded_file_uri, encoded_uri_path};
 
 /// How many lines of a server's stderr are kept for the log of its death.
@@ -41,27 +43,9 @@ pub(crate) struct Context {
     pub(crate) unread: UnreadLog,
 }
 
-/// The requests waiting for the server's answers.
-#[derive(Debug, Default)]
-struct Pending {
-    waiting: HashMap<i64, oneshot::Sender<Value>>,
-    /// The server is gone (exited, found hung, or its life ended): every
-    /// request, waiting or sent later, fails at once.
-    gone: bool,
-}
-
-type Responses = Arc<Mutex<Pending>>;
-
-fn lock(responses: &Responses) -> std::sync::MutexGuard<'_, Pending> {
-    responses.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Every request waiting, now or later, fails at once.
-fn fail_all(responses: &Responses) {
-    let mut pending = lock(responses);
-    pending.gone = true;
-    pending.waiting.clear();
-}
+/// The requests waiting for the server's whole responses; closed when the
+/// server is gone (exited, found hung, or its life ended).
+type Responses = Arc<Outgoing<Value>>;
 
 /// The host's side of the server's stdio: what sends requests, shared by
 /// the connection, its liveness probe and the live tools' questions.
@@ -69,7 +53,6 @@ fn fail_all(responses: &Responses) {
 struct ServerStdio {
     out: mpsc::UnboundedSender<Vec<u8>>,
     responses: Responses,
-    next_id: AtomicI64,
     /// Messages read from the server so far.
     heard: Arc<AtomicU64>,
     /// Why the server was declared hung, once it is.
@@ -81,39 +64,30 @@ impl ServerStdio {
     /// server exited or was declared hung first. Dropped, forgets the
     /// request, and with `cancel` tells the server (`$/cancelRequest`).
     async fn response(&self, method: &str, params: Value, cancel: bool) -> Option<Value> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = lock(&self.responses);
-            if pending.gone {
-                return None;
-            }
-            pending.waiting.insert(id, tx);
-        }
-        let mut forget = Forget {
-            wire: self,
-            id,
-            cancel,
-        };
+        let out = &self.out;
+        let mut lease = self
+            .responses
+            .lease((), |id| {
+                if cancel {
+                    send(
+                        out,
+                        &json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}),
+                    );
+                }
+            })
+            .ok()?;
         send(
-            &self.out,
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            out,
+            &json!({"jsonrpc": "2.0", "id": lease.id(), "method": method, "params": params}),
         );
-        let mut hung = self.hung.subscribe();
-        let response = tokio::select! {
-            response = rx => response.ok(),
-            _ = hung.wait_for(Option::is_some) => None,
-        };
-        // Answered, or gone: nothing to cancel.
-        forget.cancel = false;
-        response
+        lease.answer().await.ok()
     }
 
     /// The server stopped answering: says why, and every request waiting
     /// for it, now or later, fails at once.
     fn declare_hung(&self, why: String) {
         self.hung.send_replace(Some(why));
-        fail_all(&self.responses);
+        self.responses.close();
     }
 }
 
@@ -131,26 +105,6 @@ impl Probed for ServerStdio {
 
     fn heard(&self) -> u64 {
         self.heard.load(Ordering::Relaxed)
-    }
-}
-
-/// Removes a request's slot when its wait ends, answered or not; with
-/// `cancel`, dropped unanswered, sends the server `$/cancelRequest`.
-struct Forget<'a> {
-    wire: &'a ServerStdio,
-    id: i64,
-    cancel: bool,
-}
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        lock(&self.wire.responses).waiting.remove(&self.id);
-        if self.cancel {
-            send(
-                &self.wire.out,
-                &json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}}),
-            );
-        }
     }
 }
 
@@ -185,13 +139,9 @@ impl ServerLink {
         )
         .await;
         match answer {
-            Ok(Some(mut response)) => match response.get_mut("error") {
-                Some(error) => Err(ServerRequestError::Failed(error.to_string())),
-                None => Ok(response
-                    .get_mut("result")
-                    .map(Value::take)
-                    .unwrap_or_default()),
-            },
+            Ok(Some(response)) => {
+                split_reply(response).map_err(|error| ServerRequestError::Failed(error.to_string()))
+            }
             Ok(None) => Err(ServerRequestError::Gone),
             Err(_elapsed) => Err(ServerRequestError::TimedOut),
         }
@@ -200,7 +150,7 @@ impl ServerLink {
     /// The server's life ended: every request waiting on it, now or later,
     /// fails at once.
     pub(crate) fn fail_all(&self) {
-        fail_all(&self.wire.responses);
+        self.wire.responses.close();
     }
 
     /// A link to no process: what it sends arrives, framed, in the queue.
@@ -210,7 +160,6 @@ impl ServerLink {
         let wire = ServerStdio {
             out,
             responses: Responses::default(),
-            next_id: AtomicI64::new(1),
             heard: Arc::default(),
             hung: watch::Sender::new(None),
         };
@@ -258,7 +207,6 @@ impl Connection {
         let wire = Arc::new(ServerStdio {
             out,
             responses: Responses::default(),
-            next_id: AtomicI64::new(1),
             heard: Arc::default(),
             hung: watch::Sender::new(None),
         });
@@ -280,7 +228,7 @@ impl Connection {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     tracing::trace!(server = %name, "stderr: {line}");
-                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    let mut tail = lock(&tail);
                     if tail.len() == STDERR_TAIL_LINES {
                         tail.pop_front();
                     }
@@ -319,13 +267,7 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Value, String> {
         match tokio::time::timeout(timeout, self.wire.response(method, params, false)).await {
-            Ok(Some(mut response)) => match response.get_mut("error") {
-                Some(error) => Err(error.to_string()),
-                None => Ok(response
-                    .get_mut("result")
-                    .map(Value::take)
-                    .unwrap_or_default()),
-            },
+            Ok(Some(response)) => split_reply(response).map_err(|error| error.to_string()),
             Ok(None) => Err("the server exited or stopped answering".to_owned()),
             Err(_) => Err(format!("no answer within {timeout:?}")),
         }
@@ -372,10 +314,7 @@ impl Connection {
 
     /// The last lines the server wrote to stderr.
     pub(crate) fn stderr_tail(&self) -> String {
-        let tail = self
-            .stderr_tail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let tail = lock(&self.stderr_tail);
         tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 
@@ -457,7 +396,7 @@ async fn read_loop(
             Ok(None) | Err(_) => break,
         }
     }
-    fail_all(&responses);
+    responses.close();
     let _ = closed.send(true);
 }
 
@@ -475,11 +414,8 @@ fn handle(cx: &Context, out: &mpsc::UnboundedSender<Vec<u8>>, responses: &Respon
         }
         (Some(method), None) => notification(cx, method, value.get("params")),
         (None, Some(id)) => {
-            if let Some(tx) = id
-                .as_i64()
-                .and_then(|id| lock(responses).waiting.remove(&id))
-            {
-                let _ = tx.send(value);
+            if let Some(id) = id.as_u64() {
+                responses.answer(id, value);
             }
         }
         (None, None) => {}
@@ -630,10 +566,10 @@ pub(crate) mod tests {
             (&json!("textDocument/hover"), &json!({"x": 1}))
         );
         let id = request["id"].as_i64().unwrap();
-        let waiting = lock(&link.wire.responses).waiting.remove(&id).unwrap();
-        waiting
-            .send(json!({"jsonrpc": "2.0", "id": id, "result": {"contents": "x"}}))
-            .unwrap();
+        assert!(link.wire.responses.answer(
+            id.try_into().unwrap(),
+            json!({"jsonrpc": "2.0", "id": id, "result": {"contents": "x"}})
+        ));
         assert_eq!(question.await.unwrap(), Ok(json!({"contents": "x"})));
         assert_eq!(next_sent(&mut queue), None, "an answer is not cancelled");
 
@@ -645,7 +581,7 @@ pub(crate) mod tests {
             sent(&mut queue).await,
             json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}})
         );
-        assert!(lock(&link.wire.responses).waiting.is_empty());
+        assert!(link.wire.responses.is_empty());
 
         let question = asking(&link);
         sent(&mut queue).await;

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ropey::Rope;
@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::connection::{Connection, ServerLink, folder_name};
 use super::state::Store;
+use crate::sync::lock;
 use ide_mcp_tools::uri::encoded_file_uri;
 
 /// How long a pull (`textDocument/diagnostic`) may take.
@@ -62,7 +63,7 @@ pub(crate) struct Asked {
 
 impl OpenDocuments {
     fn table(&self) -> MutexGuard<'_, Table> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.0)
     }
 
     /// The life the documents are open in.

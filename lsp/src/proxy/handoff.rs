@@ -16,12 +16,13 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::pump::{Assembly, Piece, Spare, Watch};
 use crate::framing::Message;
 use crate::observer::{ClientVerdict, Interest, ServerVerdict};
+use crate::sync::lock;
 
 /// Which way a queued message went.
 #[derive(Clone, Copy, Debug)]
@@ -96,7 +97,7 @@ impl HandOff {
                             }
                         }
                     }
-                    *counter.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+                    *lock(&counter.0) += 1;
                     counter.1.notify_all();
                 }
             })?;
@@ -134,7 +135,7 @@ impl HandOff {
     /// Waits until the first `count` queued messages have been observed.
     fn drain(&self, count: u64) {
         let (done, signal) = &*self.done;
-        let done = done.lock().unwrap_or_else(PoisonError::into_inner);
+        let done = lock(done);
         let _ = signal.wait_timeout_while(done, DRAIN_LIMIT, |done| *done < count);
     }
 }
@@ -241,10 +242,6 @@ impl Watch for HandOff {
             self.inner.server_message(body)
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

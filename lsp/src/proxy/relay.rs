@@ -3,7 +3,7 @@
 //! the server come down.
 
 use std::io;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use tokio::io::{AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::net::UnixStream;
@@ -13,6 +13,7 @@ use super::sink::Sink;
 use crate::framing::Message;
 use crate::host::link::{Tag, read_frame, write_frame};
 use crate::observer::Overlay;
+use crate::sync::lock;
 
 /// How many copies may wait for the host; beyond it the link is dropped
 /// and made again with a replay rather than losing a message.
@@ -35,7 +36,7 @@ impl Upstream {
     /// [`connect`](Self::connect) and the copies that follow never miss or
     /// repeat a message.
     pub fn observe<R>(&self, tag: Tag, body: &[u8], observe: impl FnOnce() -> R) -> R {
-        let mut link = self.link.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut link = lock(&self.link);
         let verdict = observe();
         if let Some(sender) = link.as_ref()
             && sender.try_send((tag, body.to_vec())).is_err()
@@ -49,7 +50,7 @@ impl Upstream {
     /// Links to a host: queues `replay()`'s messages, then every copy from
     /// now on; returns what the link task sends.
     pub fn connect(&self, replay: impl FnOnce() -> Vec<Copy>) -> mpsc::Receiver<Copy> {
-        let mut link = self.link.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut link = lock(&self.link);
         let replay = replay();
         let (sender, receiver) = mpsc::channel(BACKLOG.max(replay.len() + 1));
         for copy in replay {
@@ -62,7 +63,7 @@ impl Upstream {
 
     /// Unlinks (the host is gone).
     pub fn disconnect(&self) {
-        *self.link.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *lock(&self.link) = None;
     }
 }
 

@@ -6,7 +6,9 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsFd as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::sync::lock;
 
 /// A byte sink written one whole message at a time, so that messages from
 /// several threads never interleave; after the first failed write (the peer
@@ -63,22 +65,14 @@ impl Sink {
     pub(crate) fn stream(&self) -> Streaming<'_> {
         Streaming {
             inner: &self.inner,
-            out: self
-                .inner
-                .out
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
+            out: lock(&self.inner.out),
         }
     }
 
     /// Closes the underlying writer (the reader then sees end of stream),
     /// once every clone of the sink has let go of it.
     pub(crate) fn close(&self) {
-        let mut out = self
-            .inner
-            .out
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut out = lock(&self.inner.out);
         *out = Box::new(io::sink());
         self.inner.broken.store(true, Ordering::Relaxed);
     }

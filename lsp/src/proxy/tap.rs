@@ -1,12 +1,13 @@
 //! The proxy's own watch over its stream: the observer, and a copy of what
 //! it saw for its host.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use super::pump::Watch;
 use super::relay::{Copy, Upstream};
 use crate::host::link::Tag;
 use crate::observer::{ClientVerdict, Interest, Observer, Overlay, Replayed, ServerVerdict};
+use crate::sync::lock;
 
 /// The watch the pumps call.
 pub(crate) struct Tap {
@@ -31,7 +32,7 @@ impl Tap {
     pub(crate) fn review(&self, overlay: Overlay, watch: &dyn Watch) {
         self.interest.set_reviewing(!overlay.reviews.is_empty());
         watch.settle();
-        self.lock().set_review(overlay);
+        lock(&self.observer).set_review(overlay);
     }
 
     /// Which messages need the observer's verdict.
@@ -46,11 +47,11 @@ impl Tap {
 
     /// The messages that rebuild this stream's state in a host.
     pub(crate) fn replay(&self) -> Vec<Copy> {
-        self.lock().replay().into_iter().map(to_copy).collect()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Observer> {
-        self.observer.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.observer)
+            .replay()
+            .into_iter()
+            .map(to_copy)
+            .collect()
     }
 }
 
@@ -64,13 +65,15 @@ pub(crate) fn to_copy(replayed: Replayed) -> Copy {
 
 impl Watch for Tap {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
-        self.upstream
-            .observe(Tag::FromEditor, body, || self.lock().from_client(body))
+        self.upstream.observe(Tag::FromEditor, body, || {
+            lock(&self.observer).from_client(body)
+        })
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
-        self.upstream
-            .observe(Tag::FromServer, body, || self.lock().from_server(body))
+        self.upstream.observe(Tag::FromServer, body, || {
+            lock(&self.observer).from_server(body)
+        })
     }
 
     fn interest(&self) -> Option<Arc<Interest>> {

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ide_mcp_tools::{DiagnosticsQuery, FileDiagnostics, SettleFuture};
@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::stream::StreamId;
+use crate::sync::lock;
 
 /// How long an edited document's diagnostics must stay unchanged before
 /// they count as settled: pyright publishes `[]` and then the real set a
@@ -66,7 +67,7 @@ impl Diagnostics {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// Sets `stream`'s diagnostics of `path` (for document `version`, when
@@ -157,7 +158,7 @@ impl Diagnostics {
 /// again (if no diagnostics arrive before). Waits that have settled, or that
 /// are older than `bound`, are dropped.
 fn next_check(state: &Mutex<State>, bound: Duration, now: Instant) -> Option<Instant> {
-    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = lock(state);
     state.waiting.retain(|_, w| {
         now.duration_since(w.since) < bound
             && w.arrived

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use ide_mcp_tools::memory::{MemoryBuffers, MemoryEditor};
@@ -21,6 +21,7 @@ use lsp_types::Position;
 use ropey::Rope;
 
 use super::stream::StreamId;
+use crate::sync::lock;
 
 /// The united documents.
 #[derive(Debug, Default)]
@@ -71,7 +72,7 @@ struct DiskCheck {
 
 impl Documents {
     fn index(&self) -> MutexGuard<'_, HashMap<Arc<Path>, Entry>> {
-        self.index.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.index)
     }
 
     /// `stream` opened `path` with `text` at `version`; the document becomes
@@ -163,7 +164,7 @@ impl Documents {
         let text = self
             .handle_for_path(path)
             .map(|handle| handle.snapshot().text.clone());
-        let mut saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut saves = lock(&self.saves);
         let saves = saves.entry(Arc::from(path)).or_default();
         saves.count += 1;
         saves.text = text;
@@ -172,14 +173,14 @@ impl Documents {
     /// How many times the editor saved `path`.
     #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) fn saves_seen(&self, path: &Path) -> u64 {
-        let saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
+        let saves = lock(&self.saves);
         saves.get(path).map_or(0, |saves| saves.count)
     }
 
     /// What the editor saved of `path` last (the file held it then).
     #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) fn saved_text(&self, path: &Path) -> Option<String> {
-        let saves = self.saves.lock().unwrap_or_else(PoisonError::into_inner);
+        let saves = lock(&self.saves);
         saves.get(path)?.text.as_ref().map(Rope::to_string)
     }
 

@@ -10,18 +10,19 @@
 //! ([`ClientVerdict::Drop`](crate::ClientVerdict::Drop)) and resolves the
 //! waiting call.
 
-use std::collections::HashMap;
 use std::fmt;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::stream::StreamId;
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
+use crate::outgoing::Outgoing;
+use crate::sync::lock;
 
 /// The prefix of the ids of requests sent toward the editor.
 pub const EDITOR_REQUEST_PREFIX: &str = "ide-mcp/";
@@ -157,9 +158,8 @@ type Answer = Result<Value, String>;
 /// The streams requests can go out on, and the requests awaiting answers.
 #[derive(Debug, Default)]
 pub(crate) struct EditorRequests {
-    next: AtomicU64,
     routes: Mutex<Vec<Route>>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    pending: Outgoing<Answer>,
     /// The stream whose editor the user used last (0: none yet).
     last_used: AtomicU64,
 }
@@ -173,10 +173,6 @@ pub(crate) struct Destination {
     #[cfg_attr(not(unix), expect(dead_code, reason = "the host (Unix only) asks"))]
     pub(crate) can: EditorCan,
     request: EditorRequest,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl EditorRequests {
@@ -265,10 +261,12 @@ impl EditorRequests {
         to: &Destination,
         params: Value,
     ) -> Result<Value, EditorRequestError> {
-        let queue = to.queue.clone();
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(n, tx);
+        // Given up on (timed out, the call cancelled), a request is only
+        // forgotten: the editor's answer, if it comes, is still ours.
+        let Ok(mut lease) = self.pending.lease((), |_| ()) else {
+            return Err(EditorRequestError::NotSent);
+        };
+        let n = lease.id();
         let body = json!({
             "jsonrpc": "2.0",
             "id": format!("{EDITOR_REQUEST_PREFIX}{n}"),
@@ -281,16 +279,14 @@ impl EditorRequests {
             "a request toward the editor"
         );
         let message = Message::from_body(body.to_string());
-        if queue.try_send(message).is_err() {
-            lock(&self.pending).remove(&n);
+        if to.queue.try_send(message).is_err() {
+            lease.withdraw();
             return Err(EditorRequestError::NotSent);
         }
-        let answer = tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, rx).await;
-        lock(&self.pending).remove(&n);
-        match answer {
+        match tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, lease.answer()).await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(message))) => Err(EditorRequestError::Failed(message)),
-            Ok(Err(_dropped)) => Err(EditorRequestError::NotSent),
+            Ok(Err(_gone)) => Err(EditorRequestError::NotSent),
             Err(_elapsed) => Err(EditorRequestError::TimedOut),
         }
     }
@@ -304,9 +300,7 @@ impl EditorRequests {
         else {
             return false;
         };
-        if let Some(waiting) = lock(&self.pending).remove(&n) {
-            let _ = waiting.send(answer);
-        }
+        self.pending.answer(n, answer);
         // Ours even when nobody waits any more (timed out): never forwarded.
         true
     }

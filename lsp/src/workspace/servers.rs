@@ -15,18 +15,19 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use ide_mcp_tools::LspFeature;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::stream::StreamId;
 use crate::framing::Message;
 use crate::live::provider;
 pub use crate::live::{SERVER_REQUEST_TIMEOUT, ServerFacts, ServerRequestError};
 use crate::mirror::PositionEncoding;
+use crate::outgoing::Outgoing;
+use crate::sync::lock;
 
 /// The prefix of the ids of requests sent toward a server.
 pub const SERVER_REQUEST_PREFIX: &str = "ide-mcp/s/";
@@ -81,9 +82,8 @@ type Answer = Result<Value, String>;
 /// answers.
 #[derive(Debug, Default)]
 pub(crate) struct ServerRequests {
-    next: AtomicU64,
     routes: Mutex<Vec<Route>>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    pending: Outgoing<Answer>,
     /// The documents the IDE opened on a server itself, with how many
     /// calls use each.
     opened: Mutex<HashMap<(StreamId, PathBuf), usize>>,
@@ -121,10 +121,6 @@ pub enum NoRoute {
     Unsupported(Option<String>),
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 fn extension(path: &Path) -> Option<String> {
     path.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -145,31 +141,6 @@ pub(crate) fn request_body(n: u64, method: &str, params: &Value) -> String {
 /// one of ours.
 pub(crate) fn our_request(id: &str) -> Option<u64> {
     id.strip_prefix(SERVER_REQUEST_PREFIX)?.parse().ok()
-}
-
-/// A request awaiting its answer: dropped unanswered (timed out, or the
-/// call cancelled), it tells the server with `$/cancelRequest`.
-struct Waiting<'a> {
-    requests: &'a ServerRequests,
-    queue: mpsc::Sender<Message>,
-    n: u64,
-    answered: bool,
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        lock(&self.requests.pending).remove(&self.n);
-        if !self.answered {
-            let cancel = json!({
-                "jsonrpc": "2.0",
-                "method": "$/cancelRequest",
-                "params": {"id": format!("{SERVER_REQUEST_PREFIX}{}", self.n)},
-            });
-            // A full queue: the server answers in its own time, and the
-            // answer is still ours, never the editor's.
-            let _ = self.queue.try_send(Message::from_body(cancel.to_string()));
-        }
-    }
 }
 
 impl ServerRequests {
@@ -299,27 +270,30 @@ impl ServerRequests {
         method: &str,
         params: &Value,
     ) -> Result<Value, ServerRequestError> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(n, tx);
-        let message = Message::from_body(request_body(n, method, params));
+        // Dropped unanswered (timed out, or the call cancelled), the
+        // request is cancelled at the server.
+        let cancel = |n| {
+            let cancel = json!({
+                "jsonrpc": "2.0",
+                "method": "$/cancelRequest",
+                "params": {"id": format!("{SERVER_REQUEST_PREFIX}{n}")},
+            });
+            // A full queue: the server answers in its own time, and the
+            // answer is still ours, never the editor's.
+            let _ = to.queue.try_send(Message::from_body(cancel.to_string()));
+        };
+        let Ok(mut lease) = self.pending.lease((), cancel) else {
+            return Err(ServerRequestError::NotSent);
+        };
+        let message = Message::from_body(request_body(lease.id(), method, params));
         if to.queue.try_send(message).is_err() {
-            lock(&self.pending).remove(&n);
+            lease.withdraw();
             return Err(ServerRequestError::NotSent);
         }
-        let mut waiting = Waiting {
-            requests: self,
-            queue: to.queue.clone(),
-            n,
-            answered: false,
-        };
-        let answer = tokio::time::timeout(SERVER_REQUEST_TIMEOUT, rx).await;
-        waiting.answered = matches!(answer, Ok(Ok(_)));
-        drop(waiting);
-        match answer {
+        match tokio::time::timeout(SERVER_REQUEST_TIMEOUT, lease.answer()).await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(message))) => Err(ServerRequestError::Failed(message)),
-            Ok(Err(_dropped)) => Err(ServerRequestError::NotSent),
+            Ok(Err(_gone)) => Err(ServerRequestError::NotSent),
             Err(_elapsed) => Err(ServerRequestError::TimedOut),
         }
     }
@@ -357,9 +331,7 @@ impl ServerRequests {
         let Some(n) = our_request(id) else {
             return false;
         };
-        if let Some(waiting) = lock(&self.pending).remove(&n) {
-            let _ = waiting.send(answer);
-        }
+        self.pending.answer(n, answer);
         // Ours even when nobody waits any more: never forwarded.
         true
     }
@@ -484,7 +456,7 @@ mod tests {
             cancel,
             json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": sent["id"]}})
         );
-        assert!(lock(&requests.pending).is_empty());
+        assert!(requests.pending.is_empty());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -22,6 +22,7 @@ use super::servers::ServerRequests;
 use super::stream::StreamId;
 use crate::live::Live;
 use crate::observer::review::Decision;
+use crate::sync::lock;
 
 /// How many events a subscriber may fall behind before it lags
 /// (`broadcast::error::RecvError::Lagged`: treat it as a selection change).
@@ -126,10 +127,7 @@ impl LspWorkspace {
     /// Uses `folders` as the workspace folders, whatever the editor says
     /// (`--workspace`).
     pub fn override_folders(&self, folders: Vec<PathBuf>) {
-        *self
-            .folders_override
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(folders);
+        *lock(&self.folders_override) = Some(folders);
     }
 
     /// Uses `rules` as the user's deny rules (a host's
@@ -150,11 +148,7 @@ impl LspWorkspace {
 
     /// The workspace folders: the override, else the editor's.
     pub fn workspace_folders(&self) -> Vec<PathBuf> {
-        let overridden = self
-            .folders_override
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let overridden = lock(&self.folders_override).clone();
         overridden.unwrap_or_else(|| {
             self.editor
                 .borrow()

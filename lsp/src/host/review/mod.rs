@@ -20,7 +20,7 @@
 //! did not make.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use ide_mcp_tools::review::{Hunk, compose, hunks};
 use ide_mcp_tools::{
@@ -32,6 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::observer::Decision;
 use crate::observer::review::{HunkView, Overlay, ReviewView, ViewKind};
+use crate::sync::lock;
 use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
 use ide_mcp_tools::uri::encoded_file_uri;
 use written::{Seen, Written};
@@ -149,10 +150,6 @@ impl Pending {
                 .collect(),
         }
     }
-}
-
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Reviews {
