@@ -12,7 +12,7 @@ use ropey::Rope;
 use serde_json::{Value, json};
 
 use crate::mirror::PositionEncoding;
-use crate::observer::review::line_length;
+use ide_mcp_tools::position::line_length;
 use crate::workspace::{EditorRequest, LspWorkspace};
 
 /// Why an edit of ours did not reach the buffer.

@@ -10,11 +10,12 @@ use super::envelope::append_to_array;
 use super::review::{
     ACCEPT_ALL_COMMAND, ACCEPT_COMMAND, Decision, HunkView, KEEP_ALL_COMMAND, KEEP_COMMAND,
     Overlay, REJECT_ALL_COMMAND, REJECT_COMMAND, REVERT_ALL_COMMAND, REVERT_COMMAND, RawPublish,
-    ReviewView, ViewKind, line_length,
+    ReviewView, ViewKind,
 };
 use super::stream::{MirrorDoc, Observer};
 use crate::framing::Message;
 use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::line_length;
 use crate::workspace::WorkspaceEvent;
 
 impl Observer {
