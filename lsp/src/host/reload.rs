@@ -174,10 +174,7 @@ fn changed(ws: &Arc<LspWorkspace>, reviews: &Reviews, write: Write<'_>, edit: bo
     // what it saved in between: that is what a write changed (a save, a
     // close and an open, then Claude's write, can all come between two
     // looks at the disk).
-    let saved = write
-        .saved
-        .then(|| ws.documents.saved_text(path))
-        .flatten();
+    let saved = write.saved.then(|| ws.documents.saved_text(path)).flatten();
     let before = saved.clone().or(write.before);
     if text == write.after {
         // The editor's own save, or its own reload of the write.

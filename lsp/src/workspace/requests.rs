@@ -275,7 +275,11 @@ impl EditorRequests {
             "method": to.request.method(),
             "params": params,
         });
-        tracing::debug!(n, method = to.request.method(), "a request toward the editor");
+        tracing::debug!(
+            n,
+            method = to.request.method(),
+            "a request toward the editor"
+        );
         let message = Message::from_body(body.to_string());
         if queue.try_send(message).is_err() {
             lock(&self.pending).remove(&n);
