@@ -24,15 +24,16 @@
 //!
 //! # Cost
 //!
-//! Conversions go through ropey's tree in O(log n), so a selection is found
-//! in a 100 MB document about as fast as in a small one. A rope of a single
-//! chunk (up to about a kilobyte) is the exception: ropey recounts a
-//! one-leaf rope on every query, so there the text's lines are found by
-//! `str_indices`' word-at-a-time scans (which ropey's leaves use), and only
-//! the line of a position is walked char by char. `benches/selection` and
-//! the callgrind counts of BENCHMARKS.md § 4 and the HTTP sessions measure
-//! both paths; the tests check each path against the reference walk of
-//! `ide-mcp-test-support`.
+//! A conversion is O(log n), and [`slice`] O(log n + selection): ropey's
+//! tree finds a position's chunk (at most about a kilobyte), then counts
+//! word-at-a-time from that chunk's start to the position's line, and only
+//! the position's line is walked char by char. A rope of a single chunk is
+//! the exception: its one leaf keeps no counts, so ropey recounts all of it
+//! on every query. There the one recount that tells the rope is one chunk
+//! is the only one: the position's line is found by `str_indices`' scans
+//! (ropey's own), and a slice's end is looked for from its start's line.
+//! The tests check both paths against the reference walk of
+//! `ide-mcp-test-support`; the figures are BENCHMARKS.md § 4.
 
 use lsp_types::{Position, PositionEncodingKind};
 use ropey::{Rope, RopeSlice};
@@ -169,8 +170,7 @@ pub fn convert(
 }
 
 /// The text between two UTF-16 positions (in either order), clamped as the
-/// [module documentation](self) says: O(log n + selection) through the
-/// tree; in a single chunk, the end is looked for from the start's line.
+/// [module documentation](self) says, in O(log n + selection).
 pub fn slice(text: &Rope, start: Position, end: Position) -> RopeSlice<'_> {
     let (start, end) = if end < start {
         (end, start)
@@ -286,7 +286,8 @@ fn walk_line(
 }
 
 /// The whole text of a rope held in a single chunk (a document of up to
-/// about a kilobyte), where ropey recounts the leaf on every query.
+/// about a kilobyte), where ropey recounts the leaf on every query; this
+/// asking is one such count (ropey 1.6 cannot tell a leaf for less).
 fn single_chunk(text: &Rope) -> Option<&str> {
     let mut chunks = text.chunks();
     match (chunks.next(), chunks.next()) {
@@ -356,7 +357,8 @@ fn char_to_position_in(text: &str, char_idx: usize, encoding: PositionEncoding) 
     let bytes = text.as_bytes();
     // Between the `\r` and `\n` of a break, the `\r` still counts: the
     // offset is past it, on its line.
-    let crlf_middle = byte > 0 && byte < bytes.len() && bytes[byte - 1] == b'\r' && bytes[byte] == b'\n';
+    let crlf_middle =
+        byte > 0 && byte < bytes.len() && bytes[byte - 1] == b'\r' && bytes[byte] == b'\n';
     let before = if crlf_middle { byte - 1 } else { byte };
     let line_start = bytes[..before]
         .iter()

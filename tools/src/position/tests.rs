@@ -35,6 +35,11 @@ fn text() -> impl Strategy<Value = String> {
         .prop_map(|chars| chars.into_iter().collect())
 }
 
+/// Positions of lines below `lines` and characters below `characters`.
+fn position(lines: u32, characters: u32) -> impl Strategy<Value = Position> {
+    (0..lines, 0..characters).prop_map(|(line, character)| Position::new(line, character))
+}
+
 fn encoding() -> impl Strategy<Value = PositionEncoding> {
     proptest::sample::select(&ENCODINGS[..])
 }
@@ -51,6 +56,21 @@ fn inside_crlf(chars: &[char], idx: usize) -> bool {
     idx > 0 && idx < chars.len() && chars[idx - 1] == '\r' && chars[idx] == '\n'
 }
 
+/// Finds `position` in `text`, checks the offset against the reference,
+/// and returns the rope, what was found and the position of that offset.
+fn found_as_the_reference(
+    text: &str,
+    position: Position,
+    encoding: PositionEncoding,
+) -> Result<(Rope, Clamped<usize>, Position), TestCaseError> {
+    let chars: Vec<char> = text.chars().collect();
+    let rope = Rope::from_str(text);
+    let found = position_to_char(&rope, position, encoding);
+    prop_assert_eq!(found.value, naive_offset(&chars, position, encoding));
+    let back = char_to_position(&rope, found.value, encoding);
+    Ok((rope, found, back))
+}
+
 proptest! {
     #[test]
     fn char_to_position_matches_the_reference(text in text(), idx in 0usize..70, encoding in encoding()) {
@@ -60,25 +80,16 @@ proptest! {
     }
 
     #[test]
-    fn position_to_char_matches_the_reference(
-        text in text(),
-        line in 0u32..25,
-        character in 0u32..40,
-        encoding in encoding(),
-    ) {
-        let chars: Vec<char> = text.chars().collect();
-        let rope = Rope::from_str(&text);
-        let position = Position::new(line, character);
-        let found = position_to_char(&rope, position, encoding);
-        prop_assert_eq!(found.value, naive_offset(&chars, position, encoding));
+    fn position_to_char_matches_the_reference(text in text(), position in position(25, 40), encoding in encoding()) {
+        let (rope, found, back) = found_as_the_reference(&text, position, encoding)?;
         // The tree path agrees, to the clamping flag.
         prop_assert_eq!(position_to_char_tree(&rope, position, encoding), found);
         // A position read back from an offset names that offset, unclamped.
-        let back = char_to_position(&rope, found.value, encoding);
+        let chars: Vec<char> = text.chars().collect();
         if !inside_crlf(&chars, found.value) {
             prop_assert_eq!(position_to_char(&rope, back, encoding), Clamped { value: found.value, clamped: false });
         }
-        if (line as usize) < rope.len_lines() {
+        if (position.line as usize) < rope.len_lines() {
             prop_assert_eq!(found.clamped, back != position);
         }
     }
@@ -86,8 +97,7 @@ proptest! {
     #[test]
     fn multi_chunk_ropes_match_the_reference(
         text in text(),
-        line in 0u32..25,
-        character in 0u32..40,
+        position in position(25, 40),
         idx in 0usize..70,
         encoding in encoding(),
     ) {
@@ -95,31 +105,20 @@ proptest! {
         let text = text.repeat(200);
         let chars: Vec<char> = text.chars().collect();
         let rope = Rope::from_str(&text);
-        let position = Position::new(line, character);
         prop_assert_eq!(position_to_char(&rope, position, encoding).value, naive_offset(&chars, position, encoding));
         let idx = idx * 37;
         prop_assert_eq!(char_to_position(&rope, idx, encoding), naive_position(&chars, idx, encoding));
-        let end = Position::new(line + 3, character);
+        let end = Position::new(position.line + 3, position.character);
         prop_assert_eq!(slice(&rope, position, end).to_string(), naive_slice(&chars, position, end));
     }
 
     #[test]
-    fn positions_far_into_long_lines_match_the_reference(
-        text in text(),
-        line in 0u32..4,
-        character in 0u32..1500,
-        encoding in encoding(),
-    ) {
+    fn positions_far_into_long_lines_match_the_reference(text in text(), position in position(4, 1500), encoding in encoding()) {
         // Lines of hundreds of chars, across leaves: positions past
         // `SCAN_UNITS` go through the tree, the others are walked.
         let text = text.replace(['\n', '\r'], "x").repeat(20) + "\n";
         let text = text.repeat(3);
-        let chars: Vec<char> = text.chars().collect();
-        let rope = Rope::from_str(&text);
-        let position = Position::new(line, character);
-        let found = position_to_char(&rope, position, encoding);
-        prop_assert_eq!(found.value, naive_offset(&chars, position, encoding));
-        let back = char_to_position(&rope, found.value, encoding);
+        let (_, found, back) = found_as_the_reference(&text, position, encoding)?;
         prop_assert_eq!(found.clamped, back != position);
     }
 
@@ -135,13 +134,11 @@ proptest! {
     #[test]
     fn conversions_agree_with_offsets(
         text in text(),
-        line in 0u32..12,
-        character in 0u32..20,
+        position in position(12, 20),
         from in encoding(),
         to in encoding(),
     ) {
         let rope = Rope::from_str(&text);
-        let position = Position::new(line, character);
         let at = position_to_char(&rope, position, from).value;
         let there = convert(&rope, position, from, to);
         prop_assert_eq!(position_to_char(&rope, there, to).value, at);
@@ -159,10 +156,9 @@ proptest! {
     }
 
     #[test]
-    fn slices_are_the_text_between(text in text(), a in (0u32..25, 0u32..40), b in (0u32..25, 0u32..40)) {
+    fn slices_are_the_text_between(text in text(), a in position(25, 40), b in position(25, 40)) {
         let chars: Vec<char> = text.chars().collect();
         let rope = Rope::from_str(&text);
-        let (a, b) = (Position::new(a.0, a.1), Position::new(b.0, b.1));
         let expected = naive_slice(&chars, a, b);
         prop_assert_eq!(slice(&rope, a, b).to_string(), expected.clone());
         prop_assert_eq!(serde_json::to_string(&RopeText(slice(&rope, b, a))).unwrap(), serde_json::to_string(&expected).unwrap());
@@ -179,7 +175,10 @@ fn examples() {
     assert_eq!(offset(2, 0).value, 7);
     assert_eq!(offset(3, 5).value, 9, "the empty last line");
     assert_eq!(offset(u32::MAX, u32::MAX).value, 9);
-    assert_eq!(char_to_position(&rope, usize::MAX, UTF16), Position::new(3, 0));
+    assert_eq!(
+        char_to_position(&rope, usize::MAX, UTF16),
+        Position::new(3, 0)
+    );
     assert_eq!(
         slice(&rope, Position::new(1, 0), Position::new(0, 1)).to_string(),
         "😀b\r\n"
@@ -206,10 +205,22 @@ fn positions_inside_a_character_are_clamped_to_its_start() {
         value,
         clamped: false,
     };
-    assert_eq!(at(1, PositionEncoding::Utf8), clamped(0), "inside é's two bytes");
-    assert_eq!(at(4, PositionEncoding::Utf8), clamped(1), "inside the emoji's four bytes");
+    assert_eq!(
+        at(1, PositionEncoding::Utf8),
+        clamped(0),
+        "inside é's two bytes"
+    );
+    assert_eq!(
+        at(4, PositionEncoding::Utf8),
+        clamped(1),
+        "inside the emoji's four bytes"
+    );
     assert_eq!(at(6, PositionEncoding::Utf8), clean(2));
-    assert_eq!(at(2, PositionEncoding::Utf16), clamped(1), "between the emoji's two units");
+    assert_eq!(
+        at(2, PositionEncoding::Utf16),
+        clamped(1),
+        "between the emoji's two units"
+    );
     assert_eq!(at(2, PositionEncoding::Utf32), clean(2));
 }
 
