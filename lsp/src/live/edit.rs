@@ -31,7 +31,7 @@ use ropey::Rope;
 use serde_json::{Map, Value, json};
 
 use super::texts::{Texts, position_of};
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::position_to_char;
 use ide_mcp_tools::uri::encoded_uri_path;
 

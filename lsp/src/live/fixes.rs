@@ -27,8 +27,8 @@ use serde_json::{Map, Value, json};
 use super::asking::Asking;
 use super::host::ServerHost;
 use super::texts::Texts;
-use crate::mirror::PositionEncoding;
-use ide_mcp_tools::position::{char_to_position, convert, line_content_end};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::{convert, line_length};
 
 /// The prefix of the commands of the code actions the IDE adds to the
 /// server's (the review's, "Send selection to Claude Code").
@@ -194,12 +194,8 @@ impl<H: ServerHost> Asking<'_, H> {
             ));
         }
         let encoding = self.encoding();
-        let start = self.text.line_to_char(zero as usize);
-        let end_char = line_content_end(&self.text, zero as usize, start);
-        let range = Range::new(
-            Position::new(zero, 0),
-            char_to_position(&self.text, end_char, encoding),
-        );
+        let end = line_length(&self.text, zero, encoding);
+        let range = Range::new(Position::new(zero, 0), Position::new(zero, end));
         let diagnostics = self.line_diagnostics(zero).await;
         let params = json!({
             "textDocument": self.document(),

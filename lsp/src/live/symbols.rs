@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::asking::Asking;
 use super::host::ServerHost;
 use super::texts::{from_server, position_of, symbol_kind};
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::{char_to_position, position_to_char};
 
 /// At most this many symbols of one name get their references asked for;

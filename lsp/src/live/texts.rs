@@ -13,7 +13,7 @@ use ropey::Rope;
 use serde_json::{Map, Value};
 
 use super::host::FileTexts;
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_uri_path;
 

@@ -1,4 +1,5 @@
 use ide_mcp_test_support::position::{self as reference, Units};
+use ide_mcp_tools::position::PositionEncoding;
 use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
 use proptest::prelude::*;
 use ropey::Rope;

@@ -14,9 +14,10 @@ use serde_json::Value;
 
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::stream::{ClientVerdict, MirrorDoc, Observer, Tracked};
-use crate::mirror::{PositionEncoding, apply_change};
-use ide_mcp_tools::position::convert;
+use crate::mirror::apply_change;
 use crate::workspace::{EditorInfo, OwnReload, WorkspaceEvent, process_name};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The private notification [`Observer::replay`] uses to restore the

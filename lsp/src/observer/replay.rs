@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::client::REPLAY_SELECTION;
 use super::stream::{MirrorDoc, Observer, Tracked};
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_file_uri;
 use ide_mcp_tools::{BufferStore, EditorAccess};

@@ -295,4 +295,3 @@ impl ReviewState {
             .find(|r| r.path == path && !r.hunks.is_empty())
     }
 }
-

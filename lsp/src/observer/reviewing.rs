@@ -14,9 +14,9 @@ use super::review::{
 };
 use super::stream::{MirrorDoc, Observer};
 use crate::framing::Message;
-use crate::mirror::PositionEncoding;
-use ide_mcp_tools::position::line_length;
 use crate::workspace::WorkspaceEvent;
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::line_length;
 
 impl Observer {
     /// The review of the open document `uri`, if one is pending.

@@ -12,9 +12,9 @@ use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
 use super::review::REVIEW_COMMANDS;
 use super::stream::{Observer, ServerVerdict, Tracked, path_of};
-use crate::mirror::PositionEncoding;
-use ide_mcp_tools::position::convert;
 use crate::published::{DiagnosticList, Published};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 
 /// A pull-diagnostics report (`textDocument/diagnostic`'s result, and each
 /// of its `relatedDocuments`).

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::requests::EditorRequest;
 use super::state::LspWorkspace;
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_file_uri;
 

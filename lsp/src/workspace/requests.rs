@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::stream::StreamId;
 use crate::framing::Message;
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 
 /// The prefix of the ids of requests sent toward the editor.
 pub const EDITOR_REQUEST_PREFIX: &str = "ide-mcp/";
