@@ -10,8 +10,9 @@ use std::time::Duration;
 use ide_mcp_lsp::client::{language_id, language_servers};
 use ide_mcp_tools::deny::{DenyRules, SettingsRoots};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::position::char_to_position;
+use ide_mcp_tools::position::{PositionEncoding, convert};
 use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
+use lsp_types::Position;
 
 use crate::diagnostics::ProgressBoard;
 use crate::diagnostics::lsp::{LspSources, glob_files};
@@ -249,8 +250,8 @@ fn open_files(
     Ok(opened)
 }
 
-/// Selects `select`'s range (1-based lines, columns in characters) in the
-/// open buffer `id`.
+/// Selects `select`'s range (1-based lines, columns in characters, clamped
+/// as positions are) in the open buffer `id`.
 fn select_in(
     workspace: &MemoryWorkspace,
     id: BufferId,
@@ -270,9 +271,14 @@ fn select_in(
                 text.len_lines()
             )));
         }
-        let line_chars = text.line(line0).len_chars();
-        let char_idx = text.line_to_char(line0) + (column - 1).min(line_chars);
-        Ok(char_to_position(&text, char_idx))
+        let saturate = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let chars = Position::new(saturate(line0), saturate(column - 1));
+        Ok(convert(
+            &text,
+            chars,
+            PositionEncoding::Utf32,
+            PositionEncoding::Utf16,
+        ))
     };
     workspace.select(id, position(select.start)?, position(select.end)?);
     Ok(())

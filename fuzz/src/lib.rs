@@ -15,7 +15,9 @@ use std::sync::{Arc, OnceLock};
 
 use ide_mcp_runtime::{Registry, Server, Session};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::position::{RopeText, char_to_position, position_to_char, slice};
+use ide_mcp_tools::position::{
+    PositionEncoding, RopeText, char_to_position, position_to_char, slice,
+};
 use ide_mcp_tools::uri::{PathInput, file_uri};
 use ide_mcp_tools::{BufferId, ReadContext};
 use lsp_types::{Diagnostic, Position, Range};
@@ -223,22 +225,25 @@ pub fn uri_position(data: &[u8]) {
     };
     for i in 0..4 {
         let idx = word(i) as usize % (len + 2);
-        let position = char_to_position(&rope, idx);
+        let position = char_to_position(&rope, idx, PositionEncoding::Utf16);
         if chars.len() <= 4096 {
             assert_eq!(position, reference_position(&chars, idx.min(len)), "{idx}");
         }
         let inside_crlf = idx > 0 && idx < len && chars[idx - 1] == '\r' && chars[idx] == '\n';
         if !inside_crlf {
-            assert_eq!(position_to_char(&rope, position), idx.min(len));
+            assert_eq!(
+                position_to_char(&rope, position, PositionEncoding::Utf16).value,
+                idx.min(len)
+            );
         }
     }
     let lines = rope.len_lines() as u32;
     let a = Position::new(word(4) % (lines + 2), word(5) % 300);
     let b = Position::new(word(6) % (lines + 2), word(7));
     for p in [a, b, Position::new(u32::MAX, u32::MAX)] {
-        let idx = position_to_char(&rope, p);
+        let idx = position_to_char(&rope, p, PositionEncoding::Utf16).value;
         assert!(idx <= len);
-        let back = char_to_position(&rope, idx);
+        let back = char_to_position(&rope, idx, PositionEncoding::Utf16);
         assert!(back <= p, "{p:?} → {idx} → {back:?}");
     }
     let piece = slice(&rope, a, b);

@@ -16,7 +16,7 @@ use ropey::Rope;
 
 use crate::context::ReadContext;
 use crate::ports::OpenFileRequest;
-use crate::position::{char_to_position, line_content_end};
+use crate::position::{PositionEncoding, char_to_position, line_content_end};
 use crate::uri::PathInput;
 
 /// The message of the result when the host has no [`FileOpener`](crate::ports::FileOpener).
@@ -52,8 +52,8 @@ pub fn find_selection(
         end = line_content_end(text, line, text.line_to_char(line)).max(end);
     }
     Ok(Some((
-        char_to_position(text, start),
-        char_to_position(text, end),
+        char_to_position(text, start, PositionEncoding::Utf16),
+        char_to_position(text, end, PositionEncoding::Utf16),
     )))
 }
 

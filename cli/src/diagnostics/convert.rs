@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use cargo_metadata::diagnostic::{
     Diagnostic as RustcDiagnostic, DiagnosticLevel, DiagnosticSpan, DiagnosticSpanLine,
 };
+use ide_mcp_tools::position::PositionEncoding;
 use lsp_types::{Diagnostic, DiagnosticSeverity, DiagnosticTag, NumberOrString, Position, Range};
 
 /// Diagnostics by absolute file path, each list in the order rustc reported
@@ -142,12 +143,11 @@ fn is_file(file_name: &str) -> bool {
 /// UTF-16 code units in the first `chars` characters of `line`; characters
 /// past its end (a span at the end of a line) count one each.
 fn utf16_len_of_chars(line: &str, chars: usize) -> usize {
-    let mut units = 0;
-    let mut iter = line.chars();
-    for _ in 0..chars {
-        units += iter.next().map_or(1, char::len_utf16);
-    }
-    units
+    let (within, past) = match line.char_indices().nth(chars) {
+        Some((byte, _)) => (&line[..byte], 0),
+        None => (line, chars - line.chars().count()),
+    };
+    PositionEncoding::Utf16.len(within) + past
 }
 
 fn severity(level: DiagnosticLevel) -> DiagnosticSeverity {

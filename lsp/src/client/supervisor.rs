@@ -20,7 +20,7 @@ use super::options::{
 };
 use super::state::Store;
 use crate::live::ServerFacts;
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 
 /// What the handle asks of the server's supervisor.
 pub(super) enum Command {

@@ -6,14 +6,14 @@
 use std::path::Path;
 
 use ide_mcp_tools::BufferStore as _;
+use ide_mcp_tools::position::line_length;
 use ide_mcp_tools::review::hunks;
 use ide_mcp_tools::uri::encoded_file_uri;
 use ropey::Rope;
 use serde_json::{Value, json};
 
-use crate::mirror::PositionEncoding;
-use crate::observer::review::line_length;
 use crate::workspace::{EditorRequest, LspWorkspace};
+use ide_mcp_tools::position::PositionEncoding;
 
 /// Why an edit of ours did not reach the buffer.
 #[derive(Debug)]
@@ -134,6 +134,9 @@ fn within_the_lines(
 
 #[cfg(test)]
 mod tests {
+    use ide_mcp_tools::position::position_to_char;
+    use lsp_types::Position;
+
     use super::*;
 
     fn apply_edits(text: &str, edits: &[Value]) -> String {
@@ -141,8 +144,8 @@ mod tests {
         let mut rope = Rope::from_str(text);
         for edit in edits.iter().rev() {
             let at = |p: &Value| {
-                let line = p["line"].as_u64().unwrap() as usize;
-                rope.line_to_char(line) + p["character"].as_u64().unwrap() as usize
+                let position: Position = serde_json::from_value(p.clone()).unwrap();
+                position_to_char(&rope, position, PositionEncoding::Utf32).value
             };
             let (start, end) = (at(&edit["range"]["start"]), at(&edit["range"]["end"]));
             rope.remove(start..end);

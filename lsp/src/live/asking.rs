@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::edit;
 use super::host::{Document, ServerFacts, ServerHost, unsupported};
 use super::texts::{Texts, hover_text, to_server};
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_file_uri;
 
 /// A host's servers, for the tools' [`ReadContext`](ide_mcp_tools::ReadContext).

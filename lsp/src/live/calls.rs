@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::asking::Asking;
 use super::host::ServerHost;
 use super::texts::Texts;
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// A `CallHierarchyItem` as the model reads it: `{name, kind, detail?,

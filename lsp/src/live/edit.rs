@@ -31,7 +31,8 @@ use ropey::Rope;
 use serde_json::{Map, Value, json};
 
 use super::texts::{Texts, position_of};
-use crate::mirror::{PositionEncoding, position_to_char};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::position_to_char;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// What the answer lists, in order.

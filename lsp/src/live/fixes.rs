@@ -27,7 +27,8 @@ use serde_json::{Map, Value, json};
 use super::asking::Asking;
 use super::host::ServerHost;
 use super::texts::Texts;
-use crate::mirror::{PositionEncoding, char_to_position_in, from_utf16};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::{convert, line_length};
 
 /// The prefix of the commands of the code actions the IDE adds to the
 /// server's (the review's, "Send selection to Claude Code").
@@ -172,10 +173,12 @@ impl<H: ServerHost> Asking<'_, H> {
             .filter(|d| d.range.start.line <= line && line <= d.range.end.line)
             .filter_map(|d| {
                 let mut d = d.clone();
-                d.range = Range::new(
-                    from_utf16(&self.text, d.range.start, encoding),
-                    from_utf16(&self.text, d.range.end, encoding),
-                );
+                // Sent back as the server published them when it counts
+                // in UTF-16, as stored.
+                if encoding != PositionEncoding::Utf16 {
+                    let to_server = |p| convert(&self.text, p, PositionEncoding::Utf16, encoding);
+                    d.range = Range::new(to_server(d.range.start), to_server(d.range.end));
+                }
                 serde_json::to_value(d).ok()
             })
             .collect()
@@ -191,17 +194,8 @@ impl<H: ServerHost> Asking<'_, H> {
             ));
         }
         let encoding = self.encoding();
-        let end_char = self.text.line_to_char(zero as usize)
-            + self
-                .text
-                .line(zero as usize)
-                .chars()
-                .take_while(|c| *c != '\n' && *c != '\r')
-                .count();
-        let range = Range::new(
-            Position::new(zero, 0),
-            char_to_position_in(&self.text, end_char, encoding),
-        );
+        let end = line_length(&self.text, zero, encoding);
+        let range = Range::new(Position::new(zero, 0), Position::new(zero, end));
         let diagnostics = self.line_diagnostics(zero).await;
         let params = json!({
             "textDocument": self.document(),

@@ -14,7 +14,7 @@ use lsp_types::Diagnostic;
 use ropey::Rope;
 use serde_json::Value;
 
-use crate::mirror::PositionEncoding;
+use ide_mcp_tools::position::PositionEncoding;
 
 /// How long a request toward a server waits for its answer.
 pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);

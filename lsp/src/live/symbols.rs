@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 use super::asking::Asking;
 use super::host::ServerHost;
 use super::texts::{from_server, position_of, symbol_kind};
-use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::{char_to_position, position_to_char};
 
 /// At most this many symbols of one name get their references asked for;
 /// past it, the name is ambiguous without asking.
@@ -160,7 +161,7 @@ fn find_word(
         let after = span[at + word.len()..].chars().next();
         if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
             let chars = span[..at].chars().count();
-            return Some(char_to_position_in(text, from + chars, encoding));
+            return Some(char_to_position(text, from + chars, encoding));
         }
         search = at + word.len();
     }

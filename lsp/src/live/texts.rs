@@ -13,14 +13,14 @@ use ropey::Rope;
 use serde_json::{Map, Value};
 
 use super::host::FileTexts;
-use crate::mirror::{PositionEncoding, char_to_position_in, position_to_char};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The position of `at` (the model's) in `text`, counted in `encoding`.
 pub(crate) fn to_server(text: &Rope, at: CharPosition, encoding: PositionEncoding) -> Position {
     let model = Position::new(at.line.saturating_sub(1), at.character.saturating_sub(1));
-    let char_idx = position_to_char(text, model, PositionEncoding::Utf32).value;
-    char_to_position_in(text, char_idx, encoding)
+    convert(text, model, PositionEncoding::Utf32, encoding)
 }
 
 /// `position` (the server's, counted in `encoding`) as the model counts.
@@ -30,10 +30,7 @@ pub(crate) fn from_server(
     encoding: PositionEncoding,
 ) -> CharPosition {
     let position = match text {
-        Some(text) => {
-            let char_idx = position_to_char(text, position, encoding).value;
-            char_to_position_in(text, char_idx, PositionEncoding::Utf32)
-        }
+        Some(text) => convert(text, position, encoding, PositionEncoding::Utf32),
         None => position,
     };
     CharPosition {

@@ -3,7 +3,7 @@
 use lsp_types::TextDocumentContentChangeEvent;
 use ropey::Rope;
 
-use super::position::{Clamped, PositionEncoding, position_to_char};
+use ide_mcp_tools::position::{Clamped, PositionEncoding, position_to_char};
 
 /// Applies one content change of a `didChange` to `text`: a replacement of
 /// `range` (counted in `encoding`, clamped as the

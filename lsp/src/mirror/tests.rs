@@ -1,4 +1,5 @@
 use ide_mcp_test_support::position::{self as reference, Units};
+use ide_mcp_tools::position::PositionEncoding;
 use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
 use proptest::prelude::*;
 use ropey::Rope;
@@ -82,29 +83,6 @@ proptest! {
         }
         prop_assert_eq!(rope.to_string(), chars.iter().collect::<String>());
     }
-
-    #[test]
-    fn positions_match_the_reference(text in text(60), position in position(), encoding in encoding()) {
-        let chars: Vec<char> = text.chars().collect();
-        let rope = Rope::from_str(&text);
-        let found = position_to_char(&rope, position, encoding).value;
-        prop_assert_eq!(found, naive_offset(&chars, position, encoding));
-        // A position read back from an offset names that offset, unclamped.
-        let back = char_to_position_in(&rope, found, encoding);
-        let inside_crlf = found > 0 && found < chars.len() && chars[found - 1] == '\r' && chars[found] == '\n';
-        if !inside_crlf {
-            prop_assert_eq!(position_to_char(&rope, back, encoding), Clamped { value: found, clamped: false });
-        }
-    }
-
-    #[test]
-    fn utf16_conversions_agree_with_offsets(text in text(60), position in position(), encoding in encoding()) {
-        let rope = Rope::from_str(&text);
-        let at = position_to_char(&rope, position, encoding).value;
-        let utf16 = to_utf16(&rope, position, encoding);
-        prop_assert_eq!(position_to_char(&rope, utf16, PositionEncoding::Utf16).value, at);
-        prop_assert_eq!(position_to_char(&rope, from_utf16(&rope, utf16, encoding), encoding).value, at);
-    }
 }
 
 fn edit(range: ((u32, u32), (u32, u32)), text: &str) -> TextDocumentContentChangeEvent {
@@ -135,40 +113,6 @@ fn unclean_ranges_are_clamped_and_never_split_a_character() {
     );
 
     let mut rope = Rope::from_str("é😀\n");
-    let at = position_to_char(&rope, Position::new(0, 1), PositionEncoding::Utf8);
-    assert_eq!(
-        at,
-        Clamped {
-            value: 0,
-            clamped: true
-        },
-        "inside é's two bytes"
-    );
-    let at = position_to_char(&rope, Position::new(0, 4), PositionEncoding::Utf8);
-    assert_eq!(
-        at,
-        Clamped {
-            value: 1,
-            clamped: true
-        },
-        "inside the emoji's four bytes"
-    );
-    let at = position_to_char(&rope, Position::new(0, 6), PositionEncoding::Utf8);
-    assert_eq!(
-        at,
-        Clamped {
-            value: 2,
-            clamped: false
-        }
-    );
-    let at = position_to_char(&rope, Position::new(0, 2), PositionEncoding::Utf32);
-    assert_eq!(
-        at,
-        Clamped {
-            value: 2,
-            clamped: false
-        }
-    );
     assert!(
         !apply_change(
             &mut rope,
@@ -178,21 +122,6 @@ fn unclean_ranges_are_clamped_and_never_split_a_character() {
         .clamped
     );
     assert_eq!(rope.to_string(), "é\n");
-}
-
-#[test]
-fn the_end_of_the_document_is_a_clean_position() {
-    let rope = Rope::from_str("a\nb");
-    let end = Clamped {
-        value: 3,
-        clamped: false,
-    };
-    assert_eq!(
-        position_to_char(&rope, Position::new(2, 0), PositionEncoding::Utf16),
-        end
-    );
-    assert!(position_to_char(&rope, Position::new(2, 1), PositionEncoding::Utf16).clamped);
-    assert!(position_to_char(&rope, Position::new(9, 0), PositionEncoding::Utf16).clamped);
 }
 
 #[test]
@@ -207,20 +136,4 @@ fn reversed_ranges_are_put_in_order() {
         .clamped
     );
     assert_eq!(rope.to_string(), "h-o");
-}
-
-#[test]
-fn encodings_are_read_from_their_names() {
-    for encoding in ENCODINGS {
-        assert_eq!(PositionEncoding::from_name(Some(encoding.name())), encoding);
-    }
-    assert_eq!(
-        PositionEncoding::from_name(Some("utf-7")),
-        PositionEncoding::Utf16
-    );
-    assert_eq!(PositionEncoding::from_kind(None), PositionEncoding::Utf16);
-    assert_eq!(
-        PositionEncoding::from_kind(Some(&lsp_types::PositionEncodingKind::UTF8)),
-        PositionEncoding::Utf8
-    );
 }

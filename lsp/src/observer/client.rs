@@ -14,8 +14,10 @@ use serde_json::Value;
 
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::stream::{ClientVerdict, MirrorDoc, Observer, Tracked};
-use crate::mirror::{PositionEncoding, apply_change, to_utf16};
+use crate::mirror::apply_change;
 use crate::workspace::{EditorInfo, OwnReload, WorkspaceEvent, process_name};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// The private notification [`Observer::replay`] uses to restore the
@@ -375,8 +377,8 @@ impl Observer {
             return;
         };
         let Some(path) = &doc.path else { return };
-        let start = to_utf16(&doc.text, range.start, encoding);
-        let end = to_utf16(&doc.text, range.end, encoding);
+        let start = convert(&doc.text, range.start, encoding, PositionEncoding::Utf16);
+        let end = convert(&doc.text, range.end, encoding, PositionEncoding::Utf16);
         if self.ws.documents.select(path, start, end) {
             self.ws.emit(WorkspaceEvent::SelectionChanged);
         }

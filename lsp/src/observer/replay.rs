@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use super::client::REPLAY_SELECTION;
 use super::stream::{MirrorDoc, Observer, Tracked};
-use crate::mirror::{PositionEncoding, from_utf16};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_file_uri;
 use ide_mcp_tools::{BufferStore, EditorAccess};
 
@@ -181,9 +182,11 @@ impl Observer {
                 Some((uri, doc)) => {
                     if self.server.encoding != PositionEncoding::Utf16 {
                         for d in &mut diagnostics {
+                            let to = self.server.encoding;
                             d.range.start =
-                                from_utf16(&doc.text, d.range.start, self.server.encoding);
-                            d.range.end = from_utf16(&doc.text, d.range.end, self.server.encoding);
+                                convert(&doc.text, d.range.start, PositionEncoding::Utf16, to);
+                            d.range.end =
+                                convert(&doc.text, d.range.end, PositionEncoding::Utf16, to);
                         }
                     }
                     (uri.clone(), Some(doc.version))

@@ -22,12 +22,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ropey::Rope;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::mirror::PositionEncoding;
 use ide_mcp_tools::Agent;
 
 /// The `source` of Claude's hunk diagnostics (another agent's are its
@@ -296,19 +294,4 @@ impl ReviewState {
             .iter()
             .find(|r| r.path == path && !r.hunks.is_empty())
     }
-}
-
-/// The length of line `line` of `text` without its terminator, in
-/// `encoding`'s units.
-pub(crate) fn line_length(text: &Rope, line: u32, encoding: PositionEncoding) -> u32 {
-    let Some(slice) = text.get_line(line as usize) else {
-        return 0;
-    };
-    let content: String = slice.chars().filter(|c| *c != '\n' && *c != '\r').collect();
-    let len = match encoding {
-        PositionEncoding::Utf8 => content.len(),
-        PositionEncoding::Utf16 => content.encode_utf16().count(),
-        PositionEncoding::Utf32 => content.chars().count(),
-    };
-    u32::try_from(len).unwrap_or(u32::MAX)
 }

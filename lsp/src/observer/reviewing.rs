@@ -10,12 +10,13 @@ use super::envelope::append_to_array;
 use super::review::{
     ACCEPT_ALL_COMMAND, ACCEPT_COMMAND, Decision, HunkView, KEEP_ALL_COMMAND, KEEP_COMMAND,
     Overlay, REJECT_ALL_COMMAND, REJECT_COMMAND, REVERT_ALL_COMMAND, REVERT_COMMAND, RawPublish,
-    ReviewView, ViewKind, line_length,
+    ReviewView, ViewKind,
 };
 use super::stream::{MirrorDoc, Observer};
 use crate::framing::Message;
-use crate::mirror::PositionEncoding;
 use crate::workspace::WorkspaceEvent;
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::line_length;
 
 impl Observer {
     /// The review of the open document `uri`, if one is pending.

@@ -12,8 +12,9 @@ use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
 use super::review::REVIEW_COMMANDS;
 use super::stream::{Observer, ServerVerdict, Tracked, path_of};
-use crate::mirror::{PositionEncoding, to_utf16};
 use crate::published::{DiagnosticList, Published};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 
 /// A pull-diagnostics report (`textDocument/diagnostic`'s result, and each
 /// of its `relatedDocuments`).
@@ -248,8 +249,9 @@ impl Observer {
             && let Some(doc) = self.docs.get(uri)
         {
             for d in &mut diagnostics {
-                d.range.start = to_utf16(&doc.text, d.range.start, self.server.encoding);
-                d.range.end = to_utf16(&doc.text, d.range.end, self.server.encoding);
+                let from = self.server.encoding;
+                d.range.start = convert(&doc.text, d.range.start, from, PositionEncoding::Utf16);
+                d.range.end = convert(&doc.text, d.range.end, from, PositionEncoding::Utf16);
             }
         }
         if let Some(name) = &self.server.name {

@@ -13,9 +13,9 @@ use tokio::sync::mpsc;
 use super::envelope::Id;
 use super::review::{Interest, ReviewState};
 use crate::framing::Message;
-use crate::mirror::PositionEncoding;
 use crate::published::UnreadLog;
 use crate::workspace::{LspWorkspace, StreamId};
+use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_uri_path;
 
 /// How many of the editor's requests the observer tracks while they await

@@ -10,7 +10,8 @@ use serde_json::json;
 
 use super::requests::EditorRequest;
 use super::state::LspWorkspace;
-use crate::mirror::{PositionEncoding, from_utf16};
+use ide_mcp_tools::position::PositionEncoding;
+use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_file_uri;
 
 impl LspWorkspace {
@@ -38,8 +39,8 @@ impl LspWorkspace {
                         .unwrap_or_default(),
                 };
                 Range::new(
-                    from_utf16(&text, start, encoding),
-                    from_utf16(&text, end, encoding),
+                    convert(&text, start, PositionEncoding::Utf16, encoding),
+                    convert(&text, end, PositionEncoding::Utf16, encoding),
                 )
             };
             params["selection"] = json!(range);

@@ -20,9 +20,9 @@ use tokio::sync::mpsc;
 
 use super::stream::StreamId;
 use crate::framing::Message;
-use crate::mirror::PositionEncoding;
 use crate::outgoing::Outgoing;
 use crate::sync::lock;
+use ide_mcp_tools::position::PositionEncoding;
 
 /// The prefix of the ids of requests sent toward the editor.
 pub const EDITOR_REQUEST_PREFIX: &str = "ide-mcp/";

@@ -25,9 +25,9 @@ use super::stream::StreamId;
 use crate::framing::Message;
 use crate::live::provider;
 pub use crate::live::{SERVER_REQUEST_TIMEOUT, ServerFacts, ServerRequestError};
-use crate::mirror::PositionEncoding;
 use crate::outgoing::Outgoing;
 use crate::sync::lock;
+use ide_mcp_tools::position::PositionEncoding;
 
 /// The prefix of the ids of requests sent toward a server.
 pub const SERVER_REQUEST_PREFIX: &str = "ide-mcp/s/";
