@@ -56,13 +56,13 @@ pub mod client;
 pub mod framing;
 #[cfg(unix)]
 pub mod host;
+mod lenient_diagnostics;
 mod live;
 pub mod mirror;
 pub mod observer;
 pub mod outgoing;
 #[cfg(unix)]
 pub mod proxy;
-mod published;
 #[cfg(unix)]
 pub mod signals;
 pub mod sync;

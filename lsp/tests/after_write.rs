@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use ide_mcp_lsp::host::reload::{self, Reloader};
 use ide_mcp_lsp::host::review::Reviews;
-use ide_mcp_lsp::observer::review::{Overlay, ViewKind};
+use ide_mcp_lsp::observer::overlay::{Overlay, ViewKind};
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace};
 use ide_mcp_tools::{DiffOutcome, DiffReview as _, OpenDiffRequest};
 use serde_json::{Value, json};

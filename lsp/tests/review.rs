@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 
 use ide_mcp_lsp::observer::Decision;
-use ide_mcp_lsp::observer::review::{HunkView, Overlay, ReviewView, ViewKind};
+use ide_mcp_lsp::observer::overlay::{HunkView, Overlay, ReviewView, ViewKind};
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace, ServerVerdict, WorkspaceEvent};
 use ide_mcp_tools::Agent;
 use serde_json::{Value, json};

@@ -24,9 +24,9 @@ use super::liveness::{self, Probed};
 use super::options::{PROBE_METHOD, Probe};
 use super::state::Store;
 use crate::framing::{Frame, Message, MessageReader};
+use crate::lenient_diagnostics::{Published, UnreadLog};
 use crate::live::{SERVER_REQUEST_TIMEOUT, ServerRequestError};
 use crate::outgoing::{Outgoing, split_reply};
-use crate::published::{Published, UnreadLog};
 use crate::sync::lock;
 use ide_mcp_tools::uri::{encoded_file_uri, encoded_uri_path};
 

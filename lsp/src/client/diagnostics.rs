@@ -17,7 +17,7 @@ use super::known::ServerKind;
 use super::options::{LspServerOptions, ProgressCallback, SHUTDOWN_TIMEOUT};
 use super::state::Store;
 use super::supervisor::{Command, supervise};
-use crate::published::UnreadLog;
+use crate::lenient_diagnostics::UnreadLog;
 
 /// One language server's diagnostics, kept fresh; see the
 /// [module documentation](super).

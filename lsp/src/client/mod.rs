@@ -28,25 +28,25 @@
 //! - Exit: [`LspDiagnostics::shutdown`] sends `shutdown` and `exit`, each
 //!   bounded, and kills a server that hangs; dropping the handle kills it.
 //! - Questions: [`language_servers`] serves the live LSP tools from the
-//!   running servers, on the disk's text (`questions`).
+//!   running servers, on the disk's text (`live_host`).
 
 mod access;
 mod connection;
 mod diagnostics;
 mod documents;
 mod known;
+mod live_host;
 mod liveness;
 mod options;
-mod questions;
 mod state;
 mod supervisor;
 
 pub use diagnostics::LspDiagnostics;
 pub use documents::language_id;
 pub use known::ServerKind;
+pub use live_host::{START_WAIT, language_servers};
 pub use options::{
     FIRST_BACKOFF, INITIALIZE_TIMEOUT, LspServerOptions, MAX_BACKOFF, MAX_RESTARTS,
     PROBE_BUSY_WINDOWS, PROBE_INTERVAL, PROBE_METHOD, PROBE_TIMEOUT, Probe, ProgressCallback,
     SHUTDOWN_TIMEOUT,
 };
-pub use questions::{START_WAIT, language_servers};

@@ -10,9 +10,9 @@ use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Map, Value, json};
 
+use super::answers::{Texts, hover_text, to_server};
 use super::edit;
 use super::host::{Document, ServerFacts, ServerHost, unsupported};
-use super::texts::{Texts, hover_text, to_server};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_file_uri;
 

@@ -12,9 +12,9 @@ use futures_util::future::join_all;
 use ide_mcp_tools::{CallDirection, CharPosition};
 use serde_json::{Map, Value, json};
 
+use super::answers::Texts;
 use super::asking::Asking;
 use super::host::ServerHost;
-use super::texts::Texts;
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_uri_path;
 

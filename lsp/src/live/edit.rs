@@ -30,7 +30,7 @@ use ide_mcp_tools::review::unified_diff;
 use ropey::Rope;
 use serde_json::{Map, Value, json};
 
-use super::texts::{Texts, position_of};
+use super::answers::{Texts, position_of};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::position_to_char;
 use ide_mcp_tools::uri::encoded_uri_path;

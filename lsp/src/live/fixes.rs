@@ -24,9 +24,9 @@ use ide_mcp_tools::LspFeature;
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use serde_json::{Map, Value, json};
 
+use super::answers::Texts;
 use super::asking::Asking;
 use super::host::ServerHost;
-use super::texts::Texts;
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::{convert, line_length};
 

@@ -1,7 +1,7 @@
 //! The seam between the live tools and the language servers they ask:
 //! [`ServerHost`], which the LSP proxy's workspace implements over the
 //! editor's servers (`workspace/live.rs`) and the LSP client over the
-//! servers `serve --lsp` runs itself (`client/questions.rs`).
+//! servers `serve --lsp` runs itself (`client/live_host.rs`).
 
 use std::fmt;
 use std::future::Future;

@@ -16,9 +16,10 @@
 //! [`asking`]: a question, the position questions and document symbols;
 //! [`host`]: the seam;
 //! [`symbols`]: references by name; [`calls`]: the call hierarchy;
-//! [`rename`] and [`fixes`]: edits, shown as diffs by [`edit`]; [`texts`]:
+//! [`rename`] and [`fixes`]: edits, shown as diffs by [`edit`]; [`answers`]:
 //! positions and answers as the model reads them.
 
+mod answers;
 mod asking;
 mod calls;
 mod edit;
@@ -26,7 +27,6 @@ mod fixes;
 mod host;
 mod rename;
 mod symbols;
-mod texts;
 
 #[cfg(test)]
 pub(crate) use fixes::OWN_COMMAND_PREFIX;

@@ -22,9 +22,9 @@ use lsp_types::Position;
 use ropey::Rope;
 use serde_json::{Value, json};
 
+use super::answers::{from_server, position_of, symbol_kind};
 use super::asking::Asking;
 use super::host::ServerHost;
-use super::texts::{from_server, position_of, symbol_kind};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::{char_to_position, position_to_char};
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::envelope::{Envelope, append_to_array, response};
-use super::review::Decision;
+use super::overlay::Decision;
 use super::stream::{ClientVerdict, Observer, path_of};
 use crate::workspace::WorkspaceEvent;
 

@@ -12,9 +12,9 @@
 mod client;
 mod code_action;
 mod envelope;
+pub mod overlay;
+mod overlay_merge;
 mod replay;
-pub mod review;
-mod reviewing;
 mod server;
 mod stream;
 
@@ -22,6 +22,6 @@ mod stream;
 mod tests;
 
 pub use code_action::{SEND_SELECTION_COMMAND, SEND_SELECTION_TITLE};
+pub use overlay::{Decision, Interest, Overlay};
 pub use replay::Replayed;
-pub use review::{Decision, Interest, Overlay};
 pub use stream::{ClientVerdict, MAX_TRACKED_REQUESTS, Observer, ObserverOptions, ServerVerdict};

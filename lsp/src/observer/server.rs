@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::code_action::SEND_SELECTION_COMMAND;
 use super::envelope::{Envelope, response};
-use super::review::REVIEW_COMMANDS;
+use super::overlay::REVIEW_COMMANDS;
 use super::stream::{Observer, ServerVerdict, Tracked, path_of};
-use crate::published::{DiagnosticList, Published};
+use crate::lenient_diagnostics::{DiagnosticList, Published};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::convert;
 

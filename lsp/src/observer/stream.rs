@@ -11,9 +11,9 @@ use ropey::Rope;
 use tokio::sync::mpsc;
 
 use super::envelope::Id;
-use super::review::{Interest, ReviewState};
+use super::overlay::{Interest, ReviewState};
 use crate::framing::Message;
-use crate::published::UnreadLog;
+use crate::lenient_diagnostics::UnreadLog;
 use crate::workspace::{LspWorkspace, StreamId};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_uri_path;

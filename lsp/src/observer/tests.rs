@@ -115,7 +115,7 @@ fn the_server_s_providers_reach_a_host_attached_early_or_late() {
 fn our_code_actions_are_under_the_prefix_quick_fixes_leave_out() {
     use crate::workspace::OWN_COMMAND_PREFIX;
     for command in
-        std::iter::once(super::SEND_SELECTION_COMMAND).chain(super::review::REVIEW_COMMANDS)
+        std::iter::once(super::SEND_SELECTION_COMMAND).chain(super::overlay::REVIEW_COMMANDS)
     {
         assert!(command.starts_with(OWN_COMMAND_PREFIX), "{command}");
     }

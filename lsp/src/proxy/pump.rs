@@ -509,7 +509,7 @@ mod tests {
         let large = |body: &str| {
             format!(
                 "{body}{}",
-                " ".repeat(crate::observer::review::UNPARSED_FROM)
+                " ".repeat(crate::observer::overlay::UNPARSED_FROM)
             )
         };
         assert!(Interest::may_need_verdict(

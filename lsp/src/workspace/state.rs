@@ -21,7 +21,7 @@ use super::requests::{EditorRequest, EditorRequestError, EditorRequests};
 use super::servers::ServerRequests;
 use super::stream::StreamId;
 use crate::live::Live;
-use crate::observer::review::Decision;
+use crate::observer::overlay::Decision;
 use crate::sync::lock;
 
 /// How many events a subscriber may fall behind before it lags

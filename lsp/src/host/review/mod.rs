@@ -31,7 +31,7 @@ use tokio::sync::{broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::observer::Decision;
-use crate::observer::review::{HunkView, Overlay, ReviewView, ViewKind};
+use crate::observer::overlay::{HunkView, Overlay, ReviewView, ViewKind};
 use crate::sync::lock;
 use crate::workspace::{EditorRequest, LspWorkspace, WorkspaceEvent};
 use ide_mcp_tools::uri::encoded_file_uri;

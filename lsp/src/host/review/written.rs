@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use ide_mcp_tools::Agent;
 use ide_mcp_tools::review::hunks;
 
-use crate::observer::review::{HunkView, ReviewView, ViewKind};
+use crate::observer::overlay::{HunkView, ReviewView, ViewKind};
 
 /// At most this many characters of a change's old lines are quoted in its
 /// message.

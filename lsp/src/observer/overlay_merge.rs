@@ -1,13 +1,13 @@
 //! The review as one stream's editor sees it: the overlay's hunks merged
 //! into the server's diagnostics and code actions, and the review's
-//! commands answered in the server's place ([`review`](super::review)).
+//! commands answered in the server's place ([`overlay`](super::overlay)).
 
 use lsp_types::Range;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::envelope::append_to_array;
-use super::review::{
+use super::overlay::{
     ACCEPT_ALL_COMMAND, ACCEPT_COMMAND, Decision, HunkView, KEEP_ALL_COMMAND, KEEP_COMMAND,
     Overlay, REJECT_ALL_COMMAND, REJECT_COMMAND, REVERT_ALL_COMMAND, REVERT_COMMAND, RawPublish,
     ReviewView, ViewKind,
