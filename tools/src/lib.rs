@@ -177,10 +177,11 @@ pub use open_diff::{OpenDiffArgs, open_diff};
 pub use open_editors::{OpenEditorsState, get_open_editors, open_editors_result};
 pub use open_file::open_file;
 pub use ports::{
-    Agent, BufferId, BufferStore, CallDirection, CharPosition, DiagnosticsMap, DiagnosticsQuery,
-    DiffFuture, DiffOutcome, DiffReview, Document, DocumentHandle, EditorAccess, FileDiagnostics,
-    FileOpener, LanguageServers, LspFeature, LspFuture, LspQuery, OpenBuffer, OpenDiffRequest,
-    OpenFileFuture, OpenFileRequest, Selection, SettleFuture,
+    Agent, BufferId, BufferStore, CallDirection, CharPosition, DEFAULT_SETTLE_BOUND,
+    DiagnosticsMap, DiagnosticsQuery, DiffFuture, DiffOutcome, DiffReview, Document,
+    DocumentHandle, EditorAccess, FileDiagnostics, FileOpener, LanguageServers, LspFeature,
+    LspFuture, LspQuery, OpenBuffer, OpenDiffRequest, OpenFileFuture, OpenFileRequest, Selection,
+    SettleFuture,
 };
 pub use selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 pub use workspace_folders::{

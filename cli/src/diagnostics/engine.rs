@@ -27,8 +27,8 @@ use super::progress::ProgressBoard;
 use super::watch::TreeWatcher;
 
 /// How long a query for all diagnostics waits for a running check before it
-/// answers with the last complete set. The CLI waits 2 s for that answer.
-pub const DIAGNOSTICS_WAIT: Duration = Duration::from_millis(1500);
+/// answers with the last complete set: the bound every host has.
+pub const DIAGNOSTICS_WAIT: Duration = ide_mcp_tools::DEFAULT_SETTLE_BOUND;
 
 /// Quiet time after a change before a check starts: a burst of saves (an
 /// editor writing several files, a `git checkout`) becomes one check.

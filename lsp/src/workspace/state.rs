@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use ide_mcp_tools::DEFAULT_SETTLE_BOUND;
 use ide_mcp_tools::deny::DenyRules;
-use ide_mcp_tools::memory::DEFAULT_SETTLE_BOUND;
 use ide_mcp_tools::{
     BufferId, BufferStore, DiagnosticsQuery, DocumentHandle, EditorAccess, FileDiagnostics,
     OpenBuffer, ReadContext, ReadContextBuilder, Selection, SettleFuture,

@@ -10,11 +10,9 @@ use std::time::Duration;
 use lsp_types::Diagnostic;
 use tokio::sync::watch;
 
-use crate::ports::{DiagnosticsMap, DiagnosticsQuery, FileDiagnostics, SettleFuture};
-
-/// How long `getDiagnostics {}` waits for a running check by default: the CLI
-/// gives the answer 2 s, and the rest of the call needs some of them.
-pub const DEFAULT_SETTLE_BOUND: Duration = Duration::from_millis(1500);
+use crate::ports::{
+    DEFAULT_SETTLE_BOUND, DiagnosticsMap, DiagnosticsQuery, FileDiagnostics, SettleFuture,
+};
 
 /// Diagnostics by absolute path, as a checker or language server publishes them.
 ///

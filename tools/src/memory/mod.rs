@@ -1,5 +1,6 @@
-//! In-memory implementations of the three ports, for embedding editors, the
-//! headless host and tests.
+//! In-memory implementations of the three ports: the stores every host
+//! keeps its editor state in (the LSP host's mirror of the editor, the
+//! headless host's files), and those of embedding editors and tests.
 //!
 //! [`MemoryEditor`] ([`EditorAccess`](crate::EditorAccess)),
 //! [`MemoryBuffers`] ([`BufferStore`](crate::BufferStore)) and
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use lsp_types::Position;
 
 pub use buffers::MemoryBuffers;
-pub use diagnostics::{CheckGuard, DEFAULT_SETTLE_BOUND, MemoryDiagnostics};
+pub use diagnostics::{CheckGuard, MemoryDiagnostics};
 pub use editor::MemoryEditor;
 
 use crate::ReadContext;

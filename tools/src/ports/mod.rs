@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use lsp_types::{Diagnostic, Position};
@@ -272,6 +273,12 @@ impl FileDiagnostics {
 
 /// The future [`DiagnosticsQuery::settle`] returns.
 pub type SettleFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// How long `getDiagnostics {}` waits for a running check by default, in
+/// every host (the headless checkers, the language servers of `serve --lsp`
+/// and of the editor): the CLI gives the answer 2 s, and the rest of the
+/// call needs some of them.
+pub const DEFAULT_SETTLE_BOUND: Duration = Duration::from_millis(1500);
 
 /// The diagnostics the editor (or a checker) knows, by file.
 ///
