@@ -371,11 +371,12 @@ fn a_server_without_the_states_they_need_does_not_start() {
 
 mod registry_checks {
     use ide_mcp_runtime::prompt::PromptDef;
-    use ide_mcp_runtime::tool::{Arguments, ToolFuture};
+    use ide_mcp_runtime::result::Outcome;
+    use ide_mcp_runtime::tool::{Arguments, CallOutcome};
     use ide_mcp_runtime::{Call, Execution, Registry, ResourceDef, ResultOut, SourceLocation};
 
-    fn shim(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
-        None
+    fn shim(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> CallOutcome {
+        Outcome::Written.into()
     }
 
     const fn at(crate_name: &'static str, line: u32) -> SourceLocation {
