@@ -610,7 +610,7 @@ fn write_inline(
     let body = out.len();
     match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
         Ok(CallOutcome::Done(outcome)) => {
-            close_answer(out, id, label, (start, body), outcome, stateless)
+            close_answer(out, id, label, (start, body), outcome, stateless);
         }
         Ok(CallOutcome::Pending(future)) => {
             out.truncate(start);
@@ -640,7 +640,7 @@ fn start_async(
     match catch_unwind(AssertUnwindSafe(|| shim(&mut ResultOut::new(&mut result)))) {
         Ok(CallOutcome::Pending(future)) => return Some(future),
         Ok(CallOutcome::Done(outcome)) => {
-            write_answer(out, id, label, (&result, outcome), stateless)
+            write_answer(out, id, label, (&result, outcome), stateless);
         }
         Err(panic) => write_panic(out, id, label, &panic_message(&*panic)),
     }

@@ -297,7 +297,10 @@ async fn prompts_render_with_their_arguments_and_refuse_bad_ones() {
     // A sync prompt refuses its arguments in place, as an async one does.
     assert_eq!(
         client
-            .request(get(7, r#"{"name":"fix_diagnostics","arguments":{"file":7}}"#))
+            .request(get(
+                7,
+                r#"{"name":"fix_diagnostics","arguments":{"file":7}}"#
+            ))
             .await,
         r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"invalid arguments for prompt `fix_diagnostics`: `file`: invalid type: integer `7`, expected a string"}}"#
     );
