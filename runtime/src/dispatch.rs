@@ -609,6 +609,10 @@ fn write_inline(
     jsonrpc::write_result_open(out, id);
     let body = out.len();
     match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
+        // The common case, kept apart from the failures' handling.
+        Ok(CallOutcome::Done(Outcome::Written)) if out.len() > body => {
+            close_result(out, body, stateless);
+        }
         Ok(CallOutcome::Done(outcome)) => {
             close_answer(out, id, label, (start, body), outcome, stateless);
         }
@@ -725,6 +729,12 @@ fn close_answer(
         jsonrpc::write_error(out, Some(id), code, &message);
         return;
     }
+    close_result(out, body, stateless);
+}
+
+/// Closes a response whose result, from `body` on, was written.
+#[inline]
+fn close_result(out: &mut Vec<u8>, body: usize, stateless: bool) {
     if stateless {
         crate::era::stamp_complete(out, body);
     }

@@ -20,8 +20,9 @@ pub fn reply<F: FnOnce(&mut ResultOut<'_>) -> Outcome + Send + 'static>(write: F
 }
 
 /// The extracted value, or the rejection as refused input.
+#[inline]
 pub fn rejected<T>(extracted: Result<T, Rejection>) -> Result<T, Invalid> {
-    extracted.map_err(|rejection| Invalid(rejection.to_string()))
+    extracted.map_err(|rejection| Invalid(rejection.into_message()))
 }
 
 /// The extracted value, or the reply of an async tool refusing its input

@@ -52,9 +52,11 @@ pub const fn slot<S>(source: S, slot: usize) -> Slot<S> {
 impl<'c, T> Step<'c> for Slot<Arg<T>> {
     type Early = T;
     type Value = T;
+    #[inline]
     fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<T, Invalid> {
         self.source.early(input.tool, &input.fields, self.slot)
     }
+    #[inline]
     fn late(&self, value: T, _: &Call<'c>) -> Result<T, Invalid> {
         Ok(value)
     }
@@ -63,9 +65,11 @@ impl<'c, T> Step<'c> for Slot<Arg<T>> {
 impl<'c, T> Step<'c> for Slot<Extractor<'c, T>> {
     type Early = Deferred;
     type Value = T;
+    #[inline]
     fn early<const N: usize>(&self, _: &Input<'_, '_, N>) -> Result<Deferred, Invalid> {
         Ok(Deferred)
     }
+    #[inline]
     fn late(&self, _: Deferred, call: &Call<'c>) -> Result<T, Invalid> {
         super::reply::rejected(self.source.late(Deferred, call))
     }
@@ -92,10 +96,12 @@ pub fn slot_or_default<T: Default>(source: Arg<T>, slot: usize) -> SlotOrDefault
 impl<'c, T> Step<'c> for SlotOrDefault<T> {
     type Early = T;
     type Value = T;
+    #[inline]
     fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<T, Invalid> {
         self.source
             .early_with(input.tool, &input.fields, self.slot, self.default)
     }
+    #[inline]
     fn late(&self, value: T, _: &Call<'c>) -> Result<T, Invalid> {
         Ok(value)
     }
@@ -112,9 +118,11 @@ pub const fn object<T>(source: Arg<T>) -> Object<T> {
 impl<'c, T> Step<'c> for Object<T> {
     type Early = T;
     type Value = T;
+    #[inline]
     fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<T, Invalid> {
         self.0.decode_object(input.tool, input.args)
     }
+    #[inline]
     fn late(&self, value: T, _: &Call<'c>) -> Result<T, Invalid> {
         Ok(value)
     }
@@ -131,9 +139,11 @@ pub const fn extract<T>(source: Extractor<'_, T>) -> Extract<'_, T> {
 impl<'c, T> Step<'c> for Extract<'c, T> {
     type Early = Deferred;
     type Value = T;
+    #[inline]
     fn early<const N: usize>(&self, _: &Input<'_, '_, N>) -> Result<Deferred, Invalid> {
         Ok(Deferred)
     }
+    #[inline]
     fn late(&self, _: Deferred, call: &Call<'c>) -> Result<T, Invalid> {
         super::reply::rejected(self.0.late(Deferred, call))
     }
