@@ -30,6 +30,8 @@ fn main() {
     let mut session = synth::initialized_session(server);
     let mut out = Vec::new();
     let folders = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{},"_meta":{"progressToken":42}}}"#;
+    // The async tool: a future ready at once, answered inline.
+    let diagnostics = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"getDiagnostics","arguments":{},"_meta":{"progressToken":42}}}"#;
     let dirty = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"checkDocumentDirty","arguments":{"filePath":"/ws/src/file3.rs"},"_meta":{"progressToken":42}}}"#;
     // A 2026-07-28 client's call: its version, info and capabilities in
     // `_meta`, the same with every request (the loadgen's).
@@ -59,6 +61,9 @@ fn main() {
             }
             "dirty" => {
                 session.handle(black_box(dirty), &mut out);
+            }
+            "diagnostics" => {
+                session.handle(black_box(diagnostics), &mut out);
             }
             "dirty-direct" => ResultOut::new(&mut out).json_text(
                 &ide_mcp_tools::check_document_dirty(&cx, "/ws/src/file3.rs".to_owned()),

@@ -10,7 +10,7 @@
 //!     use __ide_mcp_private::{ArgTag as _, ..};   // the probes' traits, once
 //!     fn __input_schema() -> Schema { .. }       // one property per argument
 //!     fn __states(out: &mut Vec<StateReq>) { .. } // the states the extractors need (if any)
-//!     fn __shim(call, args, out) -> Option<ToolFuture> { .. }
+//!     fn __shim(call, args, out) -> CallOutcome { .. }
 //!     register_tool! { static __TOOL: ToolDef = ToolDef { .. }; }
 //! };
 //! ```
@@ -228,7 +228,8 @@ fn states(tool: &Tool, p: &TokenStream) -> TokenStream {
     }
 }
 
-/// Converts the value `ret` of the return type into the result, in `out`.
+/// Converts the value `ret` of the return type into the result, in `out`:
+/// an expression of the write's `Outcome`.
 fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) -> TokenStream {
     let ty = &tool.ret;
     match tool.attr.kind {
@@ -237,11 +238,11 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
             let uri = ident("__uri");
             let mime = option(tool.attr.mime_type.as_ref().map(ToTokens::to_token_stream));
             return quote_spanned! {ty.span()=>
-                #p::write_resource::<#ty>(#ret, #uri.as_deref(), #mime, #out);
+                #p::write_resource::<#ty>(#ret, #uri.as_deref(), #mime, #out)
             };
         }
         Kind::Prompt => {
-            return quote_spanned!(ty.span()=> #p::write_prompt::<#ty>(#ret, #out););
+            return quote_spanned!(ty.span()=> #p::write_prompt::<#ty>(#ret, #out));
         }
     }
     // The method carries the bounds, so it is the token an error is reported at.
@@ -250,8 +251,22 @@ fn write_result(tool: &Tool, p: &TokenStream, ret: &Ident, out: &TokenStream) ->
     } else {
         Ident::new("write", ty.span())
     };
-    quote_spanned! {ty.span()=>
+    // A tool's value is always written: its failure is a result too.
+    let write = quote_spanned! {ty.span()=>
         (&&#p::Probe::<#ty>::NEW).__kind().#method(#ret, #out);
+    };
+    quote!({ #write #p::Outcome::Written })
+}
+
+/// The value of `result`, a `Result<T, Invalid>`, or the shim returns
+/// the refusal as its outcome.
+fn or_refuse(result: &TokenStream) -> TokenStream {
+    let (value, invalid) = (ident("__value"), ident("__invalid"));
+    quote! {
+        match #result {
+            ::core::result::Result::Ok(#value) => #value,
+            ::core::result::Result::Err(#invalid) => return ::core::convert::From::from(#invalid),
+        }
     }
 }
 
@@ -291,7 +306,7 @@ struct Steps {
     lates: Vec<(Ident, TokenStream)>,
 }
 
-/// `fn __call(call, args, out) -> Option<ToolFuture>`: the `CallFn` of the tool.
+/// `fn __shim(call, args, out) -> CallOutcome`: the `CallFn` of the tool.
 fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
     let names = ShimNames::new();
     let steps = steps(tool, p, &names);
@@ -307,7 +322,7 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
             #cx: &#p::Call<'_>,
             #args: ::core::option::Option<#p::Arguments<'_>>,
             #out: &mut #p::ResultOut<'_>,
-        ) -> ::core::option::Option<#p::ToolFuture> {
+        ) -> #p::CallOutcome {
             #body
         }
     }
@@ -317,18 +332,13 @@ fn shim(tool: &Tool, p: &TokenStream) -> TokenStream {
 fn steps(tool: &Tool, p: &TokenStream, names: &ShimNames) -> Steps {
     let name = tool.subject();
     let ShimNames {
-        cx,
-        args,
-        out,
-        fields,
-        ..
+        cx, args, fields, ..
     } = names;
     let mut early = Vec::new();
     let wire_names = wire_names(tool);
     if !wire_names.is_empty() && tool.args_param().is_none() {
-        early.push(quote!(
-            let #fields = #p::ArgsObject::parse(#name, #args, [#(#wire_names),*], #out)?;
-        ));
+        let parse = or_refuse(&quote!(#p::ArgsObject::parse(#name, #args, [#(#wire_names),*])));
+        early.push(quote!(let #fields = #parse;));
     }
     let mut slot = 0_usize;
     let mut lates = Vec::new();
@@ -337,29 +347,25 @@ fn steps(tool: &Tool, p: &TokenStream, names: &ShimNames) -> Steps {
         let source = param_source(tool, param, p);
         let span = param.ty.span();
         let decode = match &param.kind {
-            ParamKind::Args { .. } => {
-                quote!(#source.decode_object(#name, #args, #out))
-            }
+            ParamKind::Args { .. } => or_refuse(&quote!(#source.decode_object(#name, #args))),
             ParamKind::Arg(arg) if tool.args_param().is_none() => {
                 let method = if arg.default {
                     Ident::new("early_or_default", span)
                 } else {
                     Ident::new("early", span)
                 };
-                let decoded = quote!(#source.#method(#name, &#fields, #slot, #out));
+                let decoded = or_refuse(&quote!(#source.#method(#name, &#fields, #slot)));
                 slot += 1;
                 decoded
             }
             // No arguments object is parsed: nothing to decode.
-            ParamKind::Arg(_) | ParamKind::Extract => {
-                quote!(::core::option::Option::Some(#p::Deferred))
-            }
+            ParamKind::Arg(_) | ParamKind::Extract => quote!(#p::Deferred),
         };
         if let (Kind::Prompt | Kind::Resource, ParamKind::Arg(_)) = (tool.attr.kind, &param.kind) {
             let ty = &param.ty;
             early.push(quote_spanned!(span=> const _: () = #p::prompt_argument::<#ty>();));
         }
-        early.push(quote!(let #local = #decode?;));
+        early.push(quote!(let #local = #decode;));
         let late = Ident::new("late", span);
         let take = quote!(#source.#late(#local, &#cx));
         lates.push((local, take));
@@ -392,13 +398,13 @@ fn async_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> 
     quote! {
         #(#early)*
         let #owned = #p::Call::to_owned(#cx);
-        ::core::option::Option::Some(#p::boxed_future(async move {
+        #p::pending(async move {
             let #cx = #p::OwnedCall::as_call(&#owned);
             #(#takes)*
             #uri
             let #ret = #func(#(#call_args),*).await;
-            #p::reply(move |#out: &mut #p::ResultOut<'_>| { #write })
-        }))
+            #p::reply(move |#out: &mut #p::ResultOut<'_>| #write)
+        })
     }
 }
 
@@ -424,16 +430,16 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
         quote!(let #uri = #cx.resource_uri();)
     });
     if tool.params.len() > MAX_SYNC_PARAMS {
-        let takes = lates
-            .iter()
-            .map(|(local, late)| quote!(let #local = #p::rejected(#late, #out)?;));
+        let takes = lates.iter().map(|(local, late)| {
+            let take = or_refuse(&quote!(#p::rejected(#late)));
+            quote!(let #local = #take;)
+        });
         return quote! {
             #(#early)*
             #(#takes)*
             #uri
             let #ret = #func(#(#call_args),*);
-            #write
-            ::core::option::Option::None
+            #p::CallOutcome::Done(#write)
         };
     }
     let name = tool.subject();
@@ -460,20 +466,15 @@ fn sync_body(tool: &Tool, p: &TokenStream, names: &ShimNames, steps: Steps) -> T
         };
     }
     let locals = lates.iter().map(|(local, _)| local);
+    let params = or_refuse(&quote! {
+        #p::sync_params(#name, #args, [#(#wire_names),*], &(#(#sources,)*), &#cx)
+    });
     quote! {
         #(#checks)*
-        let (#(#locals,)*) = #p::sync_params(
-            #name,
-            #args,
-            [#(#wire_names),*],
-            &(#(#sources,)*),
-            &#cx,
-            #out,
-        )?;
+        let (#(#locals,)*) = #params;
         #uri
         let #ret = #func(#(#call_args),*);
-        #write
-        ::core::option::Option::None
+        #p::CallOutcome::Done(#write)
     }
 }
 
@@ -563,18 +564,8 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
         hint(attr.open_world),
     );
     let output_schema = option(structured.then(|| ident("__output_schema").into_token_stream()));
-    let execution = if tool.is_async {
-        quote!(Async)
-    } else if attr.blocking.is_some() {
-        quote!(Blocking)
-    } else {
-        quote!(Inline)
-    };
-    // `line!()`/`file!()` spanned on the function's name report its own
-    // location, not the attribute's.
-    let fn_span = item.sig.ident.span();
-    let line = quote_spanned!(fn_span=> ::core::line!());
-    let file = quote_spanned!(fn_span=> ::core::file!());
+    let execution = execution(tool);
+    let location = location(item, p);
     let input_schema = ident("__input_schema");
     let states = states_fn(tool, p);
     let shim = ident("__shim");
@@ -597,11 +588,7 @@ fn tool_def(tool: &Tool, item: &ItemFn, p: &TokenStream, structured: bool) -> To
                 execution: #p::Execution::#execution,
                 call: #shim,
                 face: #face,
-                location: #p::SourceLocation {
-                    crate_name: ::core::env!("CARGO_PKG_NAME"),
-                    file: #file,
-                    line: #line,
-                },
+                location: #location,
             };
         }
     }
@@ -622,6 +609,7 @@ fn location(item: &ItemFn, p: &TokenStream) -> TokenStream {
     }
 }
 
+/// How the runtime runs the shim: the name of an `Execution` variant.
 fn execution(tool: &Tool) -> TokenStream {
     if tool.is_async {
         quote!(Async)

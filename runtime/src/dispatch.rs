@@ -20,8 +20,8 @@ use crate::prompt::PromptDef;
 use crate::relay::{Relay, RelayFuture, RelayReply};
 use crate::request::CallParams;
 use crate::resource::ResourceDef;
-use crate::result::{ResultOut, RpcAnswer};
-use crate::tool::{CallFn, Execution, ToolDef, ToolFuture};
+use crate::result::{Outcome, ResultOut};
+use crate::tool::{CallFn, CallOutcome, Execution, ToolDef, ToolFuture, ToolReply};
 
 /// What a request runs: a tool's, a resource's or a prompt's generated shim.
 #[derive(Clone, Copy, Debug)]
@@ -36,11 +36,11 @@ pub(crate) struct Handler {
 /// Which kind of shim a [`Handler`] runs, and so how its answer is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
-    /// Writes a `CallToolResult`; a failure is a result with `isError`.
+    /// Writes a `CallToolResult`; refused input is a result with `isError`.
     Tool,
-    /// Writes a `resources/read` result; a failure is a JSON-RPC error.
+    /// Writes a `resources/read` result; refused input is -32602.
     Resource,
-    /// Writes a `prompts/get` result; a failure is a JSON-RPC error.
+    /// Writes a `prompts/get` result; refused input is -32602.
     Prompt,
 }
 
@@ -129,7 +129,7 @@ const _: () = assert!(MAX_IN_FLIGHT == 64, "update OVERLOADED_DATA");
 pub(crate) struct Completion {
     slot: u32,
     generation: u32,
-    outcome: Outcome,
+    ended: Ended,
 }
 
 /// Where a call that answers later sends how it ended: the one way a
@@ -141,35 +141,27 @@ struct Completer {
 }
 
 impl Completer {
-    fn send(self, outcome: Outcome) {
+    fn send(self, ended: Ended) {
         // A connection that is gone waits for no answer.
         let _ = self.tx.send(Completion {
             slot: self.slot,
             generation: self.generation,
-            outcome,
+            ended,
         });
     }
 }
 
 /// How a call that did not answer at once ended.
-enum Outcome {
-    /// The `CallToolResult` bytes.
-    Result(Vec<u8>),
+enum Ended {
+    /// What the shim (or its reply) wrote into a buffer of its own, and
+    /// the outcome it returned.
+    Done(Vec<u8>, Outcome),
     /// A relayed JSON-RPC error object.
     Error(Vec<u8>),
     /// The panic message.
     Panic(String),
     /// What went wrong otherwise, after "tool `<name>`".
     Internal(&'static str),
-}
-
-impl From<Result<Vec<u8>, String>> for Outcome {
-    fn from(outcome: Result<Vec<u8>, String>) -> Self {
-        match outcome {
-            Ok(result) => Self::Result(result),
-            Err(panic) => Self::Panic(panic),
-        }
-    }
 }
 
 struct Slot {
@@ -357,13 +349,14 @@ impl InFlight {
             return false; // cancelled meanwhile
         }
         let id = RequestId::from_json(&slot.id);
-        match done.outcome {
-            Outcome::Result(result) => {
-                write_answer(out, id, (&slot.tool, slot.kind), &result, slot.stateless);
+        let label = (&*slot.tool, slot.kind);
+        match done.ended {
+            Ended::Done(result, outcome) => {
+                write_answer(out, id, label, (&result, outcome), slot.stateless);
             }
-            Outcome::Error(error) => jsonrpc::write_error_raw(out, id, &error),
-            Outcome::Panic(panic) => write_panic(out, id, (&slot.tool, slot.kind), &panic),
-            Outcome::Internal(what) => write_internal(out, id, (&slot.tool, slot.kind), what),
+            Ended::Error(error) => jsonrpc::write_error_raw(out, id, &error),
+            Ended::Panic(panic) => write_panic(out, id, label, &panic),
+            Ended::Internal(what) => write_internal(out, id, label, what),
         }
         tracing::debug!(id = %slot.id, tool = &*slot.tool, elapsed_us = slot.started.elapsed().as_micros(), "request done");
         self.release(index);
@@ -445,21 +438,21 @@ fn run_blocking(run: &Run<'_, '_>, inflight: &mut InFlight, cancel: Cancellation
         let task = tokio::task::spawn_blocking(move || {
             let _span = span.enter();
             let mut result = Vec::new();
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let called = catch_unwind(AssertUnwindSafe(|| {
                 (handler.call)(
                     &owned.as_call(),
                     args.as_deref().map(Arguments::checked),
                     &mut ResultOut::new(&mut result),
                 )
             }));
-            match outcome {
-                Ok(None) => done.send(Outcome::Result(result)),
+            match called {
+                Ok(CallOutcome::Done(outcome)) => done.send(Ended::Done(result, outcome)),
                 // A blocking shim that still returns a future: run it as an async call.
-                Ok(Some(future)) => {
+                Ok(CallOutcome::Pending(future)) => {
                     // Not aborted with the slot: the blocking task's handle is kept.
                     let _ = spawn_reply(AssertUnwindSafe(future).catch_unwind(), done);
                 }
-                Err(panic) => done.send(Outcome::Panic(panic_message(&*panic))),
+                Err(panic) => done.send(Ended::Panic(panic_message(&*panic))),
             }
         });
         Some(task.abort_handle())
@@ -483,25 +476,27 @@ fn run_now(
         args,
         stateless,
     } = *run;
-    let start = out.len();
-    let write = |out: &mut ResultOut<'_>| (handler.call)(call, args, out);
-    let Some(future) = write_result_inline(out, id, handler, stateless, write) else {
+    let label = (handler.name, handler.kind);
+    let shim = |out: &mut ResultOut<'_>| (handler.call)(call, args, out);
+    let started = if handler.execution == Execution::Async {
+        start_async(out, id, label, stateless, shim)
+    } else {
+        write_inline(out, id, label, stateless, shim)
+    };
+    let Some(future) = started else {
         return true;
     };
-    out.truncate(start);
     // Fast path: a future that is ready at once is answered inline, with no task.
     let mut future = AssertUnwindSafe(future).catch_unwind();
     match (&mut future).now_or_never() {
         Some(Ok(reply)) => {
             // Written straight into the response: no buffer in between.
-            write_result_inline(out, id, handler, stateless, |out: &mut ResultOut<'_>| {
-                reply(out);
-                None
-            });
+            let write = |out: &mut ResultOut<'_>| CallOutcome::Done(reply(out));
+            let pending = write_inline(out, id, label, stateless, write);
+            debug_assert!(pending.is_none(), "a reply is no future");
             true
         }
         Some(Err(panic)) => {
-            let label = (handler.name, handler.kind);
             write_panic(out, id, label, &panic_message(&*panic));
             true
         }
@@ -572,10 +567,10 @@ pub(crate) fn relay_with(
 }
 
 /// What a relayed call's future resolves to, as the connection answers it.
-async fn relayed(future: RelayFuture) -> Outcome {
+async fn relayed(future: RelayFuture) -> Ended {
     let reply = match AssertUnwindSafe(future).catch_unwind().await {
         Ok(reply) => reply,
-        Err(panic) => return Outcome::Panic(panic_message(&*panic)),
+        Err(panic) => return Ended::Panic(panic_message(&*panic)),
     };
     let (json, is_result) = match reply {
         RelayReply::Result(result) => (result, true),
@@ -584,7 +579,7 @@ async fn relayed(future: RelayFuture) -> Outcome {
     // An object, as the answer needs (a result gets `resultType` appended
     // inside it for a 2026-07-28 request): anything else is the relay's bug.
     if !json.get().starts_with('{') {
-        return Outcome::Internal(if is_result {
+        return Ended::Internal(if is_result {
             "was relayed a result that is not a JSON object"
         } else {
             "was relayed an error that is not a JSON object"
@@ -592,49 +587,66 @@ async fn relayed(future: RelayFuture) -> Outcome {
     }
     let bytes = Box::<str>::from(json).into_boxed_bytes().into_vec();
     if is_result {
-        Outcome::Result(bytes)
+        Ended::Done(bytes, Outcome::Written)
     } else {
-        Outcome::Error(bytes)
+        Ended::Error(bytes)
     }
 }
 
-/// Appends the response to `id` whose result `write` appends, catching a
-/// panic (the partial output is discarded, -32603 answered). When `write`
-/// returns a future instead, it is returned, and the caller truncates `out`.
-fn write_result_inline(
+/// Appends the response to `id` whose result `write` appends straight
+/// into it, catching a panic (the partial output is discarded, -32603
+/// answered). When `write` goes on in a future instead (a shim run inline
+/// that is async after all), the response's opening is dropped and the
+/// future returned.
+fn write_inline(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
-    handler: Handler,
+    label: (&str, Kind),
     stateless: bool,
-    write: impl FnOnce(&mut ResultOut<'_>) -> Option<ToolFuture>,
+    write: impl FnOnce(&mut ResultOut<'_>) -> CallOutcome,
 ) -> Option<ToolFuture> {
     let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
-    let label = (handler.name, handler.kind);
     match catch_unwind(AssertUnwindSafe(|| write(&mut ResultOut::new(out)))) {
-        Ok(None) if out.len() > body && handler.kind != Kind::Tool => {
-            // A resource's or a prompt's failure is an error, not a result:
-            // rewritten from its own bytes (rare, so the copy does not matter).
-            let result = out.split_off(body);
+        // The common case, kept apart from the failures' handling.
+        Ok(CallOutcome::Done(Outcome::Written)) if out.len() > body => {
+            close_result(out, body, stateless);
+        }
+        Ok(CallOutcome::Done(outcome)) => {
+            close_answer(out, id, label, (start, body), outcome, stateless);
+        }
+        Ok(CallOutcome::Pending(future)) => {
             out.truncate(start);
-            write_answer(out, id, label, &result, stateless);
+            return Some(future);
         }
-        Ok(None) if out.len() > body => {
-            if stateless {
-                crate::era::stamp_complete(out, body);
-            }
-            out.push(jsonrpc::RESULT_CLOSE);
-        }
-        Ok(None) => {
-            out.truncate(start);
-            write_internal(out, id, label, "wrote no result");
-        }
-        Ok(Some(future)) => return Some(future),
         Err(panic) => {
             out.truncate(start);
             write_panic(out, id, label, &panic_message(&*panic));
         }
+    }
+    None
+}
+
+/// Starts an async shim, which writes nothing before its future is
+/// ready: the response is opened only once there is a result to write.
+/// Returns its future; when it has none (refused input, a panic), its
+/// answer is appended to `out`.
+fn start_async(
+    out: &mut Vec<u8>,
+    id: RequestId<'_>,
+    label: (&str, Kind),
+    stateless: bool,
+    shim: impl FnOnce(&mut ResultOut<'_>) -> CallOutcome,
+) -> Option<ToolFuture> {
+    // Empty, so no allocation, unless the shim writes a result after all.
+    let mut result = Vec::new();
+    match catch_unwind(AssertUnwindSafe(|| shim(&mut ResultOut::new(&mut result)))) {
+        Ok(CallOutcome::Pending(future)) => return Some(future),
+        Ok(CallOutcome::Done(outcome)) => {
+            write_answer(out, id, label, (&result, outcome), stateless);
+        }
+        Err(panic) => write_panic(out, id, label, &panic_message(&*panic)),
     }
     None
 }
@@ -646,66 +658,87 @@ type Guarded = futures_util::future::CatchUnwind<AssertUnwindSafe<ToolFuture>>;
 /// through `done`; outside a tokio runtime, sends a panic instead.
 fn spawn_reply(future: Guarded, done: Completer) -> Option<AbortHandle> {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        done.send(Outcome::Panic("no async runtime".to_owned()));
+        done.send(Ended::Panic("no async runtime".to_owned()));
         return None;
     };
-    let task = runtime.spawn(
-        async move { done.send(finish(future.await).into()) }.instrument(tracing::Span::current()),
-    );
+    let task = runtime
+        .spawn(async move { done.send(finish(future.await)) }.instrument(tracing::Span::current()));
     Some(task.abort_handle())
 }
 
 /// Runs the reply of a spawned call into its own buffer, catching a panic.
-fn finish(reply: Result<crate::tool::ToolReply, Box<dyn Any + Send>>) -> Result<Vec<u8>, String> {
-    let reply = reply.map_err(|panic| panic_message(&*panic))?;
+fn finish(reply: Result<ToolReply, Box<dyn Any + Send>>) -> Ended {
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(panic) => return Ended::Panic(panic_message(&*panic)),
+    };
     let mut result = Vec::new();
-    catch_unwind(AssertUnwindSafe(|| reply(&mut ResultOut::new(&mut result))))
-        .map_err(|panic| panic_message(&*panic))?;
-    Ok(result)
+    match catch_unwind(AssertUnwindSafe(|| reply(&mut ResultOut::new(&mut result)))) {
+        Ok(outcome) => Ended::Done(result, outcome),
+        Err(panic) => Ended::Panic(panic_message(&*panic)),
+    }
 }
 
-/// Results are valid JSON by construction: shims write them through
-/// [`ResultOut`], which appends nothing else. A shim that wrote nothing is
-/// answered with -32603. A resource's or a prompt's failure (written as an
-/// error result or an error object) is answered as a JSON-RPC error.
+/// Appends the response to `id` of a result written elsewhere: its bytes
+/// and the outcome of writing them, answered as [`close_answer`] says.
 fn write_answer(
     out: &mut Vec<u8>,
     id: RequestId<'_>,
-    (name, kind): (&str, Kind),
-    result: &[u8],
+    label: (&str, Kind),
+    (result, outcome): (&[u8], Outcome),
     stateless: bool,
 ) {
-    if result.is_empty() {
-        write_internal(out, id, (name, kind), "wrote no result");
-        return;
-    }
-    let result = match kind {
-        Kind::Tool => result,
-        Kind::Resource | Kind::Prompt => match RpcAnswer::of(result) {
-            RpcAnswer::Result(result) => result,
-            RpcAnswer::Error(error) => return jsonrpc::write_error_raw(out, id, error),
-            RpcAnswer::Invalid(message) => {
-                return write_escaped_error(out, id, jsonrpc::INVALID_PARAMS, message);
-            }
-        },
-    };
+    let start = out.len();
     jsonrpc::write_result_open(out, id);
     let body = out.len();
     out.extend_from_slice(result);
+    close_answer(out, id, label, (start, body), outcome, stateless);
+}
+
+/// Ends the response opened at `start`, its result from `body` on, by the
+/// `outcome` of writing it. Results are valid JSON by construction: shims
+/// write them through [`ResultOut`], which appends nothing else. A result
+/// said to be written that is empty is answered with -32603; refused input
+/// with an `isError` result for a tool, -32602 for a resource or a prompt;
+/// a JSON-RPC error in place of the result.
+fn close_answer(
+    out: &mut Vec<u8>,
+    id: RequestId<'_>,
+    (name, kind): (&str, Kind),
+    (start, body): (usize, usize),
+    outcome: Outcome,
+    stateless: bool,
+) {
+    let error = match outcome {
+        Outcome::Written if out.len() > body => None,
+        Outcome::Written => {
+            out.truncate(start);
+            write_internal(out, id, (name, kind), "wrote no result");
+            return;
+        }
+        Outcome::Invalid(message) if kind == Kind::Tool => {
+            out.truncate(body);
+            ResultOut::new(out).error_text(&message);
+            None
+        }
+        Outcome::Invalid(message) => Some((jsonrpc::INVALID_PARAMS, message)),
+        Outcome::RpcError(error) => Some((error.code, error.message)),
+    };
+    if let Some((code, message)) = error {
+        out.truncate(start);
+        jsonrpc::write_error(out, Some(id), code, &message);
+        return;
+    }
+    close_result(out, body, stateless);
+}
+
+/// Closes a response whose result, from `body` on, was written.
+#[inline]
+fn close_result(out: &mut Vec<u8>, body: usize, stateless: bool) {
     if stateless {
         crate::era::stamp_complete(out, body);
     }
     out.push(jsonrpc::RESULT_CLOSE);
-}
-
-/// An error whose message is already escaped JSON string text.
-fn write_escaped_error(out: &mut Vec<u8>, id: RequestId<'_>, code: i32, message: &[u8]) {
-    use std::io::Write as _;
-    let mut error = Vec::with_capacity(message.len() + 32);
-    let _ = write!(error, r#"{{"code":{code},"message":""#);
-    error.extend_from_slice(message);
-    error.extend_from_slice(br#""}"#);
-    jsonrpc::write_error_raw(out, id, &error);
 }
 
 /// Refuses a call of `tool`: the connection already runs [`MAX_IN_FLIGHT`].

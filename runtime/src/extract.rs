@@ -236,6 +236,11 @@ impl Rejection {
             message: message.to_string(),
         }
     }
+
+    /// The message, as refused input's.
+    pub(crate) fn into_message(self) -> String {
+        self.message
+    }
 }
 
 impl Display for Rejection {

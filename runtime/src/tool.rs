@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::context::StateReq;
 use crate::extract::Call;
-use crate::result::ResultOut;
+use crate::result::{Invalid, Outcome, ResultOut};
 use crate::schema::Schema;
 
 /// Every tool linked into the binary, collected by `#[mcp_tool]` through `linkme`.
@@ -27,14 +27,46 @@ pub fn tools() -> &'static [ToolDef] {
 }
 
 /// What an `async` tool's future resolves to: the writer of its
-/// `CallToolResult` object, called once with the buffer to append it to.
+/// `CallToolResult` object, called once with the buffer to append it to,
+/// saying how the write ended.
 ///
 /// A writer rather than bytes, so that a call that completes at once is
 /// written straight into the response, not into a buffer copied after.
-pub type ToolReply = Box<dyn FnOnce(&mut ResultOut<'_>) + Send + 'static>;
+pub type ToolReply = Box<dyn FnOnce(&mut ResultOut<'_>) -> Outcome + Send + 'static>;
 
 /// The future an `async` tool returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolReply> + Send + 'static>>;
+
+/// What a call shim ([`CallFn`]) returns: how it ended, or the future it
+/// goes on in.
+#[must_use = "the dispatcher answers by the outcome"]
+pub enum CallOutcome {
+    /// The shim ended: a result was written, or the call failed.
+    Done(Outcome),
+    /// An `async` tool's future; nothing was written yet.
+    Pending(ToolFuture),
+}
+
+impl std::fmt::Debug for CallOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Done(outcome) => f.debug_tuple("Done").field(outcome).finish(),
+            Self::Pending(_) => f.write_str("Pending(..)"),
+        }
+    }
+}
+
+impl From<Outcome> for CallOutcome {
+    fn from(outcome: Outcome) -> Self {
+        Self::Done(outcome)
+    }
+}
+
+impl From<Invalid> for CallOutcome {
+    fn from(invalid: Invalid) -> Self {
+        Self::Done(invalid.into())
+    }
+}
 
 /// A `tools/call`'s `arguments`: their JSON text, valid JSON.
 ///
@@ -67,11 +99,12 @@ impl<'a> From<&'a RawValue> for Arguments<'a> {
 /// It decodes `args` (the raw `arguments` object of `tools/call`, `None`
 /// when absent), takes the other parameters from `call` and calls the tool.
 /// A synchronous tool appends one complete MCP `CallToolResult` JSON object
-/// to `out` and returns `None`. An `async` tool returns the future that
-/// produces that object, or `None` after writing an error result to `out`
-/// (for instance when the arguments do not decode).
+/// to `out` and returns [`Outcome::Written`]. An `async` tool returns the
+/// future whose reply writes that object. Either returns
+/// [`Outcome::Invalid`], writing nothing, when its input is refused (for
+/// instance arguments that do not decode).
 pub type CallFn =
-    fn(call: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture>;
+    fn(call: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> CallOutcome;
 
 /// How the runtime runs a tool's shim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -294,6 +294,16 @@ async fn prompts_render_with_their_arguments_and_refuse_bad_ones() {
         client.request(get(6, r#"{"name":"nope"}"#)).await,
         r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"unknown prompt `nope`"}}"#
     );
+    // A sync prompt refuses its arguments in place, as an async one does.
+    assert_eq!(
+        client
+            .request(get(
+                7,
+                r#"{"name":"fix_diagnostics","arguments":{"file":7}}"#
+            ))
+            .await,
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"invalid arguments for prompt `fix_diagnostics`: `file`: invalid type: integer `7`, expected a string"}}"#
+    );
 }
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -371,11 +381,12 @@ fn a_server_without_the_states_they_need_does_not_start() {
 
 mod registry_checks {
     use ide_mcp_runtime::prompt::PromptDef;
-    use ide_mcp_runtime::tool::{Arguments, ToolFuture};
+    use ide_mcp_runtime::result::Outcome;
+    use ide_mcp_runtime::tool::{Arguments, CallOutcome};
     use ide_mcp_runtime::{Call, Execution, Registry, ResourceDef, ResultOut, SourceLocation};
 
-    fn shim(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
-        None
+    fn shim(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> CallOutcome {
+        Outcome::Written.into()
     }
 
     const fn at(crate_name: &'static str, line: u32) -> SourceLocation {

@@ -2,7 +2,7 @@
 
 use crate::context::StateReq;
 use crate::extract::{Call, Rejection};
-use crate::result::ResultOut;
+use crate::result::Invalid;
 use crate::schema::{Schema, input_schema};
 use crate::tool::Arguments;
 
@@ -85,28 +85,24 @@ impl<'de> serde::Deserializer<'de> for Missing {
 
 /// `tool` is a tool's name, or what else the shim decodes for, quoted
 /// (`` prompt `fix` ``): tool names never hold a backquote.
-fn write_invalid(out: &mut ResultOut<'_>, tool: &str, message: &dyn core::fmt::Display) {
-    if tool.contains('`') {
-        out.error_text(&format_args!("invalid arguments for {tool}: {message}"));
+fn invalid(tool: &str, message: &dyn core::fmt::Display) -> Invalid {
+    Invalid(if tool.contains('`') {
+        format!("invalid arguments for {tool}: {message}")
     } else {
-        out.error_text(&format_args!(
-            "invalid arguments for tool `{tool}`: {message}"
-        ));
-    }
+        format!("invalid arguments for tool `{tool}`: {message}")
+    })
 }
 
 impl<T> Arg<T> {
     /// Takes the argument `name` from `fields`, before the call (a spawned
-    /// tool decodes its arguments first); on failure writes the error
-    /// result and returns `None`.
+    /// tool decodes its arguments first).
     pub fn early<const N: usize>(
         self,
         tool: &str,
         fields: &ArgsObject<'_, N>,
         slot: usize,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
-        self.take_with(tool, fields.names[slot], fields.values[slot], None, out)
+    ) -> Result<T, Invalid> {
+        self.take_with(tool, fields.names[slot], fields.values[slot], None)
     }
 
     /// Like [`early`](Self::early), with `T::default()` when absent (`#[arg(default)]`).
@@ -115,8 +111,7 @@ impl<T> Arg<T> {
         tool: &str,
         fields: &ArgsObject<'_, N>,
         slot: usize,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T>
+    ) -> Result<T, Invalid>
     where
         T: Default,
     {
@@ -125,7 +120,6 @@ impl<T> Arg<T> {
             fields.names[slot],
             fields.values[slot],
             Some(T::default),
-            out,
         )
     }
 
@@ -136,15 +130,8 @@ impl<T> Arg<T> {
         fields: &ArgsObject<'_, N>,
         slot: usize,
         default: fn() -> T,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
-        self.take_with(
-            tool,
-            fields.names[slot],
-            fields.values[slot],
-            Some(default),
-            out,
-        )
+    ) -> Result<T, Invalid> {
+        self.take_with(tool, fields.names[slot], fields.values[slot], Some(default))
     }
 
     /// The value [`early`](Self::early) decoded: an argument needs nothing of the call.
@@ -173,8 +160,7 @@ impl<T> Arg<T> {
         name: &str,
         raw: Option<&str>,
         default: Option<fn() -> T>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
+    ) -> Result<T, Invalid> {
         let value = match raw {
             Some(raw) => {
                 (self.decode)(raw).map_err(|(path, message)| format!("`{name}{path}`: {message}"))
@@ -184,35 +170,21 @@ impl<T> Arg<T> {
                 .or_else(self.missing)
                 .ok_or_else(|| format!("missing field `{name}`")),
         };
-        value
-            .map_err(|message| write_invalid(out, tool, &message))
-            .ok()
+        value.map_err(|message| invalid(tool, &message))
     }
 
     /// Decodes the whole arguments object as `T` (`#[args]`); `None` decodes from `{}`.
-    pub fn decode_object(
-        self,
-        tool: &str,
-        args: Option<Arguments<'_>>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
+    pub fn decode_object(self, tool: &str, args: Option<Arguments<'_>>) -> Result<T, Invalid> {
         let json = args.map_or("{}", Arguments::json);
         let json = if json.trim() == "null" { "{}" } else { json };
-        match (self.decode)(json) {
-            Ok(value) => Some(value),
-            Err((path, message)) if path.is_empty() => {
-                write_invalid(out, tool, &message);
-                None
+        (self.decode)(json).map_err(|(path, message)| {
+            if path.is_empty() {
+                invalid(tool, &message)
+            } else {
+                let path = path.trim_start_matches('.');
+                invalid(tool, &format_args!("`{path}`: {message}"))
             }
-            Err((path, message)) => {
-                write_invalid(
-                    out,
-                    tool,
-                    &format_args!("`{}`: {message}", path.trim_start_matches('.')),
-                );
-                None
-            }
-        }
+        })
     }
 
     /// The argument's schema (a whole input schema for `#[args]`).
@@ -252,19 +224,18 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
     }
 
     /// Splits the `arguments` of `tools/call` (absent or `null`: no
-    /// arguments); on failure writes the error result and returns `None`.
+    /// arguments).
     pub fn parse(
         tool: &str,
         args: Option<Arguments<'a>>,
         names: [&'static str; N],
-        out: &mut ResultOut<'_>,
-    ) -> Option<Self> {
+    ) -> Result<Self, Invalid> {
         let mut fields = Self {
             names,
             values: [None; N],
         };
         let Some(json) = args.map(Arguments::json) else {
-            return Some(fields);
+            return Ok(fields);
         };
         // An object of plain member names, read by hand; anything else
         // (`null`, escapes in a name, not JSON) by serde, which also says
@@ -275,17 +246,16 @@ impl<'a, const N: usize> ArgsObject<'a, N> {
             }
         });
         if split.is_some() {
-            return Some(fields);
+            return Ok(fields);
         }
         fields.values = [None; N];
         let mut de = serde_json::Deserializer::from_str(json);
         let parsed = serde::Deserializer::deserialize_any(&mut de, FieldsVisitor(&mut fields))
             .and_then(|()| de.end());
         if parsed.is_err() {
-            write_invalid(out, tool, &"the arguments must be a JSON object");
-            return None;
+            return Err(invalid(tool, &"the arguments must be a JSON object"));
         }
-        Some(fields)
+        Ok(fields)
     }
 }
 
@@ -398,16 +368,9 @@ mod tests {
 
     /// The values `parse` finds for `names`, or the error it writes.
     fn split(json: Option<&str>, names: [&'static str; 2]) -> Result<[Option<String>; 2], String> {
-        let mut out = Vec::new();
-        let fields = ArgsObject::parse(
-            "t",
-            json.map(Arguments::checked),
-            names,
-            &mut ResultOut::new(&mut out),
-        );
-        match fields {
-            Some(fields) => Ok(fields.values.map(|v| v.map(str::to_owned))),
-            None => Err(String::from_utf8(out).unwrap()),
+        match ArgsObject::parse("t", json.map(Arguments::checked), names) {
+            Ok(fields) => Ok(fields.values.map(|v| v.map(str::to_owned))),
+            Err(Invalid(message)) => Err(message),
         }
     }
 

@@ -5,7 +5,7 @@ use crate::context::StateReq;
 use crate::extract::{Call, Rejection};
 use crate::prompt::{IntoPromptResult, PromptArgumentType};
 use crate::resource::{IntoResourceContents, ListHandler, ListedResource};
-use crate::result::ResultOut;
+use crate::result::{Outcome, ResultOut};
 
 /// Writes a resource function's value as the read of `uri`, the call's.
 pub fn write_resource<T: IntoResourceContents>(
@@ -13,13 +13,13 @@ pub fn write_resource<T: IntoResourceContents>(
     uri: Option<&str>,
     mime_type: Option<&str>,
     out: &mut ResultOut<'_>,
-) {
-    crate::resource::write_contents(value, uri.unwrap_or(""), mime_type, out);
+) -> Outcome {
+    crate::resource::write_contents(value, uri.unwrap_or(""), mime_type, out)
 }
 
 /// Writes a prompt function's value as the messages of `prompts/get`.
-pub fn write_prompt<T: IntoPromptResult>(value: T, out: &mut ResultOut<'_>) {
-    crate::prompt::write_messages(value, out);
+pub fn write_prompt<T: IntoPromptResult>(value: T, out: &mut ResultOut<'_>) -> Outcome {
+    crate::prompt::write_messages(value, out)
 }
 
 /// A template's lister, checked to be a [`ListHandler`] once: the two

@@ -19,7 +19,7 @@ pub use linkme;
 pub use args::{Arg, ArgsObject, Argument, ObjectSchema, argument};
 pub use items::{Lister, lister, no_states, prompt_argument, write_prompt, write_resource};
 pub use params::{ArgTag, Deferred, ExtractTag, Extractor, Param, extractor};
-pub use reply::{boxed_future, rejected, reply, reply_rejected};
+pub use reply::{pending, rejected, reply, reply_rejected};
 
 pub use crate::context::StateReq;
 pub use crate::extract::{Call, OwnedCall};
@@ -32,11 +32,11 @@ pub use shim::{
 
 pub use crate::prompt::{IDE_MCP_RUNTIME_PROMPTS_V0, PromptDef};
 pub use crate::resource::{IDE_MCP_RUNTIME_RESOURCES_V0, ListedResource, ResourceDef};
-pub use crate::result::ResultOut;
+pub use crate::result::{Invalid, Outcome, ResultOut};
 pub use crate::schema::Schema;
 pub use crate::tool::{
-    Arguments, CallFn, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation, ToolAnnotations,
-    ToolDef, ToolFuture, ToolReply,
+    Arguments, CallFn, CallOutcome, Execution, IDE_MCP_RUNTIME_TOOLS_V0, SourceLocation,
+    ToolAnnotations, ToolDef, ToolFuture, ToolReply,
 };
 pub use std::vec::Vec;
 

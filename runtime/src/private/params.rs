@@ -15,7 +15,7 @@ use core::marker::PhantomData;
 use super::args::{Arg, ArgsObject, Argument, ObjectSchema, argument};
 use crate::context::StateReq;
 use crate::extract::{Call, FromCall, Rejection};
-use crate::result::ResultOut;
+use crate::result::Invalid;
 
 /// Marker naming the type `T` of a parameter.
 pub struct Param<T>(PhantomData<fn() -> T>);
@@ -87,9 +87,8 @@ impl<'a, T> Extractor<'a, T> {
         _: &str,
         _: &ArgsObject<'_, N>,
         _: usize,
-        _: &mut ResultOut<'_>,
-    ) -> Option<Deferred> {
-        Some(Deferred)
+    ) -> Result<Deferred, Invalid> {
+        Ok(Deferred)
     }
 
     /// Extracts the parameter from the call, when the tool runs.

@@ -1,32 +1,32 @@
 //! The replies of the generated call shims: futures, deferred writers, and
-//! the error result of a parameter that could not be extracted.
+//! the refusal of a parameter that could not be extracted.
 
 use crate::extract::Rejection;
-use crate::result::ResultOut;
-use crate::tool::{ToolFuture, ToolReply};
+use crate::result::{Invalid, Outcome, ResultOut};
+use crate::tool::{CallOutcome, ToolReply};
 
-/// Boxes an async tool's future.
-pub fn boxed_future<F>(future: F) -> ToolFuture
+/// An async shim's outcome: its future, boxed.
+pub fn pending<F>(future: F) -> CallOutcome
 where
     F: core::future::Future<Output = ToolReply> + Send + 'static,
 {
-    Box::pin(future)
+    CallOutcome::Pending(Box::pin(future))
 }
 
-/// The reply of an async tool: `write` appends its result when the runtime asks.
-pub fn reply<F: FnOnce(&mut ResultOut<'_>) + Send + 'static>(write: F) -> ToolReply {
+/// The reply of an async tool: `write` appends its result when the runtime
+/// asks, and says how that ended.
+pub fn reply<F: FnOnce(&mut ResultOut<'_>) -> Outcome + Send + 'static>(write: F) -> ToolReply {
     Box::new(write)
 }
 
-/// The extracted value, or `None` after writing the rejection as an error result.
-pub fn rejected<T>(extracted: Result<T, Rejection>, out: &mut ResultOut<'_>) -> Option<T> {
-    extracted
-        .map_err(|rejection| out.error_text(&rejection))
-        .ok()
+/// The extracted value, or the rejection as refused input.
+#[inline]
+pub fn rejected<T>(extracted: Result<T, Rejection>) -> Result<T, Invalid> {
+    extracted.map_err(|rejection| Invalid(rejection.into_message()))
 }
 
-/// The extracted value, or the reply of an async tool that writes the
-/// rejection as an error result.
+/// The extracted value, or the reply of an async tool refusing its input
+/// with the rejection.
 pub fn reply_rejected<T>(extracted: Result<T, Rejection>) -> Result<T, ToolReply> {
-    extracted.map_err(|rejection| reply(move |out| out.error_text(&rejection)))
+    rejected(extracted).map_err(|invalid| reply(move |_: &mut ResultOut<'_>| invalid.into()))
 }

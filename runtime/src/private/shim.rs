@@ -7,16 +7,16 @@
 //!
 //! The steps and their order are those of the hand-expanded body of an
 //! async tool: the arguments object is split, every parameter decoded
-//! (`early`), then every extractor run (`late`); the first failure writes
-//! its error result and stops.
+//! (`early`), then every extractor run (`late`); the first failure stops
+//! them, and is the shim's outcome.
 
 use super::args::{Arg, ArgsObject, ObjectSchema};
 use super::params::{Deferred, Extractor};
 use crate::context::StateReq;
 use crate::extract::Call;
-use crate::result::ResultOut;
+use crate::result::{Invalid, Outcome, ResultOut};
 use crate::schema::Schema;
-use crate::tool::{Arguments, ToolFuture};
+use crate::tool::{Arguments, CallOutcome};
 
 /// Where the shim takes the arguments from.
 pub struct Input<'s, 'a, const N: usize> {
@@ -31,19 +31,10 @@ pub trait Step<'c> {
     type Early;
     /// The parameter's value.
     type Value;
-    /// Decodes the parameter; on failure writes the error result and returns `None`.
-    fn early<const N: usize>(
-        &self,
-        input: &Input<'_, '_, N>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<Self::Early>;
-    /// Takes the value; on failure writes the error result and returns `None`.
-    fn late(
-        &self,
-        early: Self::Early,
-        call: &Call<'c>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<Self::Value>;
+    /// Decodes the parameter.
+    fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<Self::Early, Invalid>;
+    /// Takes the value.
+    fn late(&self, early: Self::Early, call: &Call<'c>) -> Result<Self::Value, Invalid>;
 }
 
 /// The argument (or extractor, as the probe chose) `source` at `slot` of
@@ -61,30 +52,26 @@ pub const fn slot<S>(source: S, slot: usize) -> Slot<S> {
 impl<'c, T> Step<'c> for Slot<Arg<T>> {
     type Early = T;
     type Value = T;
-    fn early<const N: usize>(
-        &self,
-        input: &Input<'_, '_, N>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
-        self.source.early(input.tool, &input.fields, self.slot, out)
+    #[inline]
+    fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<T, Invalid> {
+        self.source.early(input.tool, &input.fields, self.slot)
     }
-    fn late(&self, value: T, _: &Call<'c>, _: &mut ResultOut<'_>) -> Option<T> {
-        Some(value)
+    #[inline]
+    fn late(&self, value: T, _: &Call<'c>) -> Result<T, Invalid> {
+        Ok(value)
     }
 }
 
 impl<'c, T> Step<'c> for Slot<Extractor<'c, T>> {
     type Early = Deferred;
     type Value = T;
-    fn early<const N: usize>(
-        &self,
-        _: &Input<'_, '_, N>,
-        _: &mut ResultOut<'_>,
-    ) -> Option<Deferred> {
-        Some(Deferred)
+    #[inline]
+    fn early<const N: usize>(&self, _: &Input<'_, '_, N>) -> Result<Deferred, Invalid> {
+        Ok(Deferred)
     }
-    fn late(&self, _: Deferred, call: &Call<'c>, out: &mut ResultOut<'_>) -> Option<T> {
-        super::reply::rejected(self.source.late(Deferred, call), out)
+    #[inline]
+    fn late(&self, _: Deferred, call: &Call<'c>) -> Result<T, Invalid> {
+        super::reply::rejected(self.source.late(Deferred, call))
     }
 }
 
@@ -109,16 +96,14 @@ pub fn slot_or_default<T: Default>(source: Arg<T>, slot: usize) -> SlotOrDefault
 impl<'c, T> Step<'c> for SlotOrDefault<T> {
     type Early = T;
     type Value = T;
-    fn early<const N: usize>(
-        &self,
-        input: &Input<'_, '_, N>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
+    #[inline]
+    fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<T, Invalid> {
         self.source
-            .early_with(input.tool, &input.fields, self.slot, self.default, out)
+            .early_with(input.tool, &input.fields, self.slot, self.default)
     }
-    fn late(&self, value: T, _: &Call<'c>, _: &mut ResultOut<'_>) -> Option<T> {
-        Some(value)
+    #[inline]
+    fn late(&self, value: T, _: &Call<'c>) -> Result<T, Invalid> {
+        Ok(value)
     }
 }
 
@@ -133,15 +118,13 @@ pub const fn object<T>(source: Arg<T>) -> Object<T> {
 impl<'c, T> Step<'c> for Object<T> {
     type Early = T;
     type Value = T;
-    fn early<const N: usize>(
-        &self,
-        input: &Input<'_, '_, N>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<T> {
-        self.0.decode_object(input.tool, input.args, out)
+    #[inline]
+    fn early<const N: usize>(&self, input: &Input<'_, '_, N>) -> Result<T, Invalid> {
+        self.0.decode_object(input.tool, input.args)
     }
-    fn late(&self, value: T, _: &Call<'c>, _: &mut ResultOut<'_>) -> Option<T> {
-        Some(value)
+    #[inline]
+    fn late(&self, value: T, _: &Call<'c>) -> Result<T, Invalid> {
+        Ok(value)
     }
 }
 
@@ -156,15 +139,13 @@ pub const fn extract<T>(source: Extractor<'_, T>) -> Extract<'_, T> {
 impl<'c, T> Step<'c> for Extract<'c, T> {
     type Early = Deferred;
     type Value = T;
-    fn early<const N: usize>(
-        &self,
-        _: &Input<'_, '_, N>,
-        _: &mut ResultOut<'_>,
-    ) -> Option<Deferred> {
-        Some(Deferred)
+    #[inline]
+    fn early<const N: usize>(&self, _: &Input<'_, '_, N>) -> Result<Deferred, Invalid> {
+        Ok(Deferred)
     }
-    fn late(&self, _: Deferred, call: &Call<'c>, out: &mut ResultOut<'_>) -> Option<T> {
-        super::reply::rejected(self.0.late(Deferred, call), out)
+    #[inline]
+    fn late(&self, _: Deferred, call: &Call<'c>) -> Result<T, Invalid> {
+        super::reply::rejected(self.0.late(Deferred, call))
     }
 }
 
@@ -177,8 +158,7 @@ pub trait Steps<'c> {
         &self,
         input: &Input<'_, '_, N>,
         call: &Call<'c>,
-        out: &mut ResultOut<'_>,
-    ) -> Option<Self::Values>;
+    ) -> Result<Self::Values, Invalid>;
 }
 
 /// Invokes `$m!` once per arity from 0 to 12 (the longest sync tool the
@@ -208,12 +188,11 @@ macro_rules! steps {
                 &self,
                 input: &Input<'_, '_, N>,
                 call: &Call<'c>,
-                out: &mut ResultOut<'_>,
-            ) -> Option<Self::Values> {
+            ) -> Result<Self::Values, Invalid> {
                 let ($($s,)*) = self;
-                $(let $e = $s.early(input, out)?;)*
-                $(let $e = $s.late($e, call, out)?;)*
-                Some(($($e,)*))
+                $(let $e = $s.early(input)?;)*
+                $(let $e = $s.late($e, call)?;)*
+                Ok(($($e,)*))
             }
         }
     };
@@ -223,23 +202,22 @@ for_arities!(steps);
 
 /// The parameters of a sync tool: the arguments object split by the `N`
 /// wire `names` of its slots (not at all when `N` is 0: a tool with no
-/// plain argument takes any arguments), then `steps` run; `None` after
-/// writing the error result of the first failure.
+/// plain argument takes any arguments), then `steps` run; the first
+/// failure refuses the input.
 pub fn sync_params<'c, S: Steps<'c>, const N: usize>(
     tool: &str,
     args: Option<Arguments<'_>>,
     names: [&'static str; N],
     steps: &S,
     call: &Call<'c>,
-    out: &mut ResultOut<'_>,
-) -> Option<S::Values> {
+) -> Result<S::Values, Invalid> {
     let fields = if N == 0 {
         ArgsObject::empty(names)
     } else {
-        ArgsObject::parse(tool, args, names, out)?
+        ArgsObject::parse(tool, args, names)?
     };
     let input = Input { tool, args, fields };
-    steps.run(&input, call, out)
+    steps.run(&input, call)
 }
 
 /// A sync function of the parameters `V`, as a function pointer: called
@@ -269,14 +247,14 @@ for_arities!(invoke);
 
 /// How a resource's value is written: `write_resource::<T>`, named (and
 /// its bound checked) at the return type by the generated code.
-pub type WriteResource<R> = fn(R, Option<&str>, Option<&str>, &mut ResultOut<'_>);
+pub type WriteResource<R> = fn(R, Option<&str>, Option<&str>, &mut ResultOut<'_>) -> Outcome;
 
 /// How a prompt's value is written: `write_prompt::<T>`, as [`WriteResource`].
-pub type WritePrompt<R> = fn(R, &mut ResultOut<'_>);
+pub type WritePrompt<R> = fn(R, &mut ResultOut<'_>) -> Outcome;
 
 /// The whole shim of a sync resource: its parameters as [`sync_params`]
 /// takes them, the read URI taken, `func` called and its value written as
-/// the read of that URI; `None`, as every sync shim.
+/// the read of that URI.
 #[allow(clippy::too_many_arguments)]
 pub fn sync_resource<'c, S: Steps<'c>, F: Invoke<S::Values>, const N: usize>(
     resource: &str,
@@ -288,11 +266,14 @@ pub fn sync_resource<'c, S: Steps<'c>, F: Invoke<S::Values>, const N: usize>(
     func: F,
     write: WriteResource<F::Output>,
     mime_type: Option<&str>,
-) -> Option<ToolFuture> {
-    let values = sync_params(resource, args, names, steps, call, out)?;
-    let uri = call.resource_uri();
-    write(func.invoke(values), uri, mime_type, out);
-    None
+) -> CallOutcome {
+    match sync_params(resource, args, names, steps, call) {
+        Ok(values) => {
+            let uri = call.resource_uri();
+            write(func.invoke(values), uri, mime_type, out).into()
+        }
+        Err(invalid) => invalid.into(),
+    }
 }
 
 /// The whole shim of a sync prompt, as [`sync_resource`]: its messages written.
@@ -306,10 +287,11 @@ pub fn sync_prompt<'c, S: Steps<'c>, F: Invoke<S::Values>, const N: usize>(
     out: &mut ResultOut<'_>,
     func: F,
     write: WritePrompt<F::Output>,
-) -> Option<ToolFuture> {
-    let values = sync_params(prompt, args, names, steps, call, out)?;
-    write(func.invoke(values), out);
-    None
+) -> CallOutcome {
+    match sync_params(prompt, args, names, steps, call) {
+        Ok(values) => write(func.invoke(values), out).into(),
+        Err(invalid) => invalid.into(),
+    }
 }
 
 /// One parameter's part of a tool's input schema and of the states it needs.

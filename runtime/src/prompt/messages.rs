@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::jsonrpc;
 use crate::resource::ResourceContents;
-use crate::result::ResultOut;
+use crate::result::{Outcome, ResultOut, RpcError};
 
 /// Who speaks a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -133,12 +133,19 @@ impl<T: IntoPromptResult, E: Display> IntoPromptResult for Result<T, E> {
     }
 }
 
-/// Writes what a prompt function returned as the `prompts/get` result (or its error).
-pub(crate) fn write_messages(value: impl IntoPromptResult, out: &mut ResultOut<'_>) {
+/// Writes what a prompt function returned as the `prompts/get` result, or
+/// returns its error.
+pub(crate) fn write_messages(value: impl IntoPromptResult, out: &mut ResultOut<'_>) -> Outcome {
     match value.into_prompt_result() {
-        Ok(result) => out.build(|buf| {
-            serde_json::to_writer(buf, &result).expect("strings serialize");
+        Ok(result) => {
+            out.build(|buf| {
+                serde_json::to_writer(buf, &result).expect("strings serialize");
+            });
+            Outcome::Written
+        }
+        Err(message) => Outcome::RpcError(RpcError {
+            code: jsonrpc::INTERNAL_ERROR,
+            message,
         }),
-        Err(message) => out.rpc_error(jsonrpc::INTERNAL_ERROR, &message),
     }
 }

@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 use super::problem::{RegistryProblem, sorted_unique};
 use crate::context::ToolContext;
 use crate::extract::Call;
-use crate::result::ResultOut;
+use crate::result::{Outcome, ResultOut, RpcError};
 use crate::schema::{self, SchemaKind};
-use crate::tool::{Arguments, ToolDef};
+use crate::tool::{Arguments, CallOutcome, ToolDef};
 
 /// A tool as the registry serves it: its definition and cleaned schemas.
 #[derive(Debug)]
@@ -56,14 +56,22 @@ impl RegisteredTool {
     /// ```
     pub async fn call(&self, context: &ToolContext, arguments: Option<&RawValue>) -> Vec<u8> {
         let mut out = Vec::new();
-        let future = (self.def.call)(
+        let called = (self.def.call)(
             &Call::new(context),
             arguments.map(Arguments::from),
             &mut ResultOut::new(&mut out),
         );
-        if let Some(future) = future {
-            debug_assert!(out.is_empty(), "an async tool writes through its future");
-            future.await(&mut ResultOut::new(&mut out));
+        let outcome = match called {
+            CallOutcome::Done(outcome) => outcome,
+            CallOutcome::Pending(future) => future.await(&mut ResultOut::new(&mut out)),
+        };
+        match outcome {
+            Outcome::Written => {}
+            // A tool fails with a result, never a JSON-RPC error: a
+            // hand-built shim's error is given as one.
+            Outcome::Invalid(message) | Outcome::RpcError(RpcError { message, .. }) => {
+                ResultOut::new(&mut out).error_text(&message);
+            }
         }
         out
     }

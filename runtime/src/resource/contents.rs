@@ -7,7 +7,7 @@ use base64::Engine as _;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::jsonrpc;
-use crate::result::ResultOut;
+use crate::result::{Outcome, ResultOut, RpcError};
 
 /// MCP's "resource not found" error code.
 pub const RESOURCE_NOT_FOUND: i32 = -32002;
@@ -109,6 +109,15 @@ impl ResourceError {
     }
 }
 
+impl ResourceError {
+    fn into_rpc_error(self) -> RpcError {
+        RpcError {
+            code: self.code,
+            message: self.message,
+        }
+    }
+}
+
 impl Display for ResourceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
@@ -179,14 +188,14 @@ impl<T: IntoResourceContents, E: Display> IntoResourceContents for Result<T, E> 
     }
 }
 
-/// Writes what a resource function returned as the read's result (or its
-/// error), for the URI that was read and the resource's MIME type.
+/// Writes what a resource function returned as the read's result, for
+/// the URI that was read and the resource's MIME type; or returns its error.
 pub(crate) fn write_contents(
     value: impl IntoResourceContents,
     uri: &str,
     mime_type: Option<&str>,
     out: &mut ResultOut<'_>,
-) {
+) -> Outcome {
     #[derive(serde::Serialize)]
     struct Read<'a> {
         contents: &'a [ResourceContents],
@@ -210,10 +219,11 @@ pub(crate) fn write_contents(
                 )
                 .expect("strings serialize");
             });
+            Outcome::Written
         }
         Err(err) if err.code == RESOURCE_NOT_FOUND => {
-            out.rpc_error(err.code, &ResourceError::not_found(uri));
+            ResourceError::not_found(uri).into_rpc_error().into()
         }
-        Err(err) => out.rpc_error(err.code, &err.message),
+        Err(err) => err.into_rpc_error().into(),
     }
 }

@@ -7,6 +7,7 @@
 
 mod escape;
 mod out;
+mod outcome;
 
 use std::fmt::Display;
 
@@ -14,8 +15,8 @@ use serde::Serialize;
 
 pub(crate) use escape::write_display_escaped;
 pub use escape::{InStringFormatter, JsonStringWriter};
-pub(crate) use out::RpcAnswer;
 pub use out::{IntoToolResult, PreparedResult, ResultOut};
+pub use outcome::{Invalid, Outcome, RpcError};
 
 /// A value sent as JSON text content: `{"content":[{"type":"text","text":"<value as JSON>"}]}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

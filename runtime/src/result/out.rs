@@ -143,17 +143,6 @@ impl<'a> ResultOut<'a> {
         write(self.begin());
     }
 
-    /// A JSON-RPC error object, `{"code":…,"message":…}`, in place of a
-    /// result: what a resource or a prompt writes when it fails (a tool's
-    /// failure is an `isError` result instead).
-    pub(crate) fn rpc_error(&mut self, code: i32, message: &dyn Display) {
-        use std::io::Write as _;
-        let out = self.begin();
-        let _ = write!(out, r#"{{"code":{code},"message":""#);
-        write_display_escaped(out, message);
-        out.extend_from_slice(br#""}"#);
-    }
-
     fn unserializable(&mut self, err: &serde_json::Error) {
         self.error_text(&format_args!(
             "the tool's result could not be serialized: {err}"
@@ -173,36 +162,4 @@ pub(super) fn in_string_for_tests<T: Serialize + ?Sized>(
     value: &T,
 ) -> Result<(), serde_json::Error> {
     in_string(out, value)
-}
-
-/// How the bytes a resource's or a prompt's shim wrote are answered.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum RpcAnswer<'a> {
-    /// A result object.
-    Result(&'a [u8]),
-    /// An error object written by [`ResultOut::rpc_error`].
-    Error(&'a [u8]),
-    /// A failure the shared decoding wrote as an error result (bad
-    /// arguments, an extractor's rejection): its message, escaped, answered
-    /// as invalid params.
-    Invalid(&'a [u8]),
-}
-
-impl<'a> RpcAnswer<'a> {
-    /// Reads what was written. A resource's result opens with `{"contents"`
-    /// and a prompt's with `{"description"` or `{"messages"`: neither can
-    /// be taken for the two failures, whose openings the writers here fix.
-    pub(crate) fn of(bytes: &'a [u8]) -> Self {
-        const ERROR_CLOSE: &[u8] = br#""}],"isError":true}"#;
-        if bytes.starts_with(br#"{"code":"#) {
-            Self::Error(bytes)
-        } else if let Some(message) = bytes
-            .strip_prefix(TEXT_OPEN)
-            .and_then(|rest| rest.strip_suffix(ERROR_CLOSE))
-        {
-            Self::Invalid(message)
-        } else {
-            Self::Result(bytes)
-        }
-    }
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ide_mcp_runtime::__private0_1::argument;
+use ide_mcp_runtime::result::Outcome;
 use ide_mcp_runtime::schema::input_schema;
 use ide_mcp_runtime::tool::Arguments;
-use ide_mcp_runtime::tool::{CallFn, ToolFuture, ToolReply};
+use ide_mcp_runtime::tool::{CallFn, CallOutcome, ToolReply};
 use ide_mcp_runtime::{
     Call, CallToolResult, Execution, IntoToolResult as _, Registry, ResultOut, Server,
     SourceLocation, ToolAnnotations, ToolDef,
@@ -54,45 +55,60 @@ const fn def(
     }
 }
 
-fn echo(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
-    let args = argument::<EchoArgs>().decode_object("echo", args, out)?;
-    out.json_text(&args.text);
-    None
+fn echo(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> CallOutcome {
+    match argument::<EchoArgs>().decode_object("echo", args) {
+        Ok(args) => {
+            out.json_text(&args.text);
+            Outcome::Written.into()
+        }
+        Err(invalid) => invalid.into(),
+    }
 }
 
-fn sleep(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
-    let args = argument::<SleepArgs>().decode_object("sleep", args, out)?;
-    Some(Box::pin(async move {
+fn sleep(_: &Call<'_>, args: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> CallOutcome {
+    let args = match argument::<SleepArgs>().decode_object("sleep", args) {
+        Ok(args) => args,
+        Err(invalid) => return invalid.into(),
+    };
+    CallOutcome::Pending(Box::pin(async move {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
-        Box::new(move |out: &mut ResultOut<'_>| out.json_text(&args.tag)) as ToolReply
+        Box::new(move |out: &mut ResultOut<'_>| {
+            out.json_text(&args.tag);
+            Outcome::Written
+        }) as ToolReply
     }))
 }
 
-fn ready(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
-    Some(Box::pin(async {
-        Box::new(|out: &mut ResultOut<'_>| CallToolResult::default().write_tool_result(out))
-            as ToolReply
+fn ready(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> CallOutcome {
+    CallOutcome::Pending(Box::pin(async {
+        Box::new(|out: &mut ResultOut<'_>| {
+            CallToolResult::default().write_tool_result(out);
+            Outcome::Written
+        }) as ToolReply
     }))
 }
 
-fn boom(_: &Call<'_>, _: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn boom(_: &Call<'_>, _: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> CallOutcome {
     // Panics halfway through writing its result: what was written is dropped.
     out.json_text(&PanicsMidway);
     unreachable!("the serialization panicked");
 }
 
-fn boom_later(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
-    Some(Box::pin(async {
+fn boom_later(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> CallOutcome {
+    CallOutcome::Pending(Box::pin(async {
         tokio::time::sleep(Duration::from_millis(5)).await;
         panic!("later kaboom");
     }))
 }
 
-fn block(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> Option<ToolFuture> {
-    let args = argument::<SleepArgs>().decode_object("block", args, out)?;
+fn block(_: &Call<'_>, args: Option<Arguments<'_>>, out: &mut ResultOut<'_>) -> CallOutcome {
+    let args = match argument::<SleepArgs>().decode_object("block", args) {
+        Ok(args) => args,
+        Err(invalid) => return invalid.into(),
+    };
     std::thread::sleep(Duration::from_millis(args.ms));
     out.json_text(&args.tag);
-    None
+    Outcome::Written.into()
 }
 
 pub static ECHO: ToolDef = def("echo", Execution::Inline, echo, input_schema::<EchoArgs>);

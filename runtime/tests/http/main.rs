@@ -14,8 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use client::{post, stateless};
+use ide_mcp_runtime::result::Outcome;
 use ide_mcp_runtime::tool::Arguments;
-use ide_mcp_runtime::tool::{ToolFuture, ToolReply};
+use ide_mcp_runtime::tool::{CallOutcome, ToolReply};
 use ide_mcp_runtime::{
     Call, Execution, HttpOptions, HttpServerHandle, HttpStats, Peer, Progress, Registry, ResultOut,
     Server, SourceLocation, ToolAnnotations, ToolDef, mcp_tool,
@@ -34,14 +35,13 @@ impl Drop for Alive {
 }
 
 /// Never answers; counts itself alive until aborted.
-#[allow(clippy::unnecessary_wraps)] // the `CallFn` signature
-fn hang(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> Option<ToolFuture> {
+fn hang(_: &Call<'_>, _: Option<Arguments<'_>>, _: &mut ResultOut<'_>) -> CallOutcome {
     HANGING.fetch_add(1, Ordering::SeqCst);
     let alive = Alive;
-    Some(Box::pin(async move {
+    CallOutcome::Pending(Box::pin(async move {
         let _alive = alive;
         std::future::pending::<()>().await;
-        Box::new(|_: &mut ResultOut<'_>| {}) as ToolReply
+        Box::new(|_: &mut ResultOut<'_>| Outcome::Written) as ToolReply
     }))
 }
 

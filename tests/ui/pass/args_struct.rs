@@ -40,7 +40,8 @@ fn main() {
     let cx = ToolContext::new().with(Offset(1));
     let args = RawValue::from_string(r#"{"startLine": 3, "endLine": 7}"#.into()).unwrap();
     let mut out = Vec::new();
-    assert!((tool.def.call)(&Call::new(&cx), Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)).is_none());
+    let called = (tool.def.call)(&Call::new(&cx), Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out));
+    assert!(matches!(called, ide_mcp_runtime::tool::CallOutcome::Done(ide_mcp_runtime::result::Outcome::Written)));
     assert_eq!(out, br#"{"content":[{"type":"text","text":"5"}]}"#);
 
     // The direct call still works: the function is unchanged.

@@ -1,6 +1,8 @@
 //! Parameters taken from the call: the runtime's per-request extractors, a
 //! downstream crate's own extractor, and `#[arg]` forcing an argument.
 
+use ide_mcp_runtime::result::Outcome;
+use ide_mcp_runtime::tool::CallOutcome;
 use ide_mcp_runtime::jsonrpc::{self, Message};
 use ide_mcp_runtime::{
     Call, CancellationToken, FromCall, Peer, Progress, Registry, Rejection, RequestId, Server,
@@ -84,12 +86,19 @@ fn call(call: &Call<'_>, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(mut future) = (tool.def.call)(call, Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        match future.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(reply) => reply(&mut ide_mcp_runtime::ResultOut::new(&mut out)),
-            std::task::Poll::Pending => panic!("the future waited"),
+    let outcome = match (tool.def.call)(call, Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
+        CallOutcome::Done(outcome) => outcome,
+        CallOutcome::Pending(mut future) => {
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            match future.as_mut().poll(&mut cx) {
+                std::task::Poll::Ready(reply) => reply(&mut ide_mcp_runtime::ResultOut::new(&mut out)),
+                std::task::Poll::Pending => panic!("the future waited"),
+            }
         }
+    };
+    // Refused input is an error result, as on the wire.
+    if let Outcome::Invalid(message) = outcome {
+        ide_mcp_runtime::ResultOut::new(&mut out).error_text(&message);
     }
     String::from_utf8(out).unwrap()
 }

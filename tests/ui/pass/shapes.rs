@@ -1,6 +1,8 @@
 //! Every signature shape the attribute accepts, called through the registry.
 
 use ide_mcp_runtime::{Call, CallToolResult, Execution, Registry, ToolContext, mcp_tool};
+use ide_mcp_runtime::result::Outcome;
+use ide_mcp_runtime::tool::CallOutcome;
 use serde_json::value::RawValue;
 
 struct Prefix(String);
@@ -47,22 +49,23 @@ fn call(cx: &ToolContext, name: &str, args: &str) -> String {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let args = RawValue::from_string(args.to_owned()).unwrap();
     let mut out = Vec::new();
-    if let Some(future) = (tool.def.call)(&Call::new(cx), Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
-        out = block_on(future);
+    let outcome = match (tool.def.call)(&Call::new(cx), Some((&*args).into()), &mut ide_mcp_runtime::ResultOut::new(&mut out)) {
+        CallOutcome::Done(outcome) => outcome,
+        CallOutcome::Pending(future) => block_on(future, &mut out),
+    };
+    // Refused input is an error result, as on the wire.
+    if let Outcome::Invalid(message) = outcome {
+        ide_mcp_runtime::ResultOut::new(&mut out).error_text(&message);
     }
     String::from_utf8(out).unwrap()
 }
 
 /// The futures here never wait: poll once.
-fn block_on(future: ide_mcp_runtime::tool::ToolFuture) -> Vec<u8> {
+fn block_on(future: ide_mcp_runtime::tool::ToolFuture, out: &mut Vec<u8>) -> Outcome {
     let mut future = future;
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(reply) => {
-            let mut out = Vec::new();
-            reply(&mut ide_mcp_runtime::ResultOut::new(&mut out));
-            out
-        }
+        std::task::Poll::Ready(reply) => reply(&mut ide_mcp_runtime::ResultOut::new(out)),
         std::task::Poll::Pending => panic!("the future waited"),
     }
 }
