@@ -72,6 +72,7 @@ pub(crate) async fn attach(this: Attacher) {
         sink: this.server.clone(),
         interest: this.tap.interest(),
     };
+    let nudge = editor.name.as_deref().is_some_and(relay::needs_nudges);
     let mut last_launch = None;
     loop {
         let stream = tokio::select! {
@@ -83,7 +84,7 @@ pub(crate) async fn attach(this: Attacher) {
         let (tap, watch) = (Arc::clone(&this.tap), Arc::clone(&this.watch));
         let reviews = move |overlay| tap.review(overlay, &*watch);
         tokio::select! {
-            result = relay::run(stream, copies, this.editor.clone(), to_server.clone(), reviews) => match result {
+            result = relay::run(stream, copies, this.editor.clone(), nudge, to_server.clone(), reviews) => match result {
                 Ok(()) => tracing::info!("the IDE host went away"),
                 Err(error) => tracing::info!(%error, "the link to the IDE host failed"),
             },

@@ -4,6 +4,7 @@
 
 use std::io;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::net::UnixStream;
@@ -18,6 +19,54 @@ use crate::sync::lock;
 /// How many copies may wait for the host; beyond it the link is dropped
 /// and made again with a replay rather than losing a message.
 const BACKLOG: usize = 4096;
+
+/// What follows each request of the IDE to an editor that needs it
+/// ([`nudges`]): a notification every editor may ignore (`$/`), which
+/// eglot does, silently.
+const NUDGE: &[u8] =
+    b"Content-Length: 44\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"$/ide-mcp/nudge\"}";
+
+/// When the nudges follow a request, each after the one before.
+const NUDGE_AFTER: [Duration; 4] = [
+    Duration::from_millis(100),
+    Duration::from_millis(500),
+    Duration::from_secs(2),
+    Duration::from_secs(5),
+];
+
+/// Whether the editor named `client_name` needs its requests nudged:
+/// eglot on Emacs 28's jsonrpc, whose reading stops at the answer to the
+/// request it waits for (it throws out of its read loop to the waiting
+/// `jsonrpc-request`), so that a message read in the same chunk after
+/// that answer waits in its buffer until the next message arrives. A
+/// request of ours (a revert's `workspace/applyEdit` right after the
+/// answer to the `executeCommand` that asked for it) would then time out.
+pub(crate) fn needs_nudges(client_name: &str) -> bool {
+    let name = client_name.to_ascii_lowercase();
+    name.contains("eglot") || name.contains("emacs")
+}
+
+/// Writes [`NUDGE`] to `editor` after each of [`NUDGE_AFTER`]: each its
+/// own write, so that one of them is read after the editor's loop stopped
+/// and takes in the request waiting before it.
+async fn nudges(editor: Sink) {
+    for wait in NUDGE_AFTER {
+        tokio::time::sleep(wait).await;
+        if !tokio::task::block_in_place(|| editor.send(NUDGE)) {
+            return;
+        }
+    }
+}
+
+/// Whether `body` is a request (it has an `id` and a `method`).
+fn is_request(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<serde::de::IgnoredAny>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.id.is_some() && p.method.is_some())
+}
 
 /// One copied message: which way it went ([`Tag::FromEditor`] or
 /// [`Tag::FromServer`]) and its body.
@@ -75,14 +124,16 @@ pub(crate) struct ToServer {
     pub(crate) interest: std::sync::Arc<crate::observer::Interest>,
 }
 
-/// Sends `copies` up `stream` and writes what comes down to `editor`,
-/// until the host goes away (its end closes), sends what is not a frame of
-/// the link, or the copies stop (the link was dropped for a full backlog).
-/// The caller attaches again.
+/// Sends `copies` up `stream` and writes what comes down to `editor`
+/// (each request followed by [`nudges`] when `nudge`), until the host goes
+/// away (its end closes), sends what is not a frame of the link, or the
+/// copies stop (the link was dropped for a full backlog). The caller
+/// attaches again.
 pub(crate) async fn run(
     stream: UnixStream,
     mut copies: mpsc::Receiver<Copy>,
     editor: Sink,
+    nudge: bool,
     server: ToServer,
     reviews: impl Fn(Overlay) + Send + 'static,
 ) -> io::Result<()> {
@@ -96,6 +147,9 @@ pub(crate) async fn run(
                 Some(Tag::ToEditor) => {
                     tracing::debug!(bytes = body.len(), "from the host to the editor");
                     editor.send(Message::from_body(&body).as_bytes());
+                    if nudge && is_request(&body) {
+                        tokio::spawn(nudges(editor.clone()));
+                    }
                 }
                 Some(Tag::ToServer) => {
                     // Before it is written: its answer may come at once.
@@ -181,6 +235,7 @@ mod tests {
             proxy,
             copies,
             Sink::new("editor", editor.clone()),
+            false,
             to_server,
             drop,
         ));
@@ -212,6 +267,51 @@ mod tests {
         assert!(interest.awaiting_answers(), "the answer is looked for");
     }
 
+    /// A request of the IDE to an editor that needs nudges is followed by
+    /// them; a notification is not, and the nudge is a whole message.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_to_eglot_are_nudged() {
+        assert!(needs_nudges("Eglot") && needs_nudges("GNU Emacs"));
+        assert!(!needs_nudges("Neovim") && !needs_nudges("helix"));
+        assert_eq!(
+            Message::from_body(br#"{"jsonrpc":"2.0","method":"$/ide-mcp/nudge"}"#).as_bytes(),
+            NUDGE
+        );
+        let (proxy, host) = UnixStream::pair().unwrap();
+        // Kept: without it the copies end, and the link with them.
+        let upstream = Upstream::default();
+        let copies = upstream.connect(Vec::new);
+        let editor = Collect::default();
+        let linked = tokio::spawn(run(
+            proxy,
+            copies,
+            Sink::new("editor", editor.clone()),
+            true,
+            nowhere(),
+            drop,
+        ));
+        let (_read, mut write) = host.into_split();
+        let notification = br#"{"jsonrpc":"2.0","method":"n"}"#;
+        let request = br#"{"jsonrpc":"2.0","id":"ide-mcp/1","method":"workspace/applyEdit"}"#;
+        write_frame(&mut write, Tag::ToEditor, notification)
+            .await
+            .unwrap();
+        write_frame(&mut write, Tag::ToEditor, request)
+            .await
+            .unwrap();
+        let mut expected = Message::from_body(notification).as_bytes().to_vec();
+        expected.extend_from_slice(Message::from_body(request).as_bytes());
+        expected.extend_from_slice(NUDGE);
+        let deadline = std::time::Instant::now() + Duration::from_mins(1);
+        while editor.0.lock().unwrap().len() < expected.len() {
+            assert!(std::time::Instant::now() < deadline, "no nudge");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(editor.0.lock().unwrap()[..expected.len()], expected[..]);
+        drop(write);
+        linked.await.unwrap().unwrap();
+    }
+
     fn nowhere() -> ToServer {
         ToServer {
             sink: Sink::new("server", io::sink()),
@@ -228,6 +328,7 @@ mod tests {
             proxy,
             copies,
             Sink::new("editor", io::sink()),
+            false,
             nowhere(),
             drop,
         )
