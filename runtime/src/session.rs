@@ -12,15 +12,13 @@ use serde_json::value::RawValue;
 
 use crate::dispatch::{self, InFlight};
 use crate::era;
+use crate::era::{Era, PROTOCOL_VERSIONS};
 use crate::extract::Call;
 use crate::items;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
 use crate::peer::{Peer, PeerRef};
-use crate::request::era::Era;
 use crate::request::{self, CallParams, Request, cancelled_request};
 use crate::server::Server;
-
-pub use crate::request::era::PROTOCOL_VERSIONS;
 
 /// One client's session: feed it messages with [`handle`](Self::handle), and
 /// collect the answers of calls that complete later with

@@ -1,6 +1,6 @@
 //! A request as the session serves it, read from a message's bytes below
 //! everything that serves it: the envelope ([`jsonrpc`]), the era its
-//! `_meta` names ([`era`]), and for `tools/call` the call's params, each
+//! `_meta` names ([`era`](crate::era)), and for `tools/call` the call's params, each
 //! read once. A `tools/call` of the usual shape is read in one pass with
 //! its envelope ([`one_pass`]); anything else by the general parser.
 
@@ -13,12 +13,11 @@ use crate::jsonrpc::{self, Message, Rejection, RequestId};
 use crate::tool::Arguments;
 
 mod call;
-pub(crate) mod era;
 mod one_pass;
 
 pub(crate) use call::CallParams;
 
-use era::{Era, Unsupported, era_of, era_of_version};
+use crate::era::{Era, Unsupported, era_of, era_of_version};
 
 /// Parses one message like [`jsonrpc::parse`]; a `tools/call` of the
 /// common shape (see [`one_pass`]) is read in one pass with its params,

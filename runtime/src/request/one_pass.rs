@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::call::CallParams;
-use super::era::META_PROTOCOL_VERSION;
+use crate::era::META_PROTOCOL_VERSION;
 use crate::json_cursor::Cursor;
 use crate::jsonrpc::RequestId;
 use crate::tool::Arguments;

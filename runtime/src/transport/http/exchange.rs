@@ -15,11 +15,10 @@ use super::check::{Header, Heads};
 use super::response::{HttpResponse, json_response, refusal, status_of};
 use super::sessions::{RunningCall, Stop, Ticket};
 use super::sse::{CALL_NOTES, stream};
-use crate::era::HEADER_MISMATCH;
+use crate::era::{self, Era, HEADER_MISMATCH, Unsupported};
 use crate::jsonrpc::{self, INVALID_REQUEST, REQUEST_CANCELLED, RequestId};
 use crate::peer::{LazyPeer, PeerRef};
 use crate::request::Request;
-use crate::request::era::{self, Era, Unsupported};
 use crate::server::Server;
 use crate::session::Session;
 

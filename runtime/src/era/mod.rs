@@ -5,14 +5,19 @@
 //! says what kind of result it is (`resultType`). `server/discover` tells a
 //! client which versions the server speaks. A request whose `_meta` names no
 //! version, or a handshake-era one, is served as before: after `initialize`.
+//!
+//! The one home of the eras: the versions spoken and the era a request is
+//! read in (`read`), and the answers only the stateless era has (here).
 
 use serde::Serialize;
 
 use crate::jsonrpc::{self, INVALID_PARAMS, RequestId};
-use crate::request::era::Unsupported;
 use crate::server::Server;
 
-pub use crate::request::era::{META_PROTOCOL_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
+pub(crate) use read::{Era, Unsupported, era_of, era_of_version};
+pub use read::{META_PROTOCOL_VERSION, PROTOCOL_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS};
+
+mod read;
 
 /// The result `_meta` key naming the server (on `server/discover`).
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
