@@ -29,7 +29,7 @@ fn bench(c: &mut Criterion) {
         // 10 characters in the middle of the document.
         let line = lines / 2;
         ws.select(BufferId(1), Position::new(line, 4), Position::new(line, 14));
-        let cx = ws.read_context().workspace_folder("/ws").build();
+        let cx = ws.editor_ports().workspace_folder("/ws").build();
         let mut out = Vec::with_capacity(1024);
         ResultOut::new(&mut out).json_text(&ide_mcp_tools::get_current_selection(&cx));
         assert!(String::from_utf8_lossy(&out).contains(r#"\"text\":\"let value \""#));

@@ -7,14 +7,14 @@ use std::borrow::Cow;
 use futures_util::FutureExt as _;
 use ide_mcp_runtime::IntoToolResult as _;
 use ide_mcp_runtime::ResultOut;
-use ide_mcp_tools::{OpenEditorsState, ReadContext};
+use ide_mcp_tools::{EditorPorts, OpenEditorsState};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// What a careful hand-written server does for a `tools/call` of one of the
 /// five tools: parse the request and the arguments with serde, `match` on the
 /// name, call the same tool function, write the response.
-pub fn dispatch(cx: &ReadContext, message: &[u8], out: &mut Vec<u8>) {
+pub fn dispatch(cx: &EditorPorts, message: &[u8], out: &mut Vec<u8>) {
     #[derive(Deserialize)]
     struct Request<'a> {
         #[serde(borrow)]

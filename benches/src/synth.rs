@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use ide_mcp_runtime::session::Session;
 use ide_mcp_runtime::{BuildError, Server};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, ReadContext};
+use ide_mcp_tools::{BufferId, EditorPorts};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 
 /// The workspace root of the synthetic state.
@@ -56,8 +56,8 @@ fn line(i: usize) -> String {
     format!("    let value_{i} = compute({i}, \"ünï\");\n")
 }
 
-/// Builds the in-memory ports and the read context for `size`.
-pub fn workspace(size: Size) -> (MemoryWorkspace, ReadContext) {
+/// Builds the in-memory ports and the editor ports for `size`.
+pub fn workspace(size: Size) -> (MemoryWorkspace, EditorPorts) {
     let ws = MemoryWorkspace::new();
     let editors = size.editors.max(1);
     for i in 0..editors {
@@ -100,7 +100,7 @@ pub fn workspace(size: Size) -> (MemoryWorkspace, ReadContext) {
         ));
     }
     ws.diagnostics.replace_all(files);
-    let cx = ws.read_context().workspace_folder(ROOT).build();
+    let cx = ws.editor_ports().workspace_folder(ROOT).build();
     (ws, cx)
 }
 
@@ -185,7 +185,7 @@ impl ServerArgs {
 
 /// The server the benchmarks run over `cx`. `bench-server` and
 /// `floor-server` both build this one, so their answers match byte for byte.
-pub fn server(cx: ReadContext) -> Result<Server, BuildError> {
+pub fn server(cx: EditorPorts) -> Result<Server, BuildError> {
     Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
         .state(cx)
         .build()

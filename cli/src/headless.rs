@@ -11,7 +11,7 @@ use ide_mcp_lsp::client::{language_id, language_servers};
 use ide_mcp_tools::deny::{DenyRules, SettingsRoots};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::position::{PositionEncoding, convert};
-use ide_mcp_tools::{BufferId, BufferStore, ReadContext};
+use ide_mcp_tools::{BufferId, BufferStore, EditorPorts};
 use lsp_types::Position;
 
 use crate::diagnostics::ProgressBoard;
@@ -119,7 +119,7 @@ impl std::error::Error for SetupError {}
 #[derive(Debug)]
 pub struct Headless {
     /// What the tools read.
-    pub context: ReadContext,
+    pub context: EditorPorts,
     /// The open files and selection behind `context`.
     pub workspace: MemoryWorkspace,
     /// The workspace folders, absolute.
@@ -150,7 +150,7 @@ impl Headless {
             .extend(glob_files(&folders, &options.lsp_open).map_err(SetupError)?);
         sources.lsp_open.retain(|path| !deny.hides(path));
         let (sources, lsp) = start_sources(&folders, &sources, &progress);
-        let mut builder = ReadContext::builder()
+        let mut builder = EditorPorts::builder()
             .editor(workspace.editor.clone())
             .buffers(workspace.buffers.clone())
             .workspace_folders(folders.iter().cloned())

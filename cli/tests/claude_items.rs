@@ -106,7 +106,7 @@ impl Editor {
             listings: AtomicUsize::new(0),
         });
         let cx = ws
-            .read_context()
+            .editor_ports()
             .buffers(Arc::clone(&buffers) as Arc<dyn BufferStore>)
             .workspace_folder(&place.workspace)
             .build();

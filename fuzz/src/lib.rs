@@ -19,7 +19,7 @@ use ide_mcp_tools::position::{
     PositionEncoding, RopeText, char_to_position, position_to_char, slice,
 };
 use ide_mcp_tools::uri::{PathInput, file_uri};
-use ide_mcp_tools::{BufferId, ReadContext};
+use ide_mcp_tools::{BufferId, EditorPorts};
 use lsp_types::{Diagnostic, Position, Range};
 use ropey::Rope;
 use serde_json::Value;
@@ -60,7 +60,7 @@ fn fixture() -> &'static Fixture {
                 "unused variable".into(),
             )],
         );
-        let cx: ReadContext = ws.read_context().workspace_folder("/ws").build();
+        let cx: EditorPorts = ws.editor_ports().workspace_folder("/ws").build();
         let tools = ide_mcp_runtime::tools()
             .iter()
             .filter(|t| t.location.crate_name == "ide-mcp-tools" && t.face.is_none());

@@ -10,7 +10,7 @@
 //!   forward it unchanged.
 //! - [`LspWorkspace`]: what the observers of one editor fill, shared; it is
 //!   the tools' `EditorAccess`, `BufferStore`, `DiagnosticsQuery` and
-//!   `FileOpener`, handed to the server as a `ReadContext`.
+//!   `FileOpener`, handed to the server as a `EditorPorts`.
 //! - [`outgoing`]: the one table matching the requests we send (to a
 //!   language server, an editor, an IDE) to their answers.
 //!
@@ -40,7 +40,7 @@
 //! assert_eq!(forwarded, wire.as_bytes());
 //!
 //! // The tools now see the document, edited and unsaved.
-//! let cx = ws.read_context().build();
+//! let cx = ws.editor_ports().build();
 //! let dirty = ide_mcp_tools::check_document_dirty(&cx, "/ws/a b.c".into());
 //! assert!(dirty.is_dirty);
 //! let text = cx.buffers().unwrap().handle_for_path("/ws/a b.c".as_ref()).unwrap();

@@ -159,7 +159,7 @@ impl Host {
     }
 
     async fn dirty(&self) -> bool {
-        let cx = self.ws.read_context().build();
+        let cx = self.ws.editor_ports().build();
         let answer = tool(
             &cx,
             "checkDocumentDirty",

@@ -260,7 +260,7 @@ async fn open_file_shows_the_document_with_the_selection_in_the_sessions_encodin
     helix.request(1, "initialize", helix_initialize("/ws"));
     helix.answer(1, json!({"capabilities": {"positionEncoding": "utf-8"}}));
     helix.open("file:///ws/%C3%A9.rs", "rust", 0, "// 😀\nfn main() {}\n");
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let call = tokio::spawn(async move {
         support::tool(
             &cx,

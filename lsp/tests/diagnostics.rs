@@ -37,7 +37,7 @@ async fn pushed_diagnostics_by_version_and_merged_over_servers() {
     ruff.open(MAIN, "python", 0, "import os\nx: int = 'a'\n");
     pyright.change(MAIN, 1, ((1, 9), (1, 12)), "'b'");
     ruff.change(MAIN, 1, ((1, 9), (1, 12)), "'b'");
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
 
     // A set for version 0 arrives late: dropped.
     pyright.publish(MAIN, Some(0), json!([diag("stale", 1, ((0, 0), (0, 1)))]));
@@ -93,7 +93,7 @@ async fn a_diagnostic_of_an_odd_shape_costs_only_itself() {
             {"message": "cannot find name 'foo'", "severity": 1, "code": "E2304", "range": range_json(((0, 8), (0, 11)))},
         ]),
     );
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     assert_eq!(
         tool(&cx, "getDiagnostics", json!({})).await,
         json!([{"uri": "file:///ws/a.ts", "diagnostics": [
@@ -139,7 +139,7 @@ async fn utf8_sessions_report_utf16_ranges() {
         Some(0),
         json!([diag("bad", 1, ((0, 16), (0, 19)))]),
     );
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let all = tool(&cx, "getDiagnostics", json!({})).await;
     assert_eq!(
         all[0]["diagnostics"][0]["range"],
@@ -161,7 +161,7 @@ async fn pulled_diagnostics_full_and_unchanged() {
     );
     s.answer(2, json!({"kind": "full", "resultId": "1", "items": [diag("cannot find value `foo`", 1, ((0, 12), (0, 15)))],
         "relatedDocuments": {"file:///ws/b.rs": {"kind": "full", "items": [diag("in b", 2, ((0, 0), (0, 1)))]}}}));
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let all = tool(&cx, "getDiagnostics", json!({})).await;
     assert_eq!(
         all,
@@ -233,7 +233,7 @@ async fn settle_waits_for_the_edited_documents_next_quiet_set() {
         Duration::from_millis(200) + SETTLE_QUIET,
         "the last set, then a quiet period"
     );
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let all = tool(&cx, "getDiagnostics", json!({})).await;
     assert_eq!(all[0]["diagnostics"][0]["message"], "unused");
 

@@ -13,7 +13,7 @@ const A: &str = "file:///ws/src/a.c";
 const B: &str = "file:///ws/work%20space/b.c";
 
 /// The mirror of `a.c` ([`A`]), as the tools read it.
-fn a_c(cx: &ide_mcp_tools::ReadContext) -> Arc<ide_mcp_tools::Document> {
+fn a_c(cx: &ide_mcp_tools::EditorPorts) -> Arc<ide_mcp_tools::Document> {
     cx.buffers()
         .unwrap()
         .handle_for_path("/ws/src/a.c".as_ref())
@@ -22,7 +22,7 @@ fn a_c(cx: &ide_mcp_tools::ReadContext) -> Arc<ide_mcp_tools::Document> {
 }
 
 /// How many tabs `getOpenEditors` lists.
-async fn tab_count(cx: &ide_mcp_tools::ReadContext) -> usize {
+async fn tab_count(cx: &ide_mcp_tools::EditorPorts) -> usize {
     tool(cx, "getOpenEditors", json!({})).await["tabs"]
         .as_array()
         .unwrap()
@@ -30,7 +30,7 @@ async fn tab_count(cx: &ide_mcp_tools::ReadContext) -> usize {
 }
 
 /// `checkDocumentDirty`'s answer for `path`.
-async fn dirty_of(cx: &ide_mcp_tools::ReadContext, path: &str) -> serde_json::Value {
+async fn dirty_of(cx: &ide_mcp_tools::EditorPorts, path: &str) -> serde_json::Value {
     tool(cx, "checkDocumentDirty", json!({"filePath": path})).await
 }
 
@@ -50,7 +50,7 @@ async fn a_neovim_session() {
 
     s.open(A, "c", 0, "int main(void) {\n  return 0;\n}\n");
     s.open(B, "c", 0, "int b;\n");
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     assert_eq!(
         tool(&cx, "getWorkspaceFolders", json!({})).await,
         json!({"success": true, "folders": [{"name": "ws", "uri": "file:///ws", "path": "/ws"}], "rootPath": "/ws"})
@@ -82,7 +82,7 @@ async fn a_neovim_session() {
         dirty,
         json!({"success": true, "filePath": "/ws/src/a.c", "isDirty": true, "isUntitled": false})
     );
-    let text = a_c(&ws.read_context().build());
+    let text = a_c(&ws.editor_ports().build());
     assert_eq!(text.text.to_string(), "int main(void) {\n  return 1;\n}\n");
     assert_eq!(text.version, 1);
 
@@ -120,7 +120,7 @@ async fn a_range_code_action_is_the_selection_and_unclean_ranges_are_clamped() {
         "textDocument/codeAction",
         json!({"textDocument": {"uri": A}, "range": range_json(((1, 2), (1, 99))), "context": {"diagnostics": []}}),
     );
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let selection = tool(&cx, "getCurrentSelection", json!({})).await;
     assert_eq!(selection["text"], "return 0; // 😀!");
     assert_eq!(
@@ -162,7 +162,7 @@ async fn helix_in_utf8_positions() {
     // "é😀x": é is 2 bytes, the emoji 4.
     s.open(A, "c", 0, "é😀x\n");
     s.change(A, 1, ((0, 6), (0, 7)), "y");
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let text = a_c(&cx);
     assert_eq!(text.text.to_string(), "é😀y\n");
     // A cursor at byte 6 is UTF-16 column 3.
@@ -211,7 +211,7 @@ async fn kak_lsp_and_clangd_14_count_bytes() {
         "textDocument/codeAction",
         json!({"textDocument": {"uri": A}, "range": range_json(((0, 20), (0, 25))), "context": {"diagnostics": []}}),
     );
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let selection = tool(&cx, "getCurrentSelection", json!({})).await;
     assert_eq!(selection["text"], "value", "{selection}");
     assert_eq!(
@@ -235,7 +235,7 @@ async fn two_servers_of_one_editor_show_one_set_of_tabs() {
     pyright.open("file:///ws/util.py", "python", 0, "");
     pyright.change(py, 1, ((0, 4), (0, 5)), "2");
     ruff.change(py, 1, ((0, 4), (0, 5)), "2");
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let tabs = tool(&cx, "getOpenEditors", json!({})).await;
     let uris: Vec<_> = tabs["tabs"]
         .as_array()
@@ -288,7 +288,7 @@ async fn without_save_support_the_disk_tells_saved_from_dirty() {
     s.answer(1, json!({"capabilities": {"textDocumentSync": 2}}));
     s.open(&uri, "python", 0, "x = 1\n");
     s.change(&uri, 1, ((0, 4), (0, 5)), "2");
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     let file_path = path.to_str().unwrap();
     let dirty = |cx| async move {
         tool(cx, "checkDocumentDirty", json!({"filePath": file_path})).await["isDirty"].clone()
@@ -308,7 +308,7 @@ async fn without_save_support_the_disk_tells_saved_from_dirty() {
 async fn bad_input_is_forwarded_and_changes_nothing() {
     let ws = Arc::new(LspWorkspace::new());
     let mut s = Stream::new(&ws);
-    let cx = ws.read_context().build();
+    let cx = ws.editor_ports().build();
     for body in [
         &b"{not json"[..],
         b"[]",

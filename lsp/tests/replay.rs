@@ -55,7 +55,7 @@ fn busy_workspace() -> (Arc<LspWorkspace>, Stream, Stream) {
 async fn replaying_into_a_fresh_workspace_gives_identical_answers() {
     let (ws, helix, clangd) = busy_workspace();
     let paths = ["/ws/src/main.rs", "/ws/src/lib x.rs", "/ws/c/a.c"];
-    let before = answers(&ws.read_context().build(), &paths).await;
+    let before = answers(&ws.editor_ports().build(), &paths).await;
     assert_eq!(
         before["dirty"][0]["isDirty"], true,
         "the scenario has a dirty document"
@@ -68,7 +68,7 @@ async fn replaying_into_a_fresh_workspace_gives_identical_answers() {
     // Replayed in the order the documents were first opened, tabs keep their order.
     a.apply_replay(&helix.observer.replay());
     b.apply_replay(&clangd.observer.replay());
-    let after = answers(&fresh.read_context().build(), &paths).await;
+    let after = answers(&fresh.editor_ports().build(), &paths).await;
     assert_eq!(after["editors"], before["editors"]);
     assert_eq!(after["diagnostics"], before["diagnostics"]);
     assert_eq!(after["selection"], before["selection"]);

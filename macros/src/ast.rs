@@ -379,7 +379,7 @@ mod tests {
                 ///
                 ///   An unknown path reports `false`.
                 pub fn check_document_dirty(
-                    cx: &ReadContext,
+                    cx: &EditorPorts,
                     file_path: String,
                     #[arg(rename = "max", description = "at most", default)] limit: Option<u32>,
                 ) -> DirtyResult { todo!() }

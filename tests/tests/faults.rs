@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use ide_mcp_runtime::{MAX_IN_FLIGHT, WsOptions, mcp_tool};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{
-    BufferId, BufferStore, DiagnosticsQuery, DocumentHandle, EditorAccess, FileDiagnostics,
-    OpenBuffer, ReadContext, Selection,
+    BufferId, BufferStore, DiagnosticsQuery, DocumentHandle, EditorAccess, EditorPorts,
+    FileDiagnostics, OpenBuffer, Selection,
 };
 use lsp_types::Diagnostic;
 use support::{
@@ -134,8 +134,8 @@ impl<P: DiagnosticsQuery> DiagnosticsQuery for Armed<P> {
     }
 }
 
-fn armed_context(ws: &MemoryWorkspace, armed: &Arc<AtomicBool>) -> ReadContext {
-    ReadContext::builder()
+fn armed_context(ws: &MemoryWorkspace, armed: &Arc<AtomicBool>) -> EditorPorts {
+    EditorPorts::builder()
         .editor(Arc::new(Armed {
             inner: ws.editor.clone(),
             armed: armed.clone(),
@@ -162,7 +162,7 @@ const FAULT_TOOLS: [&str; 7] = [
     "waitAtGate",
 ];
 
-fn fault_server(cx: ReadContext, gate: Arc<Gate>) -> ide_mcp_runtime::Server {
+fn fault_server(cx: EditorPorts, gate: Arc<Gate>) -> ide_mcp_runtime::Server {
     server_with(cx, &FAULT_TOOLS)
         .state_arc(gate)
         .build()
@@ -257,7 +257,7 @@ async fn maybe_recv(client: &mut Client, wait: Duration) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answered_at_shutdown() {
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
+    let server = fault_server(support::editor_ports(&workspace()), Arc::default());
     let (handle, _dir) = serve(&server, WsOptions::default()).await;
     let mut client = initialized(&handle).await;
     let limit = MAX_IN_FLIGHT as u64;
@@ -310,7 +310,7 @@ async fn calls_that_never_finish_are_cancelled_refused_beyond_the_limit_and_answ
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_still_running_when_stdio_input_ends_are_answered_within_a_bound() {
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
+    let server = fault_server(support::editor_ports(&workspace()), Arc::default());
     let mut client = server.connect_memory();
     client.request(support::INIT).await;
     client.send(call(1, "hang", "{}")).await;
@@ -329,7 +329,7 @@ async fn calls_still_running_when_stdio_input_ends_are_answered_within_a_bound()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_port_in_a_blocking_tool_does_not_stall_other_requests() {
     let gate = Arc::new(Gate::default());
-    let server = fault_server(support::read_context(&workspace()), gate.clone());
+    let server = fault_server(support::editor_ports(&workspace()), gate.clone());
     let (handle, _dir) = serve(&server, WsOptions::default()).await;
     let mut client = initialized(&handle).await;
     // Eight calls stuck in the port, on the blocking pool.
@@ -368,7 +368,7 @@ async fn a_blocked_port_in_a_blocking_tool_does_not_stall_other_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_vanishing_mid_response_free_their_connection() {
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
+    let server = fault_server(support::editor_ports(&workspace()), Arc::default());
     let (handle, _dir) = serve(
         &server,
         WsOptions {
@@ -415,7 +415,7 @@ async fn clients_vanishing_mid_response_free_their_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
+    let server = fault_server(support::editor_ports(&workspace()), Arc::default());
     let (handle, _dir) = serve(
         &server,
         WsOptions {
@@ -514,7 +514,7 @@ async fn half_open_connections_time_out_and_others_are_served_meanwhile() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_flood_beyond_the_maximum_is_refused_cleanly() {
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
+    let server = fault_server(support::editor_ports(&workspace()), Arc::default());
     let (handle, _dir) = serve(
         &server,
         WsOptions {
@@ -629,7 +629,7 @@ async fn after_sigkill_the_next_start_removes_the_stale_lockfile() {
     // The client sees the connection end.
     assert_eq!(close_code(&mut client).await, None);
     // The next server in the same directory removes it.
-    let server = fault_server(support::read_context(&workspace()), Arc::default());
+    let server = fault_server(support::editor_ports(&workspace()), Arc::default());
     let handle = server
         .serve_ws(WsOptions {
             config_dir: Some(dir.path().to_owned()),

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::memory::MemoryWorkspace;
-use crate::{BufferId, BufferStore, ReadContext, check_document_dirty, get_current_selection};
+use crate::{BufferId, BufferStore, EditorPorts, check_document_dirty, get_current_selection};
 use lsp_types::Position;
 
 /// The text published as version `v`: its length and content both encode `v`,
@@ -30,7 +30,7 @@ fn readers_never_see_a_torn_document() {
         &text_for(0),
     );
     ws.select(BufferId(1), Position::new(0, 0), Position::new(0, 7));
-    let cx: ReadContext = ws.read_context().build();
+    let cx: EditorPorts = ws.editor_ports().build();
     let done = Arc::new(AtomicBool::new(false));
     let deadline = Instant::now() + Duration::from_secs(20);
 

@@ -1,4 +1,6 @@
-//! `ReadContext`: the ports the read tools take, given to the server as a state.
+//! `EditorPorts`: the editor's ports the tools take, given to the server as
+//! a state: those the tools read (editor, buffers, diagnostics, servers) and
+//! the two through which an agent acts on the editor (opener, review).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -33,7 +35,7 @@ macro_rules! ports {
             }
         }
 
-        impl ReadContext {
+        impl EditorPorts {
             $(
                 $(#[$get])*
                 pub fn $name(&self) -> Option<&dyn $port> {
@@ -42,7 +44,7 @@ macro_rules! ports {
             )*
         }
 
-        impl ReadContextBuilder {
+        impl EditorPortsBuilder {
             $(
                 $(#[$set])*
                 pub fn $name(mut self, $name: Arc<dyn $port>) -> Self {
@@ -97,15 +99,22 @@ ports! {
     }
 }
 
-/// What the read tools read: the editor's ports and the workspace folders.
+/// The editor as the tools see it: its ports, the workspace folders and
+/// the user's deny rules.
+///
+/// Read ports: [`editor`](Self::editor), [`buffers`](Self::buffers),
+/// [`diagnostics`](Self::diagnostics), [`servers`](Self::servers) (the
+/// live LSP tools ask, and change nothing). Ports that act on the editor:
+/// [`opener`](Self::opener) (`openFile`) and [`review`](Self::review)
+/// (`openDiff`).
 ///
 /// Each port is optional; a tool whose port is missing answers with the empty
 /// result of the protocol (`{"tabs": []}`, `[]`, …), never an error. Built once
-/// with [`ReadContext::builder`] and handed to the server with
-/// `Server::builder(..).state(read_context)`; the tools take it as `&ReadContext`.
+/// with [`EditorPorts::builder`] and handed to the server with
+/// `Server::builder(..).state(editor_ports)`; the tools take it as `&EditorPorts`.
 /// Cloning is cheap and clones share the ports and the tools' caches.
 #[derive(Clone, Default)]
-pub struct ReadContext {
+pub struct EditorPorts {
     ports: Ports,
     workspace_folders: Arc<[PathBuf]>,
     /// The user's deny rules: what never leaves through the tools.
@@ -114,10 +123,10 @@ pub struct ReadContext {
     pub(crate) caches: Arc<Caches>,
 }
 
-impl ReadContext {
+impl EditorPorts {
     /// Starts building a context; every port starts out absent.
-    pub fn builder() -> ReadContextBuilder {
-        ReadContextBuilder::default()
+    pub fn builder() -> EditorPortsBuilder {
+        EditorPortsBuilder::default()
     }
 
     /// A context with no ports and no folders: every tool gives its empty result.
@@ -176,9 +185,9 @@ impl ReadContext {
     }
 }
 
-impl fmt::Debug for ReadContext {
+impl fmt::Debug for EditorPorts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut f = f.debug_struct("ReadContext");
+        let mut f = f.debug_struct("EditorPorts");
         self.ports.debug_fields(&mut f);
         f.field("workspace_folders", &self.workspace_folders)
             .field("deny", &self.deny.current().rules().count())
@@ -186,15 +195,15 @@ impl fmt::Debug for ReadContext {
     }
 }
 
-/// Builds a [`ReadContext`].
+/// Builds a [`EditorPorts`].
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ide_mcp_tools::ReadContext;
+/// use ide_mcp_tools::EditorPorts;
 /// use ide_mcp_tools::memory::MemoryDiagnostics;
 ///
 /// let diagnostics = Arc::new(MemoryDiagnostics::new());
-/// let cx = ReadContext::builder()
+/// let cx = EditorPorts::builder()
 ///     .diagnostics(diagnostics.clone())
 ///     .workspace_folder("/ws")
 ///     .build();
@@ -202,15 +211,15 @@ impl fmt::Debug for ReadContext {
 /// assert_eq!(cx.workspace_folders().len(), 1);
 /// ```
 #[derive(Default)]
-pub struct ReadContextBuilder {
+pub struct EditorPortsBuilder {
     ports: Ports,
     workspace_folders: Vec<PathBuf>,
     deny: Option<Arc<DenyRules>>,
 }
 
-impl fmt::Debug for ReadContextBuilder {
+impl fmt::Debug for EditorPortsBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut f = f.debug_struct("ReadContextBuilder");
+        let mut f = f.debug_struct("EditorPortsBuilder");
         self.ports.debug_fields(&mut f);
         f.field("workspace_folders", &self.workspace_folders)
             .field("deny", &self.deny.is_some())
@@ -218,7 +227,7 @@ impl fmt::Debug for ReadContextBuilder {
     }
 }
 
-impl ReadContextBuilder {
+impl EditorPortsBuilder {
     /// Adds a workspace folder (an absolute path); the first added is the root.
     pub fn workspace_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.workspace_folders.push(folder.into());
@@ -243,8 +252,8 @@ impl ReadContextBuilder {
     }
 
     /// The context.
-    pub fn build(self) -> ReadContext {
-        ReadContext {
+    pub fn build(self) -> EditorPorts {
+        EditorPorts {
             ports: self.ports,
             workspace_folders: self.workspace_folders.into(),
             deny: self.deny.unwrap_or_default(),

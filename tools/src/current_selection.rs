@@ -8,7 +8,7 @@ use ropey::RopeSlice;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::{Document, EditorAccess, Selection};
 use crate::position::{RopeText, slice};
 use crate::uri::{FileUri, LossyPath};
@@ -137,7 +137,7 @@ pub struct SelectionState {
 impl SelectionState {
     /// Reads the editor port, then the buffer store (a wait-free snapshot
     /// load). A selection in a file the deny rules hide is no selection.
-    pub fn read(cx: &ReadContext) -> Self {
+    pub fn read(cx: &EditorPorts) -> Self {
         let selection = cx
             .editor()
             .and_then(EditorAccess::active_selection)
@@ -175,7 +175,7 @@ impl Serialize for SelectionState {
 /// UTF-16 characters; `text` is empty for a bare cursor). Without an active
 /// editor: `{"success": false, "message": "No active editor found"}`.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_current_selection(cx: &ReadContext) -> SelectionState {
+pub fn get_current_selection(cx: &EditorPorts) -> SelectionState {
     SelectionState::read(cx)
 }
 
@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn a_client_gets_the_selection_as_it_is_now() {
         let ws = hello_world();
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         ws.select(BufferId(7), Position::new(0, 6), Position::new(0, 11));
         let world = text_of_value(get_current_selection(&cx));
         assert!(world.contains(r#""text":"world""#), "{world}");
@@ -291,12 +291,12 @@ mod tests {
     #[test]
     fn the_tool_reads_the_ports() {
         assert_eq!(
-            text_of_value(get_current_selection(&ReadContext::empty())),
+            text_of_value(get_current_selection(&EditorPorts::empty())),
             NO_EDITOR
         );
         let ws = hello_world();
         // Open but never focused: no active editor.
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         assert_eq!(text_of_value(get_current_selection(&cx)), NO_EDITOR);
         ws.select(BufferId(7), Position::new(0, 6), Position::new(0, 11));
         assert_eq!(
@@ -304,7 +304,7 @@ mod tests {
             r#"{"success":true,"text":"world","filePath":"/ws/a.rs","fileUrl":"file:///ws/a.rs","selection":{"start":{"line":0,"character":6},"end":{"line":0,"character":11},"isEmpty":false}}"#
         );
         // An editor port without a buffer store: no text.
-        let cx = ReadContext::builder().editor(ws.editor.clone()).build();
+        let cx = EditorPorts::builder().editor(ws.editor.clone()).build();
         assert!(
             text_of_value(get_current_selection(&cx)).starts_with(r#"{"success":true,"text":"","#)
         );

@@ -13,7 +13,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
 use crate::cache::ResultCache;
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::{DiagnosticsQuery, FileDiagnostics};
 use crate::uri::{FileUri, LossyPath, PathInput};
 
@@ -186,7 +186,7 @@ pub fn all_diagnostics_result(files: &[FileDiagnostics]) -> DiagnosticsResult<'_
 
 /// `files` without those the deny rules hide.
 pub fn shown_diagnostics(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     mut files: Vec<FileDiagnostics>,
 ) -> Vec<FileDiagnostics> {
     if !cx.deny_rules().current().is_empty() {
@@ -244,7 +244,7 @@ impl IntoToolResult for DiagnosticsReply {
 /// with problems is listed (`[]` when there are none).
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn get_diagnostics(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "File URI or absolute path; omit to list all files")] uri: Option<String>,
 ) -> DiagnosticsReply {
     let port = cx.diagnostics();
@@ -270,7 +270,7 @@ pub async fn get_diagnostics(
 /// The serialized `getDiagnostics {}` result, from the cache when the port's
 /// generation has not changed since it was built.
 pub(crate) fn all_diagnostics_prepared(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     port: &dyn DiagnosticsQuery,
 ) -> PreparedResult {
     // The generations are read before the data (see `DiagnosticsQuery`), so
@@ -289,7 +289,7 @@ pub(crate) fn all_diagnostics_prepared(
 /// the same `uri` was asked for last and the port's generation has not
 /// changed since (the CLI asks again and again for the file it edits).
 fn file_diagnostics_prepared(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     port: &dyn DiagnosticsQuery,
     uri: &str,
 ) -> PreparedResult {

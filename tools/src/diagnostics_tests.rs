@@ -142,7 +142,7 @@ const A_B_ERROR: &str = r#""diagnostics":[{"message":"bad","severity":"Error","r
 #[tokio::test]
 async fn the_tool_reads_the_port() {
     let store = store_with_one_error();
-    let cx = ReadContext::builder().diagnostics(store.clone()).build();
+    let cx = EditorPorts::builder().diagnostics(store.clone()).build();
 
     let all = text_of(get_diagnostics(&cx, None).await);
     assert_eq!(
@@ -176,7 +176,7 @@ async fn the_tool_reads_the_port() {
 
 #[tokio::test]
 async fn without_the_port_the_results_are_empty() {
-    let cx = ReadContext::empty();
+    let cx = EditorPorts::empty();
     assert_eq!(text_of(get_diagnostics(&cx, None).await), "[]");
     assert_eq!(
         text_of(get_diagnostics(&cx, Some("file:///ws/a.rs".into())).await),
@@ -187,7 +187,7 @@ async fn without_the_port_the_results_are_empty() {
 #[tokio::test]
 async fn unchanged_data_is_served_from_the_cached_bytes() {
     let store = store_with_one_error();
-    let cx = ReadContext::builder().diagnostics(store.clone()).build();
+    let cx = EditorPorts::builder().diagnostics(store.clone()).build();
     let first = all_diagnostics_prepared(&cx, &*store);
     let second = all_diagnostics_prepared(&cx, &*store);
     assert_eq!(
@@ -209,7 +209,7 @@ async fn unchanged_data_is_served_from_the_cached_bytes() {
 #[tokio::test]
 async fn one_file_is_served_from_cached_bytes_while_nothing_changes() {
     let store = store_with_one_error();
-    let cx = ReadContext::builder().diagnostics(store.clone()).build();
+    let cx = EditorPorts::builder().diagnostics(store.clone()).build();
     let uri = "file:///ws/a%20b.rs";
     let first = file_diagnostics_prepared(&cx, &*store, uri);
     let second = file_diagnostics_prepared(&cx, &*store, uri);
@@ -259,7 +259,7 @@ impl DiagnosticsQuery for Busy {
 #[tokio::test(start_paused = true)]
 async fn only_the_full_list_waits_for_a_running_check() {
     let busy = Arc::new(Busy::default());
-    let cx = ReadContext::builder().diagnostics(busy.clone()).build();
+    let cx = EditorPorts::builder().diagnostics(busy.clone()).build();
     let one = tokio::time::timeout(
         Duration::from_millis(1),
         get_diagnostics(&cx, Some("/ws/a.rs".into())),
@@ -275,7 +275,7 @@ async fn only_the_full_list_waits_for_a_running_check() {
 #[tokio::test(start_paused = true)]
 async fn a_check_that_ends_lets_the_full_list_through() {
     let store = Arc::new(MemoryDiagnostics::new());
-    let cx = ReadContext::builder().diagnostics(store.clone()).build();
+    let cx = EditorPorts::builder().diagnostics(store.clone()).build();
     let check = store.begin_check();
     let checker = {
         let store = store.clone();

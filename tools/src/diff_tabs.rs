@@ -9,7 +9,7 @@
 
 use ide_mcp_runtime::CallToolResult;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::DiffReview;
 
 /// `closeAllDiffTabs`' answer when no diff tab was open.
@@ -27,7 +27,7 @@ pub fn closed_diff_tabs_result(n: usize) -> CallToolResult {
 /// pending review counting as rejected, and answers `CLOSED_<n>_DIFF_TABS`
 /// with the number closed.
 #[ide_mcp_runtime::mcp_tool(idempotent)]
-pub fn close_all_diff_tabs(cx: &ReadContext) -> CallToolResult {
+pub fn close_all_diff_tabs(cx: &EditorPorts) -> CallToolResult {
     closed_diff_tabs_result(cx.review().map_or(0, DiffReview::close_all))
 }
 
@@ -35,7 +35,7 @@ pub fn close_all_diff_tabs(cx: &ReadContext) -> CallToolResult {
 /// counting as rejected; answers `TAB_CLOSED`, also when no such tab was open.
 #[ide_mcp_runtime::mcp_tool(name = "close_tab", idempotent)]
 pub fn close_tab(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(
         rename = "tab_name",
         description = "The `tab_name` given to `openDiff`"
@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn nothing_to_close_without_a_review_port() {
-        let cx = ReadContext::empty();
+        let cx = EditorPorts::empty();
         assert_eq!(
             close_all_diff_tabs(&cx),
             CallToolResult::text("CLOSED_0_DIFF_TABS")

@@ -3,7 +3,7 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::Document;
 use crate::uri::PathInput;
 
@@ -47,7 +47,7 @@ pub fn document_dirty_result<S>(file_path: S, document: Option<&Document>) -> Do
 /// `isDirty: false`.
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub fn check_document_dirty(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "The document's absolute path or `file://` URI")] file_path: String,
 ) -> DocumentDirty<String> {
     let document = cx.buffers().and_then(|store| {
@@ -113,7 +113,7 @@ mod tests {
     fn the_tool_reads_the_document_as_it_is_now() {
         let ws = MemoryWorkspace::new();
         ws.open(BufferId(1), Some(Path::new("/ws/a.rs")), "rust", "a");
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         let clean = text_of_value(check_document_dirty(&cx, "/ws/a.rs".into()));
         assert_eq!(
             clean,
@@ -131,7 +131,7 @@ mod tests {
         let ws = MemoryWorkspace::new();
         ws.open(BufferId(1), Some(Path::new("/ws/a b.rs")), "rust", "a");
         ws.buffers.set_text(BufferId(1), "a!");
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         for input in [
             "/ws/a b.rs",
             "file:///ws/a b.rs",
@@ -155,7 +155,7 @@ mod tests {
         }
         assert_eq!(
             text_of_value(check_document_dirty(
-                &ReadContext::empty(),
+                &EditorPorts::empty(),
                 "/ws/a b.rs".into()
             )),
             r#"{"success":true,"filePath":"/ws/a b.rs","isDirty":false,"isUntitled":false}"#

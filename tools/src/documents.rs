@@ -4,7 +4,7 @@
 
 use ide_mcp_runtime::{ListedResource, ResourceContents, mcp_resource};
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::diagnostics::{all_diagnostics_result, shown_diagnostics};
 use crate::ports::DiagnosticsQuery;
 use crate::uri::{PathInput, encoded_file_uri};
@@ -18,7 +18,7 @@ use crate::uri::{PathInput, encoded_file_uri};
     mime_type = "text/plain",
     list = open_documents
 )]
-pub fn open_document(cx: &ReadContext, path: String) -> Option<ResourceContents> {
+pub fn open_document(cx: &EditorPorts, path: String) -> Option<ResourceContents> {
     let store = cx.buffers()?;
     // The template's variable holds the path without its leading `/`.
     let path = format!("/{path}");
@@ -37,7 +37,7 @@ pub fn open_document(cx: &ReadContext, path: String) -> Option<ResourceContents>
 /// The open documents backed by a file, as `resources/list` shows them:
 /// their `file://` URI, file name, language, and whether they have unsaved
 /// changes (in the description).
-pub fn open_documents(cx: &ReadContext) -> Vec<ListedResource> {
+pub fn open_documents(cx: &EditorPorts) -> Vec<ListedResource> {
     let Some(editor) = cx.editor() else {
         return Vec::new();
     };
@@ -79,7 +79,7 @@ pub fn open_documents(cx: &ReadContext) -> Vec<ListedResource> {
     title = "Diagnostics",
     mime_type = "application/json"
 )]
-pub fn diagnostics(cx: &ReadContext) -> String {
+pub fn diagnostics(cx: &EditorPorts) -> String {
     let files = shown_diagnostics(
         cx,
         cx.diagnostics()

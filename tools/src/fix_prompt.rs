@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use ide_mcp_runtime::{PromptMessage, PromptResult, ResourceContents, mcp_prompt};
 use lsp_types::DiagnosticSeverity;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::diagnostics::{all_diagnostics_result, severity_name, shown_diagnostics};
 use crate::ports::{DiagnosticsQuery, FileDiagnostics};
 use crate::uri::PathInput;
@@ -15,7 +15,7 @@ use crate::uri::PathInput;
 /// diagnostics embedded in the prompt.
 #[mcp_prompt(title = "Fix the errors in the open files")]
 pub fn fix_diagnostics(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "Only this file (an absolute path or a `file://` URI)")] file: Option<
         String,
     >,

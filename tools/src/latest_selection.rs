@@ -4,7 +4,7 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::current_selection::{CurrentSelection, SelectionState};
 
 /// The message of the failure result, as the IDE extensions word it.
@@ -34,7 +34,7 @@ impl Serialize for LatestSelection {
 /// {"start", "end", "isEmpty"}}`; without one, `{"success": false, "message":
 /// "No selection available"}`.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_latest_selection(cx: &ReadContext) -> LatestSelection {
+pub fn get_latest_selection(cx: &EditorPorts) -> LatestSelection {
     LatestSelection(SelectionState::read(cx))
 }
 
@@ -50,11 +50,11 @@ mod tests {
     #[test]
     fn the_current_selection_under_its_older_name() {
         assert_eq!(
-            text_of_value(get_latest_selection(&ReadContext::empty())),
+            text_of_value(get_latest_selection(&EditorPorts::empty())),
             r#"{"success":false,"message":"No selection available"}"#
         );
         let ws = hello_world();
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         assert_eq!(
             text_of_value(get_latest_selection(&cx)),
             r#"{"success":false,"message":"No selection available"}"#

@@ -7,7 +7,7 @@
 //!
 //! An editor implements (or uses the [in-memory](memory) versions of) three
 //! ports — [`EditorAccess`], [`BufferStore`], [`DiagnosticsQuery`] — puts them
-//! in a [`ReadContext`] and gives it to the server as a state. The tools are
+//! in a [`EditorPorts`] and gives it to the server as a state. The tools are
 //! registered by linking this crate; the selection reaches the `claude` CLI
 //! through a [`SelectionPublisher`]. An editor that can show a person
 //! Claude's proposed edits adds a [`DiffReview`] (the line hunks and the
@@ -19,7 +19,7 @@
 //!
 //! use ide_mcp_runtime::Server;
 //! use ide_mcp_tools::memory::MemoryWorkspace;
-//! use ide_mcp_tools::{BufferId, ReadContext, SelectionPublisher};
+//! use ide_mcp_tools::{BufferId, EditorPorts, SelectionPublisher};
 //! use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -43,7 +43,7 @@
 //! );
 //!
 //! // The ports and folders the tools read; a missing port empties its tool.
-//! let cx: ReadContext = ws.read_context().workspace_folder("/ws").build();
+//! let cx: EditorPorts = ws.editor_ports().workspace_folder("/ws").build();
 //!
 //! // The server: the five tools are registered by linking this crate.
 //! let server = Server::builder("my-editor", "1.0").state(cx.clone()).build()?;
@@ -63,17 +63,17 @@
 //! # }
 //! ```
 //!
-//! A tool of your own reads the same ports by taking `&ReadContext` (this is
+//! A tool of your own reads the same ports by taking `&EditorPorts` (this is
 //! the README's example, compiled here):
 //!
 //! ```
 //! use ide_mcp_runtime::mcp_tool;
-//! use ide_mcp_tools::ReadContext;
+//! use ide_mcp_tools::EditorPorts;
 //!
 //! /// Counts the lines of the document at `filePath` as the editor holds it
 //! /// (unsaved changes included); `null` when the file is not open.
 //! #[mcp_tool(read_only)]
-//! pub fn count_lines(cx: &ReadContext, file_path: String) -> Option<usize> {
+//! pub fn count_lines(cx: &EditorPorts, file_path: String) -> Option<usize> {
 //!     let handle = cx.buffers()?.handle_for_path(file_path.as_ref())?;
 //!     Some(handle.snapshot().text.len_lines())
 //! }
@@ -161,7 +161,7 @@ pub const READ_TOOL_NAMES: &[&str] = &[
     "getWorkspaceFolders",
 ];
 
-pub use context::{ReadContext, ReadContextBuilder};
+pub use context::{EditorPorts, EditorPortsBuilder};
 pub use current_selection::{SelectionState, current_selection_result, get_current_selection};
 pub use diagnostics::{
     DiagnosticsReply, all_diagnostics_result, file_diagnostics_result, get_diagnostics,

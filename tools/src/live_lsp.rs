@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use ide_mcp_runtime::{CallToolResult, Content};
 use serde_json::Value;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::deny::RuleSet;
 use crate::ports::{CallDirection, CharPosition, LspFeature, LspQuery};
 use crate::uri::PathInput;
@@ -28,7 +28,7 @@ pub const NO_SERVERS: &str =
 /// Runs `query` through the context's servers, as a tool result: refused
 /// for a file the deny rules hide; the answer without what it names in
 /// hidden files, and a second text saying how many were left out.
-async fn run(cx: &ReadContext, query: Result<LspQuery, String>) -> CallToolResult {
+async fn run(cx: &EditorPorts, query: Result<LspQuery, String>) -> CallToolResult {
     let query = match query {
         Ok(query) => query,
         Err(message) => return CallToolResult::error(message),
@@ -133,7 +133,7 @@ impl PositionArgs {
         })
     }
 
-    async fn ask(self, cx: &ReadContext, feature: LspFeature) -> CallToolResult {
+    async fn ask(self, cx: &EditorPorts, feature: LspFeature) -> CallToolResult {
         run(cx, self.query(feature)).await
     }
 }
@@ -190,7 +190,7 @@ impl ReferencesArgs {
 /// `[{filePath, line, character, endLine, endCharacter, lineText}]`,
 /// 1-based, characters as Unicode scalar values.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn find_references(cx: &ReadContext, #[args] args: ReferencesArgs) -> CallToolResult {
+pub async fn find_references(cx: &EditorPorts, #[args] args: ReferencesArgs) -> CallToolResult {
     run(cx, args.query()).await
 }
 
@@ -198,7 +198,7 @@ pub async fn find_references(cx: &ReadContext, #[args] args: ReferencesArgs) -> 
 /// language server on the IDE's current text. Answers `[{filePath,
 /// line, character, endLine, endCharacter, lineText}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn go_to_definition(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+pub async fn go_to_definition(cx: &EditorPorts, #[args] at: PositionArgs) -> CallToolResult {
     at.ask(cx, LspFeature::Definition).await
 }
 
@@ -207,7 +207,7 @@ pub async fn go_to_definition(cx: &ReadContext, #[args] at: PositionArgs) -> Cal
 /// Answers `[{filePath, line, character, endLine, endCharacter,
 /// lineText}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn go_to_implementation(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+pub async fn go_to_implementation(cx: &EditorPorts, #[args] at: PositionArgs) -> CallToolResult {
     at.ask(cx, LspFeature::Implementation).await
 }
 
@@ -215,7 +215,7 @@ pub async fn go_to_implementation(cx: &ReadContext, #[args] at: PositionArgs) ->
 /// IDE's language server. Answers `{contents, range?}` (`contents`
 /// as text or Markdown; `null` when the server has nothing to say).
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn hover(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult {
+pub async fn hover(cx: &EditorPorts, #[args] at: PositionArgs) -> CallToolResult {
     at.ask(cx, LspFeature::Hover).await
 }
 
@@ -225,7 +225,7 @@ pub async fn hover(cx: &ReadContext, #[args] at: PositionArgs) -> CallToolResult
 /// children?}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn document_symbols(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
 ) -> CallToolResult {
     let query = file(&file_path).map(|path| LspQuery::DocumentSymbols { path });
@@ -237,7 +237,7 @@ pub async fn document_symbols(
 /// line?, character?, endLine?, endCharacter?, lineText?}]`, 1-based.
 #[ide_mcp_runtime::mcp_tool(read_only)]
 pub async fn workspace_symbols(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "The name, or part of it, to search for")] query: String,
 ) -> CallToolResult {
     run(cx, Ok(LspQuery::WorkspaceSymbols { query })).await
@@ -273,7 +273,7 @@ fn direction_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 /// function, then each caller (or callee) with where the calls are
 /// (`[]` when there is no function at the position).
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn call_hierarchy(cx: &ReadContext, #[args] args: CallHierarchyArgs) -> CallToolResult {
+pub async fn call_hierarchy(cx: &EditorPorts, #[args] args: CallHierarchyArgs) -> CallToolResult {
     run(cx, args.query()).await
 }
 
@@ -310,7 +310,7 @@ pub struct RenameArgs {
 /// "rename" | "delete", filePath, newFilePath?}`. A symbol the server
 /// will not rename is an error saying why.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn rename_preview(cx: &ReadContext, #[args] args: RenameArgs) -> CallToolResult {
+pub async fn rename_preview(cx: &EditorPorts, #[args] args: RenameArgs) -> CallToolResult {
     run(cx, args.query()).await
 }
 
@@ -346,7 +346,7 @@ pub struct QuickFixesArgs {
 /// `command` and a `note` saying that part cannot be previewed; `error`
 /// says why its edit could not be shown.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub async fn quick_fixes(cx: &ReadContext, #[args] args: QuickFixesArgs) -> CallToolResult {
+pub async fn quick_fixes(cx: &EditorPorts, #[args] args: QuickFixesArgs) -> CallToolResult {
     run(cx, args.query()).await
 }
 
@@ -455,7 +455,7 @@ mod tests {
             line: 1,
             character: 1,
         };
-        let result = hover(&ReadContext::empty(), at).await;
+        let result = hover(&EditorPorts::empty(), at).await;
         assert_eq!(result, CallToolResult::error(NO_SERVERS));
     }
 }

@@ -12,7 +12,7 @@ use ide_mcp_runtime::{CallToolResult, Content};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::{Agent, DiffOutcome, OpenDiffRequest};
 use crate::uri::PathInput;
 
@@ -90,7 +90,7 @@ pub fn open_diff_result(outcome: Result<DiffOutcome, String>, tab_name: &str) ->
 /// `new_file_path` differ, the file at `new_file_path` is reviewed.
 /// `close_tab` with the same `tab_name` withdraws the review.
 #[ide_mcp_runtime::mcp_tool]
-pub async fn open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> CallToolResult {
+pub async fn open_diff(cx: &EditorPorts, #[args] args: OpenDiffArgs) -> CallToolResult {
     if let Some(refusal) = denied(cx, &args) {
         return CallToolResult::error(refusal);
     }
@@ -113,7 +113,7 @@ pub async fn open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> CallTool
 
 /// The refusal of a review of a file the user's deny rules keep from
 /// being edited (a `Read` or an `Edit` rule), for either path.
-fn denied(cx: &ReadContext, args: &OpenDiffArgs) -> Option<String> {
+fn denied(cx: &EditorPorts, args: &OpenDiffArgs) -> Option<String> {
     [&args.new_file_path, &args.old_file_path]
         .into_iter()
         .find_map(|given| {

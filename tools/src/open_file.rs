@@ -14,7 +14,7 @@ use ide_mcp_runtime::CallToolResult;
 use lsp_types::Position;
 use ropey::Rope;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::OpenFileRequest;
 use crate::position::{PositionEncoding, char_to_position, line_content_end};
 use crate::uri::PathInput;
@@ -102,7 +102,7 @@ struct OpenFileArgs {
 /// the end of the first `endText` after it. Answers `Opened file: <path>`.
 #[ide_mcp_runtime::mcp_tool]
 pub async fn open_file(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "The file's absolute path or `file://` URI")] file_path: String,
     #[arg(description = "Open in a preview tab where the editor has them")] preview: Option<bool>,
     #[arg(description = "Select from the first occurrence of this text")] start_text: Option<

@@ -24,7 +24,7 @@
 //!
 //! # Cost
 //!
-//! A conversion is O(log n), and [`slice`] O(log n + selection): ropey's
+//! A conversion is O(log n), and [`slice`](fn@slice) O(log n + selection): ropey's
 //! tree finds a position's chunk (at most about a kilobyte), then counts
 //! word-at-a-time from that chunk's start to the position's line, and only
 //! the position's line is walked char by char. A rope of a single chunk is

@@ -13,7 +13,7 @@ use ide_mcp_runtime::Notifier;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::current_selection::SelectionState;
 use crate::deny::DenyRules;
 use crate::uri::LossyPath;
@@ -39,7 +39,7 @@ pub const SELECTION_DEBOUNCE: Duration = Duration::from_millis(100);
 /// The host calls [`selection_changed`](Self::selection_changed) on every
 /// change (cheap, never blocks). When no change has been reported for the
 /// debounce interval, a background task reads the active selection from the
-/// [`ReadContext`] and sends it, built by the same code as
+/// [`EditorPorts`] and sends it, built by the same code as
 /// `getCurrentSelection`: a burst coalesces into one notification carrying
 /// the last state. Nothing is sent while no file-backed buffer is active.
 ///
@@ -69,12 +69,12 @@ pub struct SelectionPublisher {
 impl SelectionPublisher {
     /// Starts a publisher with the [`SELECTION_DEBOUNCE`] interval. Must be
     /// called within a Tokio runtime (`Handle::enter` from elsewhere).
-    pub fn spawn(notifier: Notifier, cx: ReadContext) -> Self {
+    pub fn spawn(notifier: Notifier, cx: EditorPorts) -> Self {
         Self::spawn_with_debounce(notifier, cx, SELECTION_DEBOUNCE)
     }
 
     /// Starts a publisher that waits `interval` after the last change.
-    pub fn spawn_with_debounce(notifier: Notifier, cx: ReadContext, interval: Duration) -> Self {
+    pub fn spawn_with_debounce(notifier: Notifier, cx: EditorPorts, interval: Duration) -> Self {
         // One slot: a pending change is a flag, later ones add nothing.
         let (changed, rx) = mpsc::channel(1);
         let deny = cx.deny_rules_arc();
@@ -143,7 +143,7 @@ pub fn at_mentioned_params(
 async fn run(
     mut changed: mpsc::Receiver<()>,
     notifier: Notifier,
-    cx: ReadContext,
+    cx: EditorPorts,
     interval: Duration,
 ) {
     let mut open = open_documents(&cx);
@@ -175,7 +175,7 @@ async fn run(
 }
 
 /// The open file-backed documents' paths, sorted: what the resources list.
-fn open_documents(cx: &ReadContext) -> Vec<std::sync::Arc<Path>> {
+fn open_documents(cx: &EditorPorts) -> Vec<std::sync::Arc<Path>> {
     let mut paths: Vec<_> = cx
         .editor()
         .map(crate::ports::EditorAccess::open_buffers)
@@ -191,7 +191,7 @@ fn open_documents(cx: &ReadContext) -> Vec<std::sync::Arc<Path>> {
 /// Sends the selection as the notifier's latest state of
 /// `selection_changed`, so that clients connecting later get it too; with no
 /// active file, sends nothing and forgets the last one.
-fn publish(notifier: &Notifier, cx: &ReadContext) {
+fn publish(notifier: &Notifier, cx: &EditorPorts) {
     let state = SelectionState::read(cx);
     match state.params() {
         Some(params) => {
@@ -228,7 +228,7 @@ mod tests {
         let ws = workspace();
         let notifier = Notifier::new();
         let mut client = notifier.subscribe();
-        let publisher = SelectionPublisher::spawn(notifier, ws.read_context().build());
+        let publisher = SelectionPublisher::spawn(notifier, ws.editor_ports().build());
 
         // A drag: 20 changes 10 ms apart, each well within the interval.
         for i in 0..20 {
@@ -274,7 +274,7 @@ mod tests {
         let ws = workspace();
         let notifier = Notifier::new();
         let mut client = notifier.subscribe();
-        let publisher = SelectionPublisher::spawn(notifier, ws.read_context().build());
+        let publisher = SelectionPublisher::spawn(notifier, ws.editor_ports().build());
         publisher.selection_changed();
         tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
         assert!(client.try_recv().is_err());
@@ -291,7 +291,7 @@ mod tests {
     async fn the_last_selection_is_kept_for_later_clients_and_forgotten_without_a_file() {
         let ws = workspace();
         let notifier = Notifier::new();
-        let publisher = SelectionPublisher::spawn(notifier.clone(), ws.read_context().build());
+        let publisher = SelectionPublisher::spawn(notifier.clone(), ws.editor_ports().build());
         ws.select(BufferId(1), Position::new(0, 0), Position::new(0, 2));
         publisher.selection_changed();
         tokio::time::sleep(SELECTION_DEBOUNCE * 2).await;
@@ -311,7 +311,7 @@ mod tests {
         let ws = workspace();
         let notifier = Notifier::new();
         let mut client = notifier.subscribe();
-        let publisher = SelectionPublisher::spawn(notifier, ws.read_context().build());
+        let publisher = SelectionPublisher::spawn(notifier, ws.editor_ports().build());
         let sent = |client: &mut mpsc::Receiver<_>| {
             std::iter::from_fn(|| client.try_recv().ok())
                 .map(|bytes: ide_mcp_runtime::notify::NotificationBytes| {
@@ -358,7 +358,7 @@ mod tests {
             .build()
             .unwrap();
         let _guard = rt.enter();
-        let publisher = SelectionPublisher::spawn(notifier, ReadContext::empty());
+        let publisher = SelectionPublisher::spawn(notifier, EditorPorts::empty());
         assert_eq!(
             publisher.at_mentioned(Path::new("/ws/a.rs"), Some(1), Some(2)),
             1

@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use ide_mcp_runtime::PreparedResult;
 
 use crate::cache::ResultCache;
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::open_editors::label;
 use crate::uri::{FileUri, LossyPath};
 
@@ -65,7 +65,7 @@ impl Serialize for WorkspaceFoldersState {
 /// true, "folders": [{"name", "uri", "path"}], "rootPath"}` — `rootPath` is the
 /// first folder's absolute path, `null` when there is none.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_workspace_folders(cx: &ReadContext) -> PreparedResult {
+pub fn get_workspace_folders(cx: &EditorPorts) -> PreparedResult {
     // The folders are fixed with the context: serialized once.
     let folders = cx.workspace_folders_arc();
     cx.caches.get::<FoldersCache>().0.get_or_build_by(
@@ -108,14 +108,14 @@ mod tests {
             expected
         );
         assert_eq!(
-            text_of(get_workspace_folders(&ReadContext::empty())),
+            text_of(get_workspace_folders(&EditorPorts::empty())),
             expected
         );
     }
 
     #[test]
     fn the_tool_reads_the_context() {
-        let cx = ReadContext::builder()
+        let cx = EditorPorts::builder()
             .workspace_folders(["/ws", "/lib"])
             .build();
         let expected = r#"{"success":true,"folders":[{"name":"ws","uri":"file:///ws","path":"/ws"},{"name":"lib","uri":"file:///lib","path":"/lib"}],"rootPath":"/ws"}"#;
@@ -124,7 +124,7 @@ mod tests {
         let (first, again) = (get_workspace_folders(&cx), get_workspace_folders(&cx));
         assert_eq!(first, again);
         // Another context's folders are not served from this one's cache.
-        let other = ReadContext::builder().workspace_folders(["/other"]).build();
+        let other = EditorPorts::builder().workspace_folders(["/other"]).build();
         assert!(text_of(get_workspace_folders(&other)).contains("/other"));
     }
 }

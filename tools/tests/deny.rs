@@ -14,8 +14,8 @@ use ide_mcp_runtime::{MemoryClient, Notifier, Server};
 use ide_mcp_tools::deny::{DenyRules, RuleSet, SettingsRoots};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::{
-    BufferId, DiffFuture, DiffOutcome, DiffReview, FileOpener, LanguageServers, LspFuture,
-    LspQuery, OpenDiffRequest, OpenFileFuture, OpenFileRequest, ReadContext, SelectionPublisher,
+    BufferId, DiffFuture, DiffOutcome, DiffReview, EditorPorts, FileOpener, LanguageServers,
+    LspFuture, LspQuery, OpenDiffRequest, OpenFileFuture, OpenFileRequest, SelectionPublisher,
 };
 use lsp_types::{Diagnostic, Position, Range};
 use serde_json::{Value, json};
@@ -142,7 +142,7 @@ struct Setup {
     ws: MemoryWorkspace,
     review: Arc<CountingReview>,
     servers: Arc<Servers>,
-    cx: ReadContext,
+    cx: EditorPorts,
 }
 
 fn setup_with(folder: Folder, rules: Arc<DenyRules>) -> Setup {
@@ -155,7 +155,7 @@ fn setup_with(folder: Folder, rules: Arc<DenyRules>) -> Setup {
         hidden: Mutex::default(),
     });
     let cx = ws
-        .read_context()
+        .editor_ports()
         .review(review.clone())
         .opener(Arc::new(Opener))
         .servers(servers.clone())
@@ -179,7 +179,7 @@ fn setup() -> Setup {
     setup_with(folder, rules)
 }
 
-async fn client(cx: &ReadContext) -> MemoryClient {
+async fn client(cx: &EditorPorts) -> MemoryClient {
     let server = Server::builder("t", "1").state(cx.clone()).build().unwrap();
     let mut client = server.connect_memory();
     client.request(INIT).await;

@@ -11,15 +11,15 @@ use ide_mcp_runtime::{Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
 use ide_mcp_tools::review::{compose, hunks};
 use ide_mcp_tools::{
-    BufferId, DiffFuture, DiffOutcome, DiffReview, FileOpener, OpenDiffRequest, OpenFileFuture,
-    OpenFileRequest, ReadContext,
+    BufferId, DiffFuture, DiffOutcome, DiffReview, EditorPorts, FileOpener, OpenDiffRequest,
+    OpenFileFuture, OpenFileRequest,
 };
 use lsp_types::Position;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 /// Calls tool `name` through its registered shim; the whole result.
-async fn call(cx: &ReadContext, name: &str, args: &str) -> Value {
+async fn call(cx: &EditorPorts, name: &str, args: &str) -> Value {
     let tool = Registry::global().unwrap().get(name).unwrap();
     let tcx = ToolContext::new().with(cx.clone());
     let args = serde_json::value::RawValue::from_string(args.to_owned()).unwrap();
@@ -40,7 +40,7 @@ impl FileOpener for Recorder {
     }
 }
 
-fn with_opener(answer: Result<(), String>) -> (ReadContext, Arc<Recorder>) {
+fn with_opener(answer: Result<(), String>) -> (EditorPorts, Arc<Recorder>) {
     let recorder = Arc::new(Recorder {
         asked: Mutex::default(),
         answer,
@@ -52,13 +52,13 @@ fn with_opener(answer: Result<(), String>) -> (ReadContext, Arc<Recorder>) {
         "rust",
         "fn a() {}\nfn main() {\n    a();\n}\n",
     );
-    let cx = ws.read_context().opener(recorder.clone()).build();
+    let cx = ws.editor_ports().opener(recorder.clone()).build();
     (cx, recorder)
 }
 
 #[tokio::test]
 async fn close_all_diff_tabs_has_none_to_close() {
-    let result = call(&ReadContext::empty(), "closeAllDiffTabs", "{}").await;
+    let result = call(&EditorPorts::empty(), "closeAllDiffTabs", "{}").await;
     assert_eq!(
         result,
         json!({"content": [{"type": "text", "text": "CLOSED_0_DIFF_TABS"}]})
@@ -68,7 +68,7 @@ async fn close_all_diff_tabs_has_none_to_close() {
 #[tokio::test]
 async fn open_file_without_an_opener_fails_clearly() {
     let result = call(
-        &ReadContext::empty(),
+        &EditorPorts::empty(),
         "openFile",
         r#"{"filePath": "/ws/a.rs"}"#,
     )
@@ -254,8 +254,8 @@ impl DiffReview for ReviewPort {
 const OLD: &str = "fn a() {}\nfn b() {}\nfn c() {}\n";
 const NEW: &str = "fn a() {}\nfn b2() {}\nfn c() {}\nfn d() {}\n";
 
-fn with_reviews(reviews: &Arc<Reviews>) -> ReadContext {
-    ReadContext::builder()
+fn with_reviews(reviews: &Arc<Reviews>) -> EditorPorts {
+    EditorPorts::builder()
         .review(Arc::new(ReviewPort(Arc::clone(reviews))))
         .build()
 }
@@ -363,7 +363,7 @@ async fn close_tab_and_close_all_withdraw_reviews() {
 #[tokio::test]
 async fn open_diff_failures_are_results() {
     let result = call(
-        &ReadContext::empty(),
+        &EditorPorts::empty(),
         "openDiff",
         &open_diff_args("/ws/a.rs", NEW, "t"),
     )
@@ -373,7 +373,7 @@ async fn open_diff_failures_are_results() {
         json!({"content": [{"type": "text", "text": "openDiff is not available: this host cannot show edits to a person for review"}], "isError": true})
     );
     // Without a review port there is nothing to close.
-    let cx = ReadContext::empty();
+    let cx = EditorPorts::empty();
     assert_eq!(
         call(&cx, "close_tab", r#"{"tab_name": "t"}"#).await,
         texts(&["TAB_CLOSED"])

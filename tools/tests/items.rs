@@ -7,14 +7,14 @@ use std::path::Path;
 
 use ide_mcp_runtime::{MemoryClient, Server};
 use ide_mcp_tools::BufferId;
-use ide_mcp_tools::ReadContext;
+use ide_mcp_tools::EditorPorts;
 use ide_mcp_tools::memory::MemoryWorkspace;
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use serde_json::{Value, json};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
-fn workspace() -> ReadContext {
+fn workspace() -> EditorPorts {
     let ws = MemoryWorkspace::new();
     ws.open(
         BufferId(1),
@@ -49,10 +49,10 @@ fn workspace() -> ReadContext {
             diagnostic(0, DiagnosticSeverity::WARNING, "unused"),
         ],
     );
-    ws.read_context().workspace_folder("/ws").build()
+    ws.editor_ports().workspace_folder("/ws").build()
 }
 
-async fn client(cx: ReadContext) -> MemoryClient {
+async fn client(cx: EditorPorts) -> MemoryClient {
     let server = Server::builder("t", "1").state(cx).build().unwrap();
     let mut client = server.connect_memory();
     client.request(INIT).await;
@@ -202,7 +202,7 @@ async fn fix_diagnostics_embeds_the_errors_and_warnings_when_asked() {
 
 #[tokio::test]
 async fn without_ports_everything_is_empty_never_an_error() {
-    let mut client = client(ReadContext::empty()).await;
+    let mut client = client(EditorPorts::empty()).await;
     let list = result(&mut client, "resources/list", json!({})).await;
     assert_eq!(list["resources"].as_array().unwrap().len(), 1, "{list}");
     let read = result(

@@ -5,12 +5,12 @@ use std::path::Path;
 
 use ide_mcp_runtime::{Registry, Server, ToolContext};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, LSP_TOOL_NAMES, READ_TOOL_NAMES, ReadContext, TOOL_NAMES};
+use ide_mcp_tools::{BufferId, EditorPorts, LSP_TOOL_NAMES, READ_TOOL_NAMES, TOOL_NAMES};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use serde_json::{Value, json};
 
 /// Calls tool `name` through its registered shim, as `tools/call` does.
-async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
+async fn call(cx: &EditorPorts, name: &str, args: Option<&str>) -> Value {
     let registry = Registry::global().expect("the registry builds");
     let tool = registry
         .get(name)
@@ -22,14 +22,14 @@ async fn call(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
 }
 
 /// The text of a successful result, parsed.
-async fn call_ok(cx: &ReadContext, name: &str, args: Option<&str>) -> Value {
+async fn call_ok(cx: &EditorPorts, name: &str, args: Option<&str>) -> Value {
     let result = call(cx, name, args).await;
     assert_eq!(result.get("isError"), None, "{name}: {result}");
     let text = result["content"][0]["text"].as_str().expect("text content");
     serde_json::from_str(text).expect("the text is JSON")
 }
 
-fn workspace() -> ReadContext {
+fn workspace() -> EditorPorts {
     let ws = MemoryWorkspace::new();
     ws.open(
         BufferId(1),
@@ -53,7 +53,7 @@ fn workspace() -> ReadContext {
             )
         }],
     );
-    ws.read_context().workspace_folder("/ws").build()
+    ws.editor_ports().workspace_folder("/ws").build()
 }
 
 #[test]
@@ -73,11 +73,11 @@ fn exactly_the_ide_tools_are_registered() {
 }
 
 #[test]
-fn the_server_needs_a_read_context() {
+fn the_server_needs_editor_ports() {
     let err = Server::builder("t", "0").build().unwrap_err().to_string();
-    assert!(err.contains("ReadContext"), "{err}");
+    assert!(err.contains("EditorPorts"), "{err}");
     Server::builder("t", "0")
-        .state(ReadContext::empty())
+        .state(EditorPorts::empty())
         .build()
         .expect("builds");
 }
@@ -140,7 +140,7 @@ async fn every_tool_with_data() {
 
 #[tokio::test]
 async fn every_tool_without_ports() {
-    let cx = ReadContext::empty();
+    let cx = EditorPorts::empty();
     assert_eq!(call_ok(&cx, "getDiagnostics", None).await, json!([]));
     assert_eq!(
         call_ok(&cx, "getDiagnostics", Some(r#"{"uri": "/ws/a.rs"}"#)).await,

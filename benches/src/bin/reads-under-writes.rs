@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ide_mcp_runtime::ResultOut;
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, DocumentHandle, ReadContext};
+use ide_mcp_tools::{BufferId, DocumentHandle, EditorPorts};
 use lsp_types::Position;
 
 #[derive(Parser, Debug)]
@@ -43,7 +43,7 @@ struct Cli {
 
 const PATH: &str = "/ws/src/main.rs";
 
-fn setup() -> (MemoryWorkspace, DocumentHandle, ReadContext) {
+fn setup() -> (MemoryWorkspace, DocumentHandle, EditorPorts) {
     let ws = MemoryWorkspace::new();
     let mut text = String::new();
     for i in 0..2000 {
@@ -52,12 +52,12 @@ fn setup() -> (MemoryWorkspace, DocumentHandle, ReadContext) {
     // The editor keeps the handle `open` gives and publishes through it.
     let handle = ws.open(BufferId(1), Some(Path::new(PATH)), "rust", &text);
     ws.select(BufferId(1), Position::new(1000, 4), Position::new(1001, 10));
-    let cx = ws.read_context().workspace_folder("/ws").build();
+    let cx = ws.editor_ports().workspace_folder("/ws").build();
     (ws, handle, cx)
 }
 
 /// Runs `readers` readers for `duration`; returns their sorted latencies.
-fn read(cx: &ReadContext, readers: usize, duration: Duration) -> Vec<Duration> {
+fn read(cx: &EditorPorts, readers: usize, duration: Duration) -> Vec<Duration> {
     let stop = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..readers)
         .map(|r| {

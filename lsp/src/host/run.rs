@@ -116,7 +116,7 @@ async fn gemini(
     if !options.gemini {
         return None;
     }
-    let cx = ws.read_context().review(Arc::new(reviews.clone())).build();
+    let cx = ws.editor_ports().review(Arc::new(reviews.clone())).build();
     let gemini = GeminiOptions {
         folders: options.key().folders().to_vec(),
         display_name: options.ide_name.clone(),
@@ -144,7 +144,7 @@ async fn copilot(
         tracing::warn!("no home directory: the Copilot CLI's IDE connection is not served");
         return None;
     };
-    let cx = ws.read_context().review(Arc::new(reviews.clone())).build();
+    let cx = ws.editor_ports().review(Arc::new(reviews.clone())).build();
     let copilot = CopilotOptions {
         folders: options.key().folders().to_vec(),
         ide_name: options.ide_name.clone(),

@@ -18,7 +18,7 @@ pub fn server(
     reviews: &Reviews,
 ) -> Result<Server, ide_mcp_runtime::BuildError> {
     Server::builder("ide-mcp lsp-proxy", env!("CARGO_PKG_VERSION"))
-        .state(ws.read_context().review(Arc::new(reviews.clone())).build())
+        .state(ws.editor_ports().review(Arc::new(reviews.clone())).build())
         .build()
 }
 
@@ -32,7 +32,7 @@ pub fn push_events(
     gemini: Option<ContextTrigger>,
     copilot: Option<Arc<SelectionPublisher>>,
 ) -> JoinHandle<()> {
-    let publisher = SelectionPublisher::spawn(server.notifier().clone(), ws.read_context().build());
+    let publisher = SelectionPublisher::spawn(server.notifier().clone(), ws.editor_ports().build());
     let mut events = ws.subscribe();
     tokio::spawn(async move {
         loop {

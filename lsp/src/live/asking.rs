@@ -16,7 +16,7 @@ use super::host::{Document, ServerFacts, ServerHost, unsupported};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::uri::encoded_file_uri;
 
-/// A host's servers, for the tools' [`ReadContext`](ide_mcp_tools::ReadContext).
+/// A host's servers, for the tools' [`EditorPorts`](ide_mcp_tools::EditorPorts).
 pub(crate) struct Live<H>(pub(crate) Arc<H>);
 
 impl<H: ServerHost> LanguageServers for Live<H> {

@@ -9,8 +9,8 @@ use arc_swap::ArcSwap;
 use ide_mcp_tools::DEFAULT_SETTLE_BOUND;
 use ide_mcp_tools::deny::DenyRules;
 use ide_mcp_tools::{
-    BufferId, BufferStore, DiagnosticsQuery, DocumentHandle, EditorAccess, FileDiagnostics,
-    OpenBuffer, ReadContext, ReadContextBuilder, Selection, SettleFuture,
+    BufferId, BufferStore, DiagnosticsQuery, DocumentHandle, EditorAccess, EditorPorts,
+    EditorPortsBuilder, FileDiagnostics, OpenBuffer, Selection, SettleFuture,
 };
 use lsp_types::Diagnostic;
 use tokio::sync::{broadcast, watch};
@@ -133,7 +133,7 @@ impl LspWorkspace {
     /// Uses `rules` as the user's deny rules (a host's
     /// [`DenyRules::watch`] over its folders): what they hide leaves
     /// through no tool, resource, prompt or notification of a
-    /// [`read_context`](Self::read_context). Set before the context is
+    /// [`editor_ports`](Self::editor_ports). Set before the context is
     /// built; by default nothing is denied.
     pub fn set_deny_rules(&self, rules: Arc<DenyRules>) {
         self.deny.store(rules);
@@ -206,13 +206,13 @@ impl LspWorkspace {
         let _ = self.events.send(event);
     }
 
-    /// A [`ReadContext`] builder with the three ports, the file opener
+    /// A [`EditorPorts`] builder with the three ports, the file opener
     /// (`openFile` through `window/showDocument`) and the language servers
     /// (the live LSP tools, through the proxies) set to this workspace,
     /// the [workspace folders](Self::workspace_folders) added and the
     /// [deny rules](Self::deny_rules) set.
-    pub fn read_context(self: &Arc<Self>) -> ReadContextBuilder {
-        ReadContext::builder()
+    pub fn editor_ports(self: &Arc<Self>) -> EditorPortsBuilder {
+        EditorPorts::builder()
             .editor(self.clone())
             .buffers(self.clone())
             .diagnostics(self.clone())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ide_mcp_lsp::framing::Message;
 use ide_mcp_lsp::{ClientVerdict, LspWorkspace, Observer, ServerVerdict, WorkspaceEvent};
 use ide_mcp_runtime::{Registry, ToolContext};
-use ide_mcp_tools::ReadContext;
+use ide_mcp_tools::EditorPorts;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
@@ -131,7 +131,7 @@ pub fn helix_initialize(root: &str) -> Value {
 
 /// Calls tool `name` through its registered shim, as `tools/call` does, and
 /// returns the parsed text of its result.
-pub async fn tool(cx: &ReadContext, name: &str, args: Value) -> Value {
+pub async fn tool(cx: &EditorPorts, name: &str, args: Value) -> Value {
     let registry = Registry::global().expect("the registry builds");
     let tool = registry
         .get(name)
@@ -146,7 +146,7 @@ pub async fn tool(cx: &ReadContext, name: &str, args: Value) -> Value {
 }
 
 /// The answers of the five read tools.
-pub async fn answers(cx: &ReadContext, dirty_of: &[&str]) -> Value {
+pub async fn answers(cx: &EditorPorts, dirty_of: &[&str]) -> Value {
     let mut dirty = vec![];
     for path in dirty_of {
         dirty.push(tool(cx, "checkDocumentDirty", json!({"filePath": path})).await);

@@ -16,7 +16,7 @@ use ide_mcp_runtime::{
     HttpOptions, Progress, PromptMessage, ResourceContents, Server, mcp_prompt, mcp_resource,
     mcp_tool,
 };
-use ide_mcp_tools::ReadContext;
+use ide_mcp_tools::EditorPorts;
 
 ide_mcp_runtime::link!(fixture_tools, ide_mcp_tools);
 
@@ -110,7 +110,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     runtime.block_on(async {
         let server = Server::builder("fixture-server", env!("CARGO_PKG_VERSION"))
-            .state(ReadContext::builder().workspace_folder(workspace).build())
+            .state(EditorPorts::builder().workspace_folder(workspace).build())
             .state(FixtureState {
                 greeting: "Hello".to_owned(),
             })

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ide_mcp_runtime::{Server, WsOptions};
-use ide_mcp_tools::ReadContext;
+use ide_mcp_tools::EditorPorts;
 
 ide_mcp_runtime::link!(ide_mcp_tools);
 
@@ -25,7 +25,7 @@ async fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let server = Server::builder("signal-server", "0")
-        .state(ReadContext::empty())
+        .state(EditorPorts::empty())
         .build()
         .expect("the tools' states are given");
     let options = WsOptions {

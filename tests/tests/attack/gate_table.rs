@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 
 use ide_mcp_runtime::HttpOptions;
-use ide_mcp_tools::ReadContext;
+use ide_mcp_tools::EditorPorts;
 use ide_mcp_tools::copilot::{CopilotFace, CopilotOptions};
 use ide_mcp_tools::gemini::{GeminiFace, GeminiOptions};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -375,7 +375,7 @@ async fn every_listener_admits_and_refuses_the_same_requests() {
     let http = server.serve_http(HttpOptions::default()).await.unwrap();
     let dirs = tempfile::tempdir().unwrap();
     let gemini = GeminiFace::start(
-        ReadContext::empty(),
+        EditorPorts::empty(),
         GeminiOptions {
             dir: dirs.path().join("gemini"),
             ..GeminiOptions::default()
@@ -384,7 +384,7 @@ async fn every_listener_admits_and_refuses_the_same_requests() {
     .await
     .unwrap();
     let copilot = CopilotFace::start(
-        ReadContext::empty(),
+        EditorPorts::empty(),
         CopilotOptions::new(dirs.path().join("copilot")),
     )
     .await

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use ide_mcp_runtime::{Registry, Server, ToolDef, WsOptions, WsServerHandle, tools};
 use ide_mcp_tools::memory::MemoryWorkspace;
-use ide_mcp_tools::{BufferId, ReadContext};
+use ide_mcp_tools::{BufferId, EditorPorts};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
@@ -93,9 +93,9 @@ pub fn workspace() -> MemoryWorkspace {
     ws
 }
 
-/// The read context of [`workspace`], root folder `/ws`.
-pub fn read_context(ws: &MemoryWorkspace) -> ReadContext {
-    ws.read_context().workspace_folder("/ws").build()
+/// The editor ports of [`workspace`], root folder `/ws`.
+pub fn editor_ports(ws: &MemoryWorkspace) -> EditorPorts {
+    ws.editor_ports().workspace_folder("/ws").build()
 }
 
 /// The five read tools plus the tools of this test binary named in `extra`.
@@ -116,7 +116,7 @@ pub fn registry(extra: &[&str]) -> Registry {
 }
 
 /// A server over [`registry`]`(extra)` with `cx` and the given extra state.
-pub fn server_with(cx: ReadContext, extra: &[&str]) -> ide_mcp_runtime::ServerBuilder {
+pub fn server_with(cx: EditorPorts, extra: &[&str]) -> ide_mcp_runtime::ServerBuilder {
     Server::builder("reliability", "0.0.0")
         .registry(Arc::new(registry(extra)))
         .state(cx)
@@ -124,7 +124,7 @@ pub fn server_with(cx: ReadContext, extra: &[&str]) -> ide_mcp_runtime::ServerBu
 
 /// A server over the five tools and [`workspace`].
 pub fn read_server() -> Server {
-    server_with(read_context(&workspace()), &[])
+    server_with(editor_ports(&workspace()), &[])
         .build()
         .unwrap()
 }

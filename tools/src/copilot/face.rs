@@ -1,5 +1,5 @@
 //! The face itself: its server (this face's tools over the host's
-//! [`ReadContext`], its own notifier), its listener on a Unix socket in a
+//! [`EditorPorts`], its own notifier), its listener on a Unix socket in a
 //! private directory, its lockfile, and the publisher of
 //! `selection_changed`.
 
@@ -14,7 +14,7 @@ use ide_mcp_runtime::transport::gate::Credential;
 use ide_mcp_runtime::{HttpOptions, HttpServerHandle, Notifier, Registry, Server};
 
 use super::lockfile::{LockContent, LockFile};
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::selection::{SELECTION_DEBOUNCE, SelectionPublisher};
 
 /// The face's name: its tools are `#[mcp_tool(face = "copilot")]`.
@@ -71,7 +71,7 @@ pub struct CopilotFace {
 impl CopilotFace {
     /// Serves `cx` to `copilot`: Streamable HTTP on a Unix socket (a fresh
     /// nonce), then the lockfile. Must be called within a Tokio runtime.
-    pub async fn start(cx: ReadContext, options: CopilotOptions) -> io::Result<Self> {
+    pub async fn start(cx: EditorPorts, options: CopilotOptions) -> io::Result<Self> {
         let own_dir = if options.socket_dir.is_some() {
             None
         } else {
@@ -175,7 +175,7 @@ impl CopilotFace {
 
 /// The face's server: its four tools, the host's state, a notifier of its own.
 fn server(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     notifier: &Notifier,
 ) -> Result<Server, Box<dyn std::error::Error + Send + Sync>> {
     Ok(Server::builder("ide-mcp", env!("CARGO_PKG_VERSION"))

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::json;
 
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::current_selection::SelectionState;
 use crate::diagnostics::{
     Dialect, all_diagnostics_result, file_diagnostics_result, shown_diagnostics,
@@ -32,7 +32,7 @@ impl Serialize for CopilotSelection {
 /// "selection": {"start", "end", "isEmpty"}}` (zero-based lines, UTF-16
 /// characters), or `null` without an active editor.
 #[ide_mcp_runtime::mcp_tool(name = "get_selection", face = "copilot", read_only)]
-pub fn get_selection(cx: &ReadContext) -> CopilotSelection {
+pub fn get_selection(cx: &EditorPorts) -> CopilotSelection {
     CopilotSelection(SelectionState::read(cx))
 }
 
@@ -42,7 +42,7 @@ pub fn get_selection(cx: &ReadContext) -> CopilotSelection {
 /// Pass `uri` (a `file://` URI or an absolute path) for one file only.
 #[ide_mcp_runtime::mcp_tool(name = "get_diagnostics", face = "copilot", read_only)]
 pub async fn copilot_get_diagnostics(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     #[arg(description = "File URI or absolute path; omit to list all files")] uri: Option<String>,
 ) -> CallToolResult {
     let Some(port) = cx.diagnostics() else {
@@ -158,7 +158,7 @@ pub fn open_diff_answer(
 /// put into the editor's buffer unsaved. `close_diff` with the same
 /// `tab_name` withdraws it.
 #[ide_mcp_runtime::mcp_tool(name = "open_diff", face = "copilot")]
-pub async fn copilot_open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> CallToolResult {
+pub async fn copilot_open_diff(cx: &EditorPorts, #[args] args: OpenDiffArgs) -> CallToolResult {
     let Some(input) = PathInput::parse(&args.original_file_path) else {
         return CallToolResult::error(format!(
             "`original_file_path` is not an absolute path: {:?}",
@@ -192,7 +192,7 @@ pub async fn copilot_open_diff(cx: &ReadContext, #[args] args: OpenDiffArgs) -> 
 /// answers `REJECTED`): `{"success": true, "already_closed", "tab_name",
 /// "message"}`, `already_closed` when no such review was pending.
 #[ide_mcp_runtime::mcp_tool(name = "close_diff", face = "copilot", idempotent)]
-pub fn copilot_close_diff(cx: &ReadContext, #[args] args: CloseDiffArgs) -> CallToolResult {
+pub fn copilot_close_diff(cx: &EditorPorts, #[args] args: CloseDiffArgs) -> CallToolResult {
     let closed = cx
         .review()
         .is_some_and(|review| review.close_tab(&args.tab_name));

@@ -34,7 +34,7 @@
 //! A host holds one [`DenyRules`], made with [`DenyRules::watch`]: the
 //! rules in force, read again within [`POLL_INTERVAL`] of a settings file
 //! being created, written or removed, and hands it to the tools in the
-//! [`ReadContext`](crate::ReadContext).
+//! [`EditorPorts`](crate::EditorPorts).
 //!
 //! ```
 //! use std::path::{Path, PathBuf};

@@ -25,7 +25,7 @@ use serde_json::json;
 use tokio::task::AbortHandle;
 
 use super::filter::PathFilter;
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::{Agent, DiffOutcome, OpenDiffRequest};
 
 /// The notification of an accepted (or partly accepted) edit.
@@ -114,7 +114,7 @@ pub struct CloseDiffArgs {
 /// The path of the editor's document for `file_path` (the CLI's realpath):
 /// the same path, else an open buffer's whose realpath is the same, else
 /// `file_path` itself.
-pub fn editor_path(cx: &ReadContext, file_path: &Path) -> PathBuf {
+pub fn editor_path(cx: &EditorPorts, file_path: &Path) -> PathBuf {
     let open = |path: &Path| {
         cx.buffers()
             .is_some_and(|buffers| buffers.handle_for_path(path).is_some())
@@ -166,7 +166,7 @@ pub fn outcome_notification(
 /// `ide/diffRejected` (`{filePath}`). `closeDiff` withdraws the review.
 #[ide_mcp_runtime::mcp_tool(name = "openDiff", face = "gemini")]
 pub fn gemini_open_diff(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     diffs: &Arc<GeminiDiffs>,
     #[args] args: OpenDiffArgs,
 ) -> CallToolResult {

@@ -1,5 +1,5 @@
 //! The face itself: its server (this face's tools over the host's
-//! [`ReadContext`], its own notifier), its listener, its discovery file,
+//! [`EditorPorts`], its own notifier), its listener, its discovery file,
 //! and the task that sends `ide/contextUpdate`.
 
 use std::io;
@@ -15,7 +15,7 @@ use super::context::{Stamps, context_update};
 use super::diff::GeminiDiffs;
 use super::discovery::{DiscoveryContent, DiscoveryFile, IdeInfo};
 use super::filter::{FACE, PathFilter};
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::current_selection::SelectionState;
 use crate::selection::SELECTION_DEBOUNCE;
 
@@ -80,7 +80,7 @@ impl GeminiFace {
     /// and a first context update. `openDiff` and `closeDiff` are listed
     /// only when `cx` has a [`DiffReview`](crate::ports::DiffReview) (a
     /// person to ask). Must be called within a Tokio runtime.
-    pub async fn start(cx: ReadContext, mut options: GeminiOptions) -> io::Result<Self> {
+    pub async fn start(cx: EditorPorts, mut options: GeminiOptions) -> io::Result<Self> {
         // What the user's deny rules hide is never shown either.
         let (shown, rules) = (options.shown.clone(), cx.clone());
         options.shown = PathFilter(Arc::new(move |path: &Path| {
@@ -147,7 +147,7 @@ impl GeminiFace {
 /// The face's server: its tools (when there is a person to review edits),
 /// the host's state, a notifier of its own.
 fn server(
-    cx: &ReadContext,
+    cx: &EditorPorts,
     notifier: &Notifier,
     options: &GeminiOptions,
 ) -> Result<Server, Box<dyn std::error::Error + Send + Sync>> {
@@ -181,7 +181,7 @@ fn join_folders(folders: &[PathBuf]) -> String {
 async fn publish(
     mut changes: mpsc::Receiver<()>,
     notifier: Notifier,
-    cx: ReadContext,
+    cx: EditorPorts,
     options: GeminiOptions,
 ) {
     let mut stamps = Stamps::default();
@@ -196,7 +196,7 @@ async fn publish(
 
 fn send(
     notifier: &Notifier,
-    cx: &ReadContext,
+    cx: &EditorPorts,
     options: &GeminiOptions,
     stamps: &mut Stamps,
     last: &mut Option<Vec<u8>>,

@@ -10,7 +10,7 @@ pub const FACE: &str = "gemini";
 
 /// Which files the face may show an agent: the hook of the user's deny
 /// rules (a file it refuses is left out of every context update, and its
-/// review refused). [`GeminiOptions::default`] shows every file.
+/// review refused). [`GeminiOptions::default`](super::GeminiOptions::default) shows every file.
 #[derive(Clone)]
 pub struct PathFilter(pub Arc<dyn Fn(&Path) -> bool + Send + Sync>);
 

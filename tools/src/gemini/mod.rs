@@ -3,7 +3,7 @@
 //! "Gemini CLI's IDE companion").
 //!
 //! A face is a thin adapter over the host's one state: it reads the same
-//! [`ReadContext`](crate::ReadContext) as every other face and owns only
+//! [`EditorPorts`](crate::EditorPorts) as every other face and owns only
 //! what its protocol needs: its listener (MCP Streamable HTTP on
 //! 127.0.0.1, [`face`]), its discovery file ([`discovery`]), its tools
 //! (`openDiff` and `closeDiff`, registered with `face = "gemini"` and

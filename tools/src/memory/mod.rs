@@ -21,8 +21,8 @@ pub use buffers::MemoryBuffers;
 pub use diagnostics::{CheckGuard, MemoryDiagnostics};
 pub use editor::MemoryEditor;
 
-use crate::ReadContext;
-use crate::context::ReadContextBuilder;
+use crate::EditorPorts;
+use crate::context::EditorPortsBuilder;
 use crate::ports::{BufferId, Document, DocumentHandle, OpenBuffer};
 
 /// The three in-memory ports together.
@@ -34,7 +34,7 @@ use crate::ports::{BufferId, Document, DocumentHandle, OpenBuffer};
 /// let ws = MemoryWorkspace::new();
 /// ws.open(BufferId(1), Some("/ws/src/main.rs".as_ref()), "rust", "fn main() {}\n");
 /// ws.buffers.set_text(BufferId(1), "fn main() { todo!() }\n");
-/// let cx = ws.read_context().workspace_folder("/ws").build();
+/// let cx = ws.editor_ports().workspace_folder("/ws").build();
 /// # let _ = cx;
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -89,10 +89,10 @@ impl MemoryWorkspace {
         self.editor.set_selection(id, start, end)
     }
 
-    /// A [`ReadContext`] builder with the three ports set; add the workspace
+    /// A [`EditorPorts`] builder with the three ports set; add the workspace
     /// folders and build.
-    pub fn read_context(&self) -> ReadContextBuilder {
-        ReadContext::builder()
+    pub fn editor_ports(&self) -> EditorPortsBuilder {
+        EditorPorts::builder()
             .editor(self.editor.clone())
             .buffers(self.buffers.clone())
             .diagnostics(self.diagnostics.clone())

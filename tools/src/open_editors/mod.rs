@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 use ide_mcp_runtime::PreparedResult;
 
 use crate::cache::ResultCache;
-use crate::context::ReadContext;
+use crate::context::EditorPorts;
 use crate::ports::{BufferId, EditorAccess, OpenBuffer};
 pub use names::{TabUri, label};
 use names_cache::{NameTable, NamesCache};
@@ -112,7 +112,7 @@ impl OpenEditorsState {
     /// the buffer store (`false` when unknown). The tabs' names come from
     /// the tool's names cache when the editor keeps a generation (read
     /// first, as for the cached bytes).
-    pub fn read(cx: &ReadContext) -> Self {
+    pub fn read(cx: &EditorPorts) -> Self {
         let generation = cx.editor().and_then(EditorAccess::generation);
         let mut buffers = cx
             .editor()
@@ -167,7 +167,7 @@ impl Serialize for OpenEditorsState {
 /// "isDirty"}]}` — `isDirty` when the buffer has unsaved changes. Buffers not
 /// backed by a file are left out; `{"tabs": []}` when nothing is open.
 #[ide_mcp_runtime::mcp_tool(read_only)]
-pub fn get_open_editors(cx: &ReadContext) -> PreparedResult {
+pub fn get_open_editors(cx: &EditorPorts) -> PreparedResult {
     // With generations from both ports, unchanged tabs are answered from the
     // bytes serialized last time. They are read before the data (see
     // `EditorAccess::generation`), so new data is never filed under an old key.
@@ -206,7 +206,7 @@ mod tests {
     fn unchanged_tabs_are_served_from_the_cache_and_changes_rebuild_it() {
         let ws = MemoryWorkspace::new();
         ws.open(BufferId(1), Some(Path::new("/ws/a.rs")), "rust", "a");
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         let first = get_open_editors(&cx);
         let again = get_open_editors(&cx);
         assert!(
@@ -262,7 +262,7 @@ mod tests {
             let lossy = Path::new(std::ffi::OsStr::from_bytes(b"/abs/\xffa.rs"));
             ws.open(BufferId(100), Some(lossy), "rust", "x");
         }
-        let cx = ws.read_context().build();
+        let cx = ws.editor_ports().build();
         let check = |step: &str| {
             let kept = OpenEditorsState::read(&cx);
             assert!(kept.names.is_some(), "{step}: names kept");
@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn the_tool_reads_the_ports() {
         assert_eq!(
-            text_of(get_open_editors(&ReadContext::empty())),
+            text_of(get_open_editors(&EditorPorts::empty())),
             r#"{"tabs":[]}"#
         );
         let ws = MemoryWorkspace::new();
@@ -372,11 +372,11 @@ mod tests {
             r#"{"uri":"file:///ws/b.py","isActive":true,"label":"b.py","languageId":"python","isDirty":false}]}"#
         );
         assert_eq!(
-            text_of(get_open_editors(&ws.read_context().build())),
+            text_of(get_open_editors(&ws.editor_ports().build())),
             expected
         );
         // Without a buffer store, nothing is known to be dirty.
-        let cx = ReadContext::builder().editor(ws.editor.clone()).build();
+        let cx = EditorPorts::builder().editor(ws.editor.clone()).build();
         assert_eq!(
             text_of(get_open_editors(&cx)),
             expected.replace(r#""isDirty":true"#, r#""isDirty":false"#)

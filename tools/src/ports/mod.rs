@@ -4,7 +4,7 @@
 //! and [`LanguageServers`], which the live LSP tools ask.
 //!
 //! All the traits are object-safe and `Send + Sync`; the tools hold them as
-//! `Arc<dyn …>` in a [`ReadContext`](crate::ReadContext). They hand out owned,
+//! `Arc<dyn …>` in a [`EditorPorts`](crate::EditorPorts). They hand out owned,
 //! cheap snapshots: a tool never holds a port's lock while it serializes.
 
 mod servers;
