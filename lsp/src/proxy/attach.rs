@@ -72,7 +72,7 @@ pub(crate) async fn attach(this: Attacher) {
         sink: this.server.clone(),
         interest: this.tap.interest(),
     };
-    let nudge = editor.name.as_deref().is_some_and(relay::needs_nudges);
+    let nudge = editor_name(&editor).is_some_and(|name| relay::needs_nudges(&name));
     let mut last_launch = None;
     loop {
         let stream = tokio::select! {
@@ -96,6 +96,16 @@ pub(crate) async fn attach(this: Attacher) {
     }
 }
 
+/// The editor's name: its `clientInfo.name`, else its process's name (eglot
+/// sends no `clientInfo`), else that of the proxy's parent.
+fn editor_name(editor: &EditorInfo) -> Option<String> {
+    editor
+        .name
+        .clone()
+        .or_else(|| editor.pid.and_then(process_name))
+        .or_else(|| process_name(std::os::unix::process::parent_id()))
+}
+
 /// The options of the host this proxy attaches to (and starts if need be).
 fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'static str> {
     let config_dir = this
@@ -117,12 +127,7 @@ fn host_options(this: &Attacher, editor: &EditorInfo) -> Result<HostOptions, &'s
         return Err("the editor names no workspace folder");
     }
     let ide_name = this.options.ide_name.clone().unwrap_or_else(|| {
-        editor
-            .name
-            .clone()
-            .or_else(|| editor.pid.and_then(process_name))
-            .or_else(|| process_name(std::os::unix::process::parent_id()))
-            .map_or_else(|| "ide-mcp".to_owned(), |name| editor_display_name(&name))
+        editor_name(editor).map_or_else(|| "ide-mcp".to_owned(), |name| editor_display_name(&name))
     });
     Ok(HostOptions {
         folders,
