@@ -48,6 +48,31 @@ pub mod transport;
 #[path = "private/mod.rs"]
 pub mod __private0_1;
 
+/// What a tool author needs: the attributes, the results and the call's
+/// extras (progress, cancellation, the peer), and the server.
+///
+/// ```
+/// use ide_mcp_runtime::prelude::*;
+///
+/// /// Says hello to `name`.
+/// #[mcp_tool(read_only)]
+/// fn hello(name: String) -> CallToolResult {
+///     CallToolResult::text(format!("hello, {name}"))
+/// }
+///
+/// let server = Server::builder("my-editor", "1.0").build().unwrap();
+/// assert!(server.registry().get("hello").is_some());
+/// ```
+pub mod prelude {
+    pub use crate::extract::{Call, CancellationToken};
+    pub use crate::peer::{Peer, Progress};
+    pub use crate::prompt::{PromptMessage, PromptResult};
+    pub use crate::resource::ResourceContents;
+    pub use crate::result::{CallToolResult, Content, IntoToolResult, Json};
+    pub use crate::server::Server;
+    pub use ide_mcp_macros::{mcp_prompt, mcp_resource, mcp_tool};
+}
+
 pub use context::{MissingState, StateReq, ToolContext};
 pub use decode::ArgsError;
 pub use dispatch::{CancelReason, MAX_IN_FLIGHT};
@@ -69,8 +94,6 @@ pub use tool::{Execution, SourceLocation, ToolAnnotations, ToolDef, tools};
 pub use transport::MAX_MESSAGE_BYTES;
 pub use transport::http::{HttpOptions, HttpServerHandle, HttpStats};
 pub use transport::memory::MemoryClient;
-pub use transport::wire::{Limits, Outbox, Recv, Wire};
-pub use transport::ws::stream::{Upgrader, WsWire};
 pub use transport::ws::{WsOptions, WsServerHandle};
 
 #[doc(hidden)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{INIT, INIT_RESULT, INITIALIZED, call, server, text_result};
 use futures_util::{SinkExt as _, StreamExt as _};
-use ide_mcp_runtime::Upgrader;
+use ide_mcp_runtime::transport::ws::stream::Upgrader;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;

@@ -13,10 +13,4 @@ pub mod stdio;
 pub mod wire;
 pub mod ws;
 
-// The paths of the WebSocket modules before they moved into `ws`.
-#[doc(hidden)]
-pub use ws::stream as websocket;
-#[doc(hidden)]
-pub use ws::upgrade;
-
 pub use wire::MAX_MESSAGE_BYTES;
