@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::pump::Watch;
 use super::relay::{Copy, Upstream};
+use super::shared::Shared;
 use crate::host::link::Tag;
 use crate::observer::{ClientVerdict, Interest, Observer, Overlay, Replayed, ServerVerdict};
 use crate::sync::lock;
@@ -58,22 +59,46 @@ impl Tap {
 /// A replayed message as a relayed copy.
 pub(crate) fn to_copy(replayed: Replayed) -> Copy {
     match replayed {
-        Replayed::FromClient(body) => (Tag::FromEditor, body),
-        Replayed::FromServer(body) => (Tag::FromServer, body),
+        Replayed::FromClient(body) => (Tag::FromEditor, Shared::of_body(body)),
+        Replayed::FromServer(body) => (Tag::FromServer, Shared::of_body(body)),
     }
 }
 
 impl Watch for Tap {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
-        self.upstream.observe(Tag::FromEditor, body, || {
-            lock(&self.observer).from_client(body)
-        })
+        self.upstream.observe(
+            Tag::FromEditor,
+            || Shared::copy_of(body),
+            || lock(&self.observer).from_client(body),
+        )
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
-        self.upstream.observe(Tag::FromServer, body, || {
-            lock(&self.observer).from_server(body)
-        })
+        self.upstream.observe(
+            Tag::FromServer,
+            || Shared::copy_of(body),
+            || lock(&self.observer).from_server(body),
+        )
+    }
+
+    fn queued_editor_message(&self, message: &Shared) {
+        self.upstream.observe(
+            Tag::FromEditor,
+            || message.clone(),
+            || {
+                drop(lock(&self.observer).from_client(message.body()));
+            },
+        );
+    }
+
+    fn queued_server_message(&self, message: &Shared) {
+        self.upstream.observe(
+            Tag::FromServer,
+            || message.clone(),
+            || {
+                drop(lock(&self.observer).from_server(message.body()));
+            },
+        );
     }
 
     fn interest(&self) -> Option<Arc<Interest>> {
