@@ -481,6 +481,29 @@ mod tests {
         }
     }
 
+    /// A message lent to the host link: its buffer serves the next one
+    /// once the link has let go of it.
+    #[test]
+    fn a_lent_message_buffer_serves_again() {
+        let whole = |assembly: &mut Assembly| {
+            assembly.add(Piece::Begin {
+                len: 8,
+                body_start: 0,
+            });
+            assembly.add(Piece::Bytes(b"12345678".to_vec()));
+            assembly.add(Piece::End { whole: true }).1.unwrap()
+        };
+        let mut assembly = Assembly::default();
+        let first = Shared::new(whole(&mut assembly));
+        let at = first.body().as_ptr();
+        let link = first.clone();
+        assembly.lend(first);
+        drop(link);
+        let second = whole(&mut assembly);
+        assert_eq!(second.body(), b"12345678");
+        assert_eq!(second.as_bytes().as_ptr(), at, "the same buffer");
+    }
+
     #[test]
     fn a_large_message_cut_short_is_forwarded_but_not_observed() {
         let body = format!(

@@ -1,5 +1,5 @@
-//! The proxy's own watch over its stream: the observer, and a copy of what
-//! it saw for its host.
+//! The proxy's own watch over its stream: the observer, and what it saw
+//! sent on to its host.
 
 use std::sync::{Arc, Mutex};
 
@@ -54,6 +54,21 @@ impl Tap {
             .map(to_copy)
             .collect()
     }
+
+    /// Observes a message queued for the observer thread with `observe`
+    /// (its verdict moot) and sends its buffer, shared, to the host.
+    fn observe_queued<R>(
+        &self,
+        tag: Tag,
+        message: &Shared,
+        observe: impl FnOnce(&mut Observer, &[u8]) -> R,
+    ) {
+        self.upstream.observe(
+            tag,
+            || message.clone(),
+            || drop(observe(&mut lock(&self.observer), message.body())),
+        );
+    }
 }
 
 /// A replayed message as a relayed copy.
@@ -82,23 +97,11 @@ impl Watch for Tap {
     }
 
     fn queued_editor_message(&self, message: &Shared) {
-        self.upstream.observe(
-            Tag::FromEditor,
-            || message.clone(),
-            || {
-                drop(lock(&self.observer).from_client(message.body()));
-            },
-        );
+        self.observe_queued(Tag::FromEditor, message, Observer::from_client);
     }
 
     fn queued_server_message(&self, message: &Shared) {
-        self.upstream.observe(
-            Tag::FromServer,
-            || message.clone(),
-            || {
-                drop(lock(&self.observer).from_server(message.body()));
-            },
-        );
+        self.observe_queued(Tag::FromServer, message, Observer::from_server);
     }
 
     fn interest(&self) -> Option<Arc<Interest>> {
