@@ -97,8 +97,15 @@ pub async fn read_frame(
             format!("linked message of {len} bytes"),
         ));
     }
-    body.resize(len, 0);
-    input.read_exact(body).await?;
+    // Into the buffer's spare room: a large body is not zeroed first.
+    body.clear();
+    body.reserve(len);
+    while body.len() < len {
+        let rest = (len - body.len()) as u64;
+        if (&mut *input).take(rest).read_buf(body).await? == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+    }
     Ok(Some(tag))
 }
 

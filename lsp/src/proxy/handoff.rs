@@ -20,6 +20,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::pump::{Assembly, Piece, Spare, Watch};
+use super::shared::Shared;
 use crate::framing::Message;
 use crate::observer::{ClientVerdict, Interest, ServerVerdict};
 use crate::sync::lock;
@@ -81,10 +82,10 @@ impl HandOff {
                     // `Observer::from_client`): nothing here unwinds.
                     match (direction, item) {
                         (From::Editor, Item::Message(message)) => {
-                            drop(watch.editor_message(message.body()));
+                            watch.queued_editor_message(&Shared::new(message));
                         }
                         (From::Server, Item::Message(message)) => {
-                            drop(watch.server_message(message.body()));
+                            watch.queued_server_message(&Shared::new(message));
                         }
                         (_, Item::Piece(piece)) => {
                             let (spent, whole) = assembly.add(piece);
@@ -92,8 +93,9 @@ impl HandOff {
                                 lock(&free).keep(buffer);
                             }
                             if let Some(message) = whole {
-                                drop(watch.editor_message(message.body()));
-                                assembly.reuse(message);
+                                let message = Shared::new(message);
+                                watch.queued_editor_message(&message);
+                                assembly.lend(message);
                             }
                         }
                     }

@@ -10,7 +10,7 @@
 //!                        │
 //!                        ▼
 //!                  this stream's LspWorkspace (the verdicts)
-//!                        │ replay, then a copy of every message
+//!                        │ replay, then every message (its buffer shared)
 //!                        ▼ Unix socket (private directory)
 //!                  the workspace's IDE host (crate::host): WebSocket + lockfile
 //! ```
@@ -70,6 +70,7 @@ mod options;
 mod process;
 pub mod pump;
 pub mod relay;
+pub mod shared;
 mod sink;
 mod tap;
 

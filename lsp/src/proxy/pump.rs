@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::shared::Shared;
 use super::sink::{Sink, Streaming};
 use crate::framing::{Frame, Message, PIECE, Pieces, Streamed, SyncMessageReader};
 use crate::observer::{ClientVerdict, Interest, ServerVerdict};
@@ -50,6 +51,19 @@ pub trait Watch: Send + Sync {
     fn forwarded_editor_message(&self, message: Message) -> Option<Message> {
         self.editor_message(message.body());
         Some(message)
+    }
+
+    /// An editor message observed off the forwarding path (its verdict
+    /// moot), its buffer shared with whatever keeps it (the link to the
+    /// host). By default observed as any other.
+    fn queued_editor_message(&self, message: &Shared) {
+        drop(self.editor_message(message.body()));
+    }
+
+    /// A server message observed off the forwarding path: see
+    /// [`queued_editor_message`](Self::queued_editor_message).
+    fn queued_server_message(&self, message: &Shared) {
+        drop(self.server_message(message.body()));
     }
 
     /// Which messages need a verdict (see [`Interest`]); `None` (the
@@ -91,6 +105,9 @@ pub enum Piece {
 pub(crate) struct Assembly {
     bytes: Vec<u8>,
     body_start: usize,
+    /// The last message, shared ([`lend`](Self::lend)), until its buffer
+    /// can serve again.
+    lent: Option<Shared>,
 }
 
 impl Assembly {
@@ -100,6 +117,7 @@ impl Assembly {
     pub(crate) fn add(&mut self, piece: Piece) -> (Option<Vec<u8>>, Option<Message>) {
         match piece {
             Piece::Begin { len, body_start } => {
+                self.take_back();
                 self.bytes.clear();
                 self.bytes.reserve_exact(len);
                 self.body_start = body_start;
@@ -126,6 +144,21 @@ impl Assembly {
         if bytes.capacity() > self.bytes.capacity() {
             bytes.clear();
             self.bytes = bytes;
+        }
+    }
+
+    /// Keeps a message (from [`add`](Self::add)) shared with others: its
+    /// buffer serves the next message if they have let go of it by then.
+    pub(crate) fn lend(&mut self, message: Shared) {
+        self.take_back();
+        self.lent = Some(message);
+    }
+
+    /// The lent message's buffer back, if no one else holds it; otherwise
+    /// it is theirs to free.
+    fn take_back(&mut self) {
+        if let Some(Ok(message)) = self.lent.take().map(Shared::reclaim) {
+            self.reuse(message);
         }
     }
 }
@@ -446,6 +479,29 @@ mod tests {
             assert_eq!(bodies.len(), 4, "the large one and the three of SESSION");
             assert!(bodies[0] == body.as_bytes(), "observed whole");
         }
+    }
+
+    /// A message lent to the host link: its buffer serves the next one
+    /// once the link has let go of it.
+    #[test]
+    fn a_lent_message_buffer_serves_again() {
+        let whole = |assembly: &mut Assembly| {
+            assembly.add(Piece::Begin {
+                len: 8,
+                body_start: 0,
+            });
+            assembly.add(Piece::Bytes(b"12345678".to_vec()));
+            assembly.add(Piece::End { whole: true }).1.unwrap()
+        };
+        let mut assembly = Assembly::default();
+        let first = Shared::new(whole(&mut assembly));
+        let at = first.body().as_ptr();
+        let link = first.clone();
+        assembly.lend(first);
+        drop(link);
+        let second = whole(&mut assembly);
+        assert_eq!(second.body(), b"12345678");
+        assert_eq!(second.as_bytes().as_ptr(), at, "the same buffer");
     }
 
     #[test]

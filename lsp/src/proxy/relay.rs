@@ -10,6 +10,7 @@ use tokio::io::{AsyncWriteExt as _, BufReader, BufWriter};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
+use super::shared::Shared;
 use super::sink::Sink;
 use crate::framing::Message;
 use crate::host::link::{Tag, read_frame, write_frame};
@@ -68,9 +69,9 @@ fn is_request(body: &[u8]) -> bool {
     serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.id.is_some() && p.method.is_some())
 }
 
-/// One copied message: which way it went ([`Tag::FromEditor`] or
-/// [`Tag::FromServer`]) and its body.
-pub type Copy = (Tag, Vec<u8>);
+/// One observed message for the host: which way it went
+/// ([`Tag::FromEditor`] or [`Tag::FromServer`]) and its body, shared.
+pub type Copy = (Tag, Shared);
 
 /// The link to the host as the pumps see it: what they copy into, swapped
 /// atomically with the observation when the proxy (re)attaches.
@@ -80,15 +81,20 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    /// Runs `observe` and, in the same critical section, queues a copy of
-    /// `body` for the host if there is one: a replay taken by
+    /// Runs `observe` and, in the same critical section, queues `body()`
+    /// for the host if there is one: a replay taken by
     /// [`connect`](Self::connect) and the copies that follow never miss or
     /// repeat a message.
-    pub fn observe<R>(&self, tag: Tag, body: &[u8], observe: impl FnOnce() -> R) -> R {
+    pub fn observe<R>(
+        &self,
+        tag: Tag,
+        body: impl FnOnce() -> Shared,
+        observe: impl FnOnce() -> R,
+    ) -> R {
         let mut link = lock(&self.link);
         let verdict = observe();
         if let Some(sender) = link.as_ref()
-            && sender.try_send((tag, body.to_vec())).is_err()
+            && sender.try_send((tag, body())).is_err()
         {
             // Full or closed: the link task notices and attaches again.
             *link = None;
@@ -220,10 +226,13 @@ mod tests {
         let (proxy, host) = UnixStream::pair().unwrap();
         let upstream = Upstream::default();
         // Observed before any host: only the replay carries it.
-        upstream.observe(Tag::FromEditor, b"early", || ());
-        let copies = upstream.connect(|| vec![(Tag::FromEditor, b"replayed".to_vec())]);
-        upstream.observe(Tag::FromServer, b"one", || ());
-        upstream.observe(Tag::FromEditor, b"two", || ());
+        let early = || Shared::copy_of(b"early");
+        upstream.observe(Tag::FromEditor, early, || ());
+        let copies = upstream.connect(|| vec![(Tag::FromEditor, Shared::copy_of(b"replayed"))]);
+        upstream.observe(Tag::FromServer, || Shared::copy_of(b"one"), || ());
+        // Shared, not copied: the same bytes go up.
+        let two = Shared::new(Message::from_body("two"));
+        upstream.observe(Tag::FromEditor, || two.clone(), || ());
         let editor = Collect::default();
         let server = Collect::default();
         let interest = Arc::new(crate::observer::Interest::default());

@@ -1,10 +1,11 @@
-//! The proxy's own watch over its stream: the observer, and a copy of what
-//! it saw for its host.
+//! The proxy's own watch over its stream: the observer, and what it saw
+//! sent on to its host.
 
 use std::sync::{Arc, Mutex};
 
 use super::pump::Watch;
 use super::relay::{Copy, Upstream};
+use super::shared::Shared;
 use crate::host::link::Tag;
 use crate::observer::{ClientVerdict, Interest, Observer, Overlay, Replayed, ServerVerdict};
 use crate::sync::lock;
@@ -53,27 +54,54 @@ impl Tap {
             .map(to_copy)
             .collect()
     }
+
+    /// Observes a message queued for the observer thread with `observe`
+    /// (its verdict moot) and sends its buffer, shared, to the host.
+    fn observe_queued<R>(
+        &self,
+        tag: Tag,
+        message: &Shared,
+        observe: impl FnOnce(&mut Observer, &[u8]) -> R,
+    ) {
+        self.upstream.observe(
+            tag,
+            || message.clone(),
+            || drop(observe(&mut lock(&self.observer), message.body())),
+        );
+    }
 }
 
 /// A replayed message as a relayed copy.
 pub(crate) fn to_copy(replayed: Replayed) -> Copy {
     match replayed {
-        Replayed::FromClient(body) => (Tag::FromEditor, body),
-        Replayed::FromServer(body) => (Tag::FromServer, body),
+        Replayed::FromClient(body) => (Tag::FromEditor, Shared::of_body(body)),
+        Replayed::FromServer(body) => (Tag::FromServer, Shared::of_body(body)),
     }
 }
 
 impl Watch for Tap {
     fn editor_message(&self, body: &[u8]) -> ClientVerdict {
-        self.upstream.observe(Tag::FromEditor, body, || {
-            lock(&self.observer).from_client(body)
-        })
+        self.upstream.observe(
+            Tag::FromEditor,
+            || Shared::copy_of(body),
+            || lock(&self.observer).from_client(body),
+        )
     }
 
     fn server_message(&self, body: &[u8]) -> ServerVerdict {
-        self.upstream.observe(Tag::FromServer, body, || {
-            lock(&self.observer).from_server(body)
-        })
+        self.upstream.observe(
+            Tag::FromServer,
+            || Shared::copy_of(body),
+            || lock(&self.observer).from_server(body),
+        )
+    }
+
+    fn queued_editor_message(&self, message: &Shared) {
+        self.observe_queued(Tag::FromEditor, message, Observer::from_client);
+    }
+
+    fn queued_server_message(&self, message: &Shared) {
+        self.observe_queued(Tag::FromServer, message, Observer::from_server);
     }
 
     fn interest(&self) -> Option<Arc<Interest>> {
