@@ -101,11 +101,8 @@ mod tests {
 /// how much of a guessed token was right. Only a length mismatch returns
 /// early, and the length of a token is no secret.
 ///
-/// One compare per HTTP request and per WebSocket upgrade: 511 instructions
-/// for a 36-character token (callgrind), against 97 for the hand-written
-/// compare of eight bytes at a time it replaces; 414 more of the ~25K a
-/// stateless HTTP request takes (BENCHMARKS.md § 6b), under the end-to-end
-/// runs' noise.
+/// One compare per HTTP request and per WebSocket upgrade; its cost
+/// against a request's is in BENCHMARKS.md § 6b.
 pub(crate) fn token_matches(given: &[u8], token: &[u8]) -> bool {
     use subtle::ConstantTimeEq as _;
     bool::from(given.ct_eq(token))

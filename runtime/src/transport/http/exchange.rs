@@ -29,14 +29,8 @@ pub(crate) async fn exchange(server: &Server, request: &Request<'_>) -> HttpResp
 }
 
 /// The first capacity of an answer's buffer: room for most answers (a
-/// selection, a file's diagnostics) at once, growing it on the way costs a
-/// reallocation and a copy each time. Measured when it was set (callgrind,
-/// the server under `loadgen`, BENCHMARKS.md § 6b): from 256 bytes, a
-/// `getCurrentSelection` answer (433 bytes) was reallocated on every
-/// request, 25.6K instructions a request, 25.3K from 1016. 1016 bytes is
-/// the largest request glibc serves from its per-thread cache (chunks of up
-/// to 1032 bytes with their header); a larger first size takes the slower
-/// path every time.
+/// selection, a file's diagnostics) at once, where growing it on the way
+/// costs a reallocation and a copy each time (BENCHMARKS.md § 6b).
 const ANSWER_CAPACITY: usize = 1016;
 
 /// Serves `request` on `session` and answers it: `status` of the JSON

@@ -5,7 +5,7 @@
 //! hyper arms its timer for every request it reads, the wait between
 //! keep-alive requests included, and drops it once the headers are in:
 //! with tokio's timer, an entry put into the timer wheel and taken out
-//! again for every request (1.35K instructions, callgrind). Here each
+//! again for every request (BENCHMARKS.md § 6b). Here each
 //! connection has one slot, its current deadline and waker: arming it is a
 //! store, and one sweep over the connections, every quarter of the bound,
 //! wakes those past their deadline, which hyper then closes. So a
