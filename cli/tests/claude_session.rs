@@ -1,6 +1,7 @@
 //! Long sessions: the real `claude` CLI, in a terminal, makes ten edits in
 //! a row to two files open in a real editor (Neovim; Emacs with
-//! `global-auto-revert-mode`), their clangd through `ide-mcp lsp-proxy`.
+//! `global-auto-revert-mode`; Kakoune with kak-lsp and `autoreload` set to
+//! `yes`), their clangd through `ide-mcp lsp-proxy`.
 //! The edits mix the CLI's default auto mode (it writes at once, with no
 //! `openDiff`: the editor shows the write and marks it, and the user keeps
 //! or reverts it hunk by hunk) and its manual mode (the edit is reviewed in
@@ -12,19 +13,21 @@
 //!
 //! The model is the loopback stand-in of the Messages API
 //! (`common::model`), one scripted turn per prompt; nothing leaves the
-//! machine. Needs `claude`, `tmux`, `nvim`, `emacs` with eglot, `clangd`
-//! and `pyright-langserver` (`tests/lsp/install.sh` installs them); without
+//! machine. Needs `claude`, `tmux`, `nvim`, `emacs` with eglot, `kak` and
+//! `kak-lsp`, `clangd` and `pyright-langserver` (`tests/lsp/install.sh` installs them); without
 //! them the test fails, unless the install script found a registry
 //! unreachable (`IDE_MCP_LSP_MISSING=1`): then it says it skipped.
 
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::claude::Deadline;
 use common::emacs::Emacs;
-use common::ide::{client_of, until};
+use common::ide::{SERVER, client_of, until};
+use common::kakoune::{Kakoune, quote};
 use common::lsp::Place;
 use common::model::{ModelStandIn, Script, ToolCall};
 use common::neovim::Neovim;
@@ -214,6 +217,12 @@ trait Desk {
     fn save(&self, path: &Path);
     /// The questions the editor asked so far (none in Neovim).
     fn questions(&self) -> Vec<String>;
+    /// Whether the editor saves a clean buffer that a server's edit
+    /// (`workspace/applyEdit`) changes, as kak-lsp does: a revert then
+    /// reaches the disk at once.
+    fn saves_server_edits(&self) -> bool {
+        false
+    }
     /// The editor's process.
     fn process(&self) -> &common::Running;
     /// The proxies' (and their host's) log.
@@ -357,6 +366,142 @@ impl Desk for Emacs {
 
     fn log(&self) -> &Path {
         &self.log
+    }
+}
+
+/// Kakoune with `autoreload` set to `yes` (the README's advice: no
+/// question), and what it asked as the user came back to a buffer.
+struct KakouneDesk {
+    kak: Kakoune,
+    asked: Mutex<Vec<String>>,
+}
+
+impl KakouneDesk {
+    /// A key in the buffer of `path` until kak-lsp has sent its text as it
+    /// is now, at most `limit`.
+    fn synced(&self, path: &Path, limit: Duration) {
+        let start = Instant::now();
+        loop {
+            self.kak.idle();
+            let [sent, now] = <[String; 2]>::try_from(self.kak.values(
+                &format!("buffer {}", quote(path.to_str().unwrap())),
+                "%opt{lsp_timestamp} %val{timestamp}",
+            ))
+            .unwrap();
+            if sent == now {
+                return;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "kak-lsp never sent {} (timestamp {now}, sent {sent}); *debug*: {}",
+                path.display(),
+                self.kak.debug_buffer()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Desk for KakouneDesk {
+    fn name(&self) -> &'static str {
+        "Kakoune"
+    }
+
+    fn open(&self, path: &Path, limit: Duration) {
+        self.kak.open(path);
+        self.synced(path, limit);
+    }
+
+    fn close(&self, path: &Path) {
+        self.kak
+            .run(&format!("delete-buffer {}", quote(path.to_str().unwrap())));
+    }
+
+    fn text(&self, path: &Path) -> String {
+        self.kak.text(path)
+    }
+
+    /// From kak-lsp's `*diagnostics*` (`main.c:3:10: [Claude Code] …`).
+    fn markers(&self, path: &Path) -> Vec<u32> {
+        let file = path.file_name().unwrap().to_str().unwrap();
+        let listed = self.kak.diagnostics_list(path, SERVER, |_| true);
+        let mut lines: Vec<u32> = listed
+            .iter()
+            .filter(|line| line.contains("[Claude Code]"))
+            .filter_map(|line| line.strip_prefix(&format!("{file}:")))
+            .map(|rest| rest.split(':').next().unwrap().parse::<u32>().unwrap() - 1)
+            .collect();
+        lines.sort_unstable();
+        lines
+    }
+
+    /// From `:lsp-code-actions`'s menu, one byte selected at the line's
+    /// start.
+    fn act(&self, path: &Path, line: u32, title: &str) {
+        self.kak.select(path, line, 0, 1);
+        let menu = self.kak.menu_of("lsp-code-actions", SERVER);
+        let index = menu
+            .iter()
+            .position(|item| item == title)
+            .unwrap_or_else(|| panic!("{title} not in {menu:?}"));
+        self.kak.pick(index);
+    }
+
+    /// Shows the buffer and presses a key: Kakoune looks at the file as it
+    /// handles a key of the client showing it, and reloads it (a question
+    /// shown instead is kept, and answered yes); then until kak-lsp has
+    /// sent the text.
+    fn focus(&self, path: &Path) {
+        let start = Instant::now();
+        let disk = read(path);
+        self.kak
+            .run(&format!("buffer {}", quote(path.to_str().unwrap())));
+        loop {
+            self.kak.idle();
+            if let Some((title, text)) = self.kak.ui(|ui| ui.info.clone()) {
+                let info = format!("{title}: {text}");
+                if info.contains("reload") {
+                    self.asked.lock().unwrap().push(info);
+                    self.kak.keys(&["y"]);
+                }
+            }
+            if self.kak.text(path) == disk {
+                break;
+            }
+            assert!(
+                start.elapsed() < SERVER,
+                "Kakoune never reloaded {}",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.synced(path, SERVER);
+    }
+
+    fn type_text(&self, path: &Path, text: &str) {
+        self.kak.set_text(path, text);
+    }
+
+    fn save(&self, path: &Path) {
+        self.kak.save(path);
+    }
+
+    fn questions(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+
+    /// kak-lsp writes each clean buffer a server's edit changes (but the
+    /// one the user asked from, which the server cannot name).
+    fn saves_server_edits(&self) -> bool {
+        true
+    }
+
+    fn process(&self) -> &common::Running {
+        &self.kak.running
+    }
+
+    fn log(&self) -> &Path {
+        &self.kak.log
     }
 }
 
@@ -523,7 +668,11 @@ impl<D: Desk> Session<'_, D> {
             Decision::RevertAndSave(line) => {
                 self.desk.act(path, line, "Claude: revert this change");
                 self.wait("the change reverted", || self.desk.text(path) == before);
-                assert_eq!(read(path), proposed, "a revert leaves the file alone");
+                if self.desk.saves_server_edits() {
+                    self.wait("the revert saved by the editor", || read(path) == before);
+                } else {
+                    assert_eq!(read(path), proposed, "a revert leaves the file alone");
+                }
                 self.desk.save(path);
                 self.expected.set(step.file, before, before);
             }
@@ -832,4 +981,34 @@ async fn ten_edits_in_a_row_in_emacs() {
     run_session(&emacs, &place, files, started).await;
     emacs.kill_emacs(common::ide::SERVER);
     place.wait_all_gone(common::ide::SERVER);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_edits_in_a_row_in_kakoune() {
+    if !common::claude::installed()
+        || !["kak", "kak-lsp", "clangd"]
+            .into_iter()
+            .all(common::installed)
+    {
+        return;
+    }
+    let started = Instant::now();
+    let (place, files) = workspace();
+    let kak = Kakoune::start(
+        &place,
+        &place.workspace,
+        "kak",
+        0,
+        "set-option global autoreload yes\n",
+    );
+    let desk = KakouneDesk {
+        kak,
+        asked: Mutex::default(),
+    };
+    Desk::open(&desk, &files[1], common::lsp::WAIT * 2);
+    Desk::open(&desk, &files[0], common::lsp::WAIT * 2);
+    run_session(&desk, &place, files, started).await;
+    let KakouneDesk { mut kak, .. } = desk;
+    kak.quit_with("kill!", SERVER);
+    place.wait_all_gone(SERVER);
 }
