@@ -4,7 +4,15 @@
 # (tests/fixtures/helix/session.jsonl). CI does not run it: Helix is in no
 # package registry. README "Development" says when and how to run it.
 #
-#   bash tests/helix/record.sh HX HELIX_RUNTIME [IDE_MCP]
+#   bash tests/helix/record.sh [--writes] HX HELIX_RUNTIME [IDE_MCP]
+#
+# With --writes, the long session instead (tests/fixtures/helix/writes.jsonl,
+# which cli/tests/helix_writes.rs replays): `main.c` and `util.c` (from
+# tests/fixtures/helix/writes/00-*), ten writes of Claude's as the CLI's
+# auto mode makes them (the file NN-NAME of that folder written beside and
+# renamed over), each kept, reverted or left, the user typing and saving
+# between them; markers `write-N` once the write is shown and marked, and
+# one after each of the user's actions.
 #
 # HX is a built `hx`, HELIX_RUNTIME its checkout's `runtime/`, IDE_MCP the
 # `ide-mcp` binary to record with (default: target/debug/ide-mcp). Needs
@@ -16,7 +24,12 @@
 # tests/fixtures/helix/code-action-menu.txt.
 set -euo pipefail
 
-[[ $# -ge 2 ]] || { sed -n '2,17p' "$0"; exit 2; }
+session=selection
+if [[ ${1:-} == --writes ]]; then
+    session=writes
+    shift
+fi
+[[ $# -ge 2 ]] || { sed -n '2,25p' "$0"; exit 2; }
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 hx=$(realpath "$1")
 runtime=$(realpath "$2")
@@ -32,8 +45,13 @@ log=$scratch/session.jsonl
 sock=helix-record-$$
 mkdir -p "$ws" "$scratch/bin" "$scratch/config/helix" "$scratch/run" "$scratch/claude"
 chmod 700 "$scratch/run"
-printf 'int main(void) {\n  int value = 1;\n  return value;\n}\n' >"$ws/main.c"
-printf 'count: int = 1\n' >"$ws/app.py"
+if [[ $session == writes ]]; then
+    cp "$fixtures/writes/00-main.c" "$ws/main.c"
+    cp "$fixtures/writes/00-util.c" "$ws/util.c"
+else
+    printf 'int main(void) {\n  int value = 1;\n  return value;\n}\n' >"$ws/main.c"
+    printf 'count: int = 1\n' >"$ws/app.py"
+fi
 : >"$log"
 
 # The README's Helix configuration, word for word.
@@ -109,6 +127,155 @@ tmux_ new-session -d -s rec -x 200 -y 50 -c "$ws" \
     CLAUDE_CONFIG_DIR="$scratch/claude" HELIX_RUNTIME="$runtime" \
     "$hx" main.c
 
+# Machine paths become placeholders, which the replay substitutes.
+pyright_root=$(dirname "$(realpath "$pyright")")
+scrub() { sed -e "s|$ws|\${WORKSPACE}|g" -e "s|$pyright_root|\${PYRIGHT}|g" "$1"; }
+# Fails if machine paths are left in fixture $1.
+check_scrubbed() {
+    if grep -nE '(^|["( ]|file://)/(usr|tmp|root|home|work|opt|var|etc|nix|private|Users)\b' "$1"; then
+        fail "machine paths are left in $1 (above): add them to scrub"
+    fi
+}
+# `$1` (`:qa`, or `:qa!` when Helix flags buffers modified): Helix ends,
+# the proxies and servers with it; the recorders (whose arguments name the
+# log) are the last to go. Then the host, which lingers (10 minutes by
+# default, as the README says), is ended.
+quit() {
+    keys "$1" Enter
+    for _ in $(seq 300); do
+        tmux_ has-session -t rec 2>/dev/null || pgrep -f -- "lsp-record --log $log" >/dev/null || break
+        sleep 0.1
+    done
+    pgrep -f -- "lsp-record --log $log" >/dev/null && fail "the proxies or servers are still running"
+    step quit
+    for lockfile in "$scratch/claude/ide/"*.lock; do
+        [[ -e $lockfile ]] || continue
+        echo "after :qa, the IDE lingers: $(basename "$lockfile")"
+        kill -TERM "$(jq -r .pid "$lockfile")"
+    done
+    for _ in $(seq 100); do
+        [[ -z $(ls -A "$scratch/claude/ide" 2>/dev/null) ]] && break
+        sleep 0.1
+    done
+    [[ -z $(ls -A "$scratch/claude/ide" 2>/dev/null) ]] || fail "the IDE directory is not empty"
+}
+
+if [[ $session == writes ]]; then
+    editor_out() { printf '"wire":"editor","from":"proxy".*%s' "$1"; }
+    editor_in() { printf '"wire":"editor","from":"editor".*%s' "$1"; }
+    # Claude writes file $2 as step $1 has it, as the CLI does (a new file
+    # beside, renamed over); once Helix has answered the IDE's edit and
+    # the proxy has marked the write, step write-$1.
+    write() {
+        local edits marks
+        edits=$(count "$(editor_in '"applied":true')")
+        marks=$(count "$(editor_out 'publishDiagnostics.*claude-written')")
+        cp "$fixtures/writes/$1-$2" "$ws/$2.new"
+        mv "$ws/$2.new" "$ws/$2"
+        wait_log "$(editor_in '"applied":true')" $((edits + 1))
+        wait_log "$(editor_out 'publishDiagnostics.*claude-written')" $((marks + 1))
+        settle 2
+        step "write-$1"
+    }
+    # At line $1 (1-based) of the file shown, `space a`, then the action
+    # titled $2 picked from the menu (its first entry selected: Down moves
+    # to the next); once the proxy has published the file's diagnostics
+    # again after the command, step $3.
+    act() {
+        local publishes commands index
+        local answers
+        answers=$(count "$(editor_out 'Claude: keep all')")
+        keys ":$1" Enter
+        keys Space a
+        wait_log "$(editor_out 'Claude: keep all')" $((answers + 1))
+        settle 1
+        screen >"$scratch/menu.txt"
+        index=$(grep -oE 'Claude: (keep|revert) (this change|all)' "$scratch/menu.txt" | grep -nxF "$2" | cut -d: -f1)
+        [[ -n $index ]] || fail "$2 is not in the menu"
+        publishes=$(count "$(editor_out publishDiagnostics)")
+        commands=$(count "$(editor_in workspace/executeCommand)")
+        for _ in $(seq 2 "$index"); do keys Down; done
+        keys Enter
+        wait_log "$(editor_in workspace/executeCommand)" $((commands + 1))
+        wait_log "$(editor_out publishDiagnostics)" $((publishes + 1))
+        settle 2
+        step "$3"
+    }
+    # `:w!` of the file shown; step $1 once Helix's didSave passed. (A
+    # file Claude wrote is newer than Helix last read or wrote it: Helix
+    # refuses a plain `:w` of it, "file modified by an external process".)
+    save() {
+        local saves
+        saves=$(count "$(editor_in textDocument/didSave)")
+        keys ':w!' Enter
+        wait_log "$(editor_in textDocument/didSave)" $((saves + 1))
+        settle 2
+        step "$1"
+    }
+    # Text typed by the user: the keys `$1` (words) to open a line, then
+    # `$2`; step $3 once Helix sent the change.
+    type_line() {
+        local changes
+        changes=$(count "$(editor_in textDocument/didChange)")
+        # shellcheck disable=SC2086 # one key a word
+        keys $1
+        text "$2"
+        pause
+        keys Escape
+        wait_log "$(editor_in textDocument/didChange)" $((changes + 1))
+        settle 2
+        step "$3"
+    }
+
+    wait_log "$(editor_out publishDiagnostics.*main\.c)"
+    keys ':open util.c' Enter
+    wait_log "$(editor_in 'didOpen.*util\.c')"
+    keys ':open main.c' Enter
+    settle
+    step open
+    write 01 main.c
+    act 4 'Claude: keep all' keep-all-01
+    write 02 main.c
+    act 8 'Claude: keep this change' keep-02
+    # util.c is not shown: Helix takes the edit all the same.
+    write 03 util.c
+    # A later write's markers replace the earlier ones.
+    write 04 util.c
+    keys ':open util.c' Enter
+    act 6 'Claude: revert this change' revert-04
+    save save-04
+    keys ':open main.c' Enter
+    write 05 main.c
+    act 4 'Claude: revert this change' revert-05
+    act 8 'Claude: keep this change' keep-05
+    save save-05
+    write 06 main.c
+    act 9 'Claude: keep all' keep-all-06
+    keys ':open util.c' Enter
+    type_line 'g g O' '// a note of the user' type-util
+    keys ':open main.c' Enter
+    write 07 main.c
+    # Typing in the file dismisses the write's markers.
+    type_line 'g e o' '// mine' type-main
+    save save-main
+    keys ':open util.c' Enter
+    save save-util
+    write 08 util.c
+    act 2 'Claude: keep all' keep-all-08
+    keys ':open main.c' Enter
+    write 09 main.c
+    act 3 'Claude: revert all' revert-all-09
+    save save-09
+    write 10 main.c
+    act 8 'Claude: keep all' keep-all-10
+    # The IDE's edits leave Helix's buffers flagged modified (README).
+    quit ':qa!'
+    scrub "$log" >"$fixtures/writes.jsonl"
+    check_scrubbed "$fixtures/writes.jsonl"
+    echo "recorded $(wc -l <"$fixtures/writes.jsonl") lines into $fixtures; scratch: $scratch"
+    exit 0
+fi
+
 # 1. main.c: clangd, through its proxy, which starts the IDE.
 wait_log '"stream":"clangd","wire":"editor","from":"proxy".*publishDiagnostics'
 settle
@@ -169,36 +336,11 @@ wait_log '"wire":"editor","from":"editor".*workspace/executeCommand.*ide-mcp\.se
 settle 1
 step send
 
-# 8. `:qa`: Helix ends, the proxies and servers with it; the recorders
-# (whose arguments name the log) are the last to go.
-keys ':qa' Enter
-for _ in $(seq 300); do
-    tmux_ has-session -t rec 2>/dev/null || pgrep -f -- "lsp-record --log $log" >/dev/null || break
-    sleep 0.1
-done
-pgrep -f -- "lsp-record --log $log" >/dev/null && fail "the proxies or servers are still running"
-step quit
+# 8. `:qa`.
+quit ':qa'
 
-# The host lingers (10 minutes by default, as the README says); end it.
-for lockfile in "$scratch/claude/ide/"*.lock; do
-    [[ -e $lockfile ]] || continue
-    echo "after :qa, the IDE lingers: $(basename "$lockfile")"
-    kill -TERM "$(jq -r .pid "$lockfile")"
-done
-for _ in $(seq 100); do
-    [[ -z $(ls -A "$scratch/claude/ide" 2>/dev/null) ]] && break
-    sleep 0.1
-done
-[[ -z $(ls -A "$scratch/claude/ide" 2>/dev/null) ]] || fail "the IDE directory is not empty"
-
-# Machine paths become placeholders, which the replay substitutes.
-pyright_root=$(dirname "$(realpath "$pyright")")
-scrub() { sed -e "s|$ws|\${WORKSPACE}|g" -e "s|$pyright_root|\${PYRIGHT}|g" "$1"; }
 mkdir -p "$fixtures"
 scrub "$log" >"$fixtures/session.jsonl"
 scrub "$scratch/menu.txt" | sed -e 's/ *$//' >"$fixtures/code-action-menu.txt"
-if grep -nE '(^|["( ]|file://)/(usr|tmp|root|home|work|opt|var|etc|nix|private|Users)\b' \
-    "$fixtures/session.jsonl"; then
-    fail "machine paths are left in the fixture (above): add them to scrub"
-fi
+check_scrubbed "$fixtures/session.jsonl"
 echo "recorded $(wc -l <"$fixtures/session.jsonl") lines into $fixtures; scratch: $scratch"

@@ -135,7 +135,7 @@ pub(crate) fn bodies(bytes: &[u8]) -> Vec<String> {
 
 /// The bodies of the complete messages in `bytes`, and the bytes after
 /// them (a message still arriving).
-fn complete_bodies(bytes: &[u8]) -> (Vec<String>, Vec<u8>) {
+pub(crate) fn complete_bodies(bytes: &[u8]) -> (Vec<String>, Vec<u8>) {
     let mut reader = SyncMessageReader::new(bytes);
     let mut bodies = Vec::new();
     while let Some(frame) = reader.next_frame().unwrap() {
@@ -183,6 +183,16 @@ impl Replay {
         entries: Vec<Entry>,
         before_send: impl FnMut(&str) + Send + 'static,
     ) -> Self {
+        Self::start_with(place, entries, &[], before_send)
+    }
+
+    /// [`start`](Self::start), each proxy with `extra` arguments.
+    pub(crate) fn start_with(
+        place: &Place,
+        entries: Vec<Entry>,
+        extra: &[&str],
+        before_send: impl FnMut(&str) + Send + 'static,
+    ) -> Self {
         let mut scripts: BTreeMap<String, String> = BTreeMap::new();
         for entry in &entries {
             if let Entry::Server {
@@ -199,7 +209,7 @@ impl Replay {
         let streams = scripts
             .into_iter()
             .map(|(name, script)| {
-                let stream = Stream::start(place, &name, &script, &entries);
+                let stream = Stream::start(place, &name, &script, &entries, extra);
                 (name, stream)
             })
             .collect();
@@ -248,8 +258,23 @@ impl Replay {
     /// so exactly what it received in the recording. Returns, by stream,
     /// what the proxy changed on the editor's side.
     pub(crate) fn finish(
-        mut self,
+        self,
         kept_from_server: impl Fn(&str) -> bool,
+    ) -> BTreeMap<String, Changes> {
+        self.finish_with(Some(&kept_from_server))
+    }
+
+    /// [`finish`](Self::finish), but what the server received is checked
+    /// only against the recording (the proxy changed some of the editor's
+    /// messages: it takes Claude's markers out of a code action's
+    /// context).
+    pub(crate) fn finish_as_recorded(self) -> BTreeMap<String, Changes> {
+        self.finish_with(None)
+    }
+
+    fn finish_with(
+        mut self,
+        kept_from_server: Option<&dyn Fn(&str) -> bool>,
     ) -> BTreeMap<String, Changes> {
         assert!(self.next_step().is_none(), "steps are left");
         let mut changes = BTreeMap::new();
@@ -258,19 +283,21 @@ impl Replay {
             let code = stream.proxy.wait_exit();
             assert_eq!(code, Some(0), "{name}: {}", stream.proxy.running.stderr());
             let received = std::fs::read(&stream.received).unwrap();
-            let forwarded: Vec<u8> = bodies(&stream.sent)
-                .iter()
-                .filter(|body| !kept_from_server(body))
-                .flat_map(|body| frame(body))
-                .collect();
-            // Bytes first: the framing too must be the editor's.
-            if received != forwarded {
-                same(
-                    &format!("{name}: what the server received, of what the editor wrote"),
-                    &bodies(&received),
-                    &bodies(&forwarded),
-                );
-                panic!("{name}: the server received other bytes than the editor wrote");
+            if let Some(kept_from_server) = kept_from_server {
+                let forwarded: Vec<u8> = bodies(&stream.sent)
+                    .iter()
+                    .filter(|body| !kept_from_server(body))
+                    .flat_map(|body| frame(body))
+                    .collect();
+                // Bytes first: the framing too must be the editor's.
+                if received != forwarded {
+                    same(
+                        &format!("{name}: what the server received, of what the editor wrote"),
+                        &bodies(&received),
+                        &bodies(&forwarded),
+                    );
+                    panic!("{name}: the server received other bytes than the editor wrote");
+                }
             }
             same(
                 &format!("{name}: what the server received, as recorded"),
@@ -297,7 +324,7 @@ pub(crate) struct Changes {
 }
 
 impl Stream {
-    fn start(place: &Place, name: &str, script: &str, entries: &[Entry]) -> Self {
+    fn start(place: &Place, name: &str, script: &str, entries: &[Entry], extra: &[&str]) -> Self {
         let dir = place.dir.path().join("replay");
         std::fs::create_dir_all(&dir).unwrap();
         let script_path = dir.join(format!("{name}.jsonl"));
@@ -309,7 +336,7 @@ impl Stream {
             "--record",
             received.to_str().unwrap(),
         ]);
-        let proxy = place.proxy(&[], &server);
+        let proxy = place.proxy(extra, &server);
         // The recorded server wire: written by the proxy, or by the server.
         let of = |by_proxy: bool| -> Vec<String> {
             entries

@@ -120,6 +120,9 @@ pub fn spawn(ws: Arc<LspWorkspace>, reviews: Reviews, edit: bool) -> Reloader {
                     None => None,
                 };
                 settling.remove(&*path);
+                if before.is_none() {
+                    tracing::debug!(?path, "first look at an open file on disk");
+                }
                 let (len, modified) = stat;
                 let now = Seen {
                     len,
