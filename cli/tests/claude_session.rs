@@ -574,15 +574,31 @@ impl<D: Desk> Session<'_, D> {
         }
     }
 
-    /// Presses shift+tab until the CLI's status line names `mode`.
+    /// The CLI's line naming its permission mode (`⏵⏵ auto mode on
+    /// (shift+tab to cycle)`), or none in a mode it does not name.
+    fn mode_line(&self) -> Option<String> {
+        let screen = self.claude.screen();
+        let line = screen
+            .lines()
+            .rev()
+            .find(|line| line.contains(" mode on") || line.contains("shift+tab"))?;
+        Some(line.trim().to_owned())
+    }
+
+    /// Presses shift+tab until the CLI's status line names `mode`: one
+    /// press at a time, each once the mode line shows the last (the rest of
+    /// the screen changes too, with the selection and the turn's timer).
     fn set_mode(&self, mode: Mode) {
-        for _ in 0..4 {
-            if self.claude.screen().contains(mode.status()) {
+        for _ in 0..8 {
+            if self
+                .mode_line()
+                .is_some_and(|line| line.contains(mode.status()))
+            {
                 return;
             }
-            let before = self.claude.screen();
+            let before = self.mode_line();
             self.claude.press("BTab");
-            self.wait("the mode changed", || self.claude.screen() != before);
+            self.wait("the mode changed", || self.mode_line() != before);
         }
         self.claude
             .wait_for(mode.status(), self.deadline.left(), || self.explain());
