@@ -113,25 +113,8 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A member name: the ones this reads by a compare, others as
-    /// [`plain_str`](Self::plain_str).
+    /// A member name, written plain (no escapes).
     pub(crate) fn key(&mut self) -> Option<&'a str> {
-        self.skip_ws();
-        let rest = &self.bytes()[self.pos..];
-        let known: &'static str = match rest.get(1)? {
-            b'j' => "\"jsonrpc\"",
-            b'i' => "\"id\"",
-            b'm' => "\"method\"",
-            b'p' => "\"params\"",
-            b'n' => "\"name\"",
-            b'a' => "\"arguments\"",
-            b'_' => "\"_meta\"",
-            _ => return self.plain_str(),
-        };
-        if rest.starts_with(known.as_bytes()) {
-            self.pos += known.len();
-            return Some(&known[1..known.len() - 1]);
-        }
         self.plain_str()
     }
 

@@ -17,7 +17,7 @@ use crate::extract::Call;
 use crate::items;
 use crate::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, RequestId};
 use crate::peer::{Peer, PeerRef};
-use crate::request::{self, CallParams, Request, cancelled_request};
+use crate::request::{self, CallParams, Parsed, Request, cancelled_request};
 use crate::server::Server;
 
 /// One client's session: feed it messages with [`handle`](Self::handle), and
@@ -120,15 +120,15 @@ impl Session {
         out: &mut Vec<u8>,
     ) -> bool {
         match request::parse(message) {
-            Ok((Message::Request { id, method, params }, call)) => {
+            Ok(Parsed::Request(request)) => {
                 let peer = peer.map(|peer| PeerRef::Given(Some(peer)));
-                self.request(&Request::read(id, method, params, call), peer, out)
+                self.request(&request, peer, out)
             }
-            Ok((Message::Notification { method, params }, _)) => {
+            Ok(Parsed::Other(Message::Notification { method, params })) => {
                 self.notification(&method, params);
                 false
             }
-            Ok((Message::Response, _)) => {
+            Ok(Parsed::Other(_)) => {
                 tracing::debug!("ignored a response: this server sends no requests");
                 false
             }
@@ -219,7 +219,7 @@ impl Session {
         stateless: bool,
         out: &mut Vec<u8>,
     ) -> bool {
-        let (id, method, params) = (request.id, &*request.method, request.params);
+        let (id, method, params) = (request.id, &*request.method, request.params());
         match method {
             "initialize" => self.initialize(id, params, out),
             "server/discover" => {
@@ -258,7 +258,7 @@ impl Session {
         stateless: bool,
         out: &mut Vec<u8>,
     ) -> bool {
-        let (id, method, params) = (request.id, &*request.method, request.params);
+        let (id, method, params) = (request.id, &*request.method, request.params());
         if self.server.relay().is_some() {
             return self.forward(id, method, params, peer, stateless, out);
         }

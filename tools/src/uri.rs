@@ -78,20 +78,7 @@ pub(crate) struct Utf8FileUri<'a>(pub(crate) &'a str);
 
 impl Serialize for Utf8FileUri<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // `collect_str` goes through `fmt` for every URI; a result listing
-        // thousands of files is faster assembling each in a reused buffer.
-        thread_local! {
-            static URI: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-        }
-        URI.with(|uri| match uri.try_borrow_mut() {
-            Ok(mut uri) => {
-                uri.clear();
-                uri.push_str("file://");
-                uri.push_str(self.0);
-                serializer.serialize_str(&uri)
-            }
-            Err(_) => serializer.collect_str(&format_args!("file://{}", self.0)),
-        })
+        serializer.collect_str(&format_args!("file://{}", self.0))
     }
 }
 

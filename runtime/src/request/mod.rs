@@ -19,23 +19,28 @@ pub(crate) use call::CallParams;
 
 use crate::era::{Era, Unsupported, era_of, era_of_version};
 
+/// A message as [`parse`] reads it.
+pub(crate) enum Parsed<'a> {
+    /// A request, with what the session needs of it read.
+    Request(Request<'a>),
+    /// A notification or a response, as [`jsonrpc::parse`] reads it.
+    Other(Message<'a>),
+}
+
 /// Parses one message like [`jsonrpc::parse`]; a `tools/call` of the
-/// common shape (see [`one_pass`]) is read in one pass with its params,
-/// which are returned beside a message whose `params` are `None`. Anything
-/// else is read by [`jsonrpc::parse`], which says what is wrong.
-pub(crate) fn parse(bytes: &[u8]) -> Result<(Message<'_>, Option<CallParams<'_>>), Rejection<'_>> {
+/// common shape (see [`one_pass`]) is read in one pass with its params.
+/// Anything else is read by [`jsonrpc::parse`], which says what is wrong.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Rejection<'_>> {
     let call = std::str::from_utf8(bytes)
         .ok()
         .and_then(one_pass::tools_call);
-    let Some((id, call)) = call else {
-        return jsonrpc::parse(bytes).map(|message| (message, None));
-    };
-    let message = Message::Request {
-        id,
-        method: Cow::Borrowed("tools/call"),
-        params: None,
-    };
-    Ok((message, Some(call)))
+    if let Some((id, call)) = call {
+        return Ok(Parsed::Request(Request::of_call(id, call)));
+    }
+    Ok(match jsonrpc::parse(bytes)? {
+        Message::Request { id, method, params } => Parsed::Request(Request::read(id, method, params)),
+        other => Parsed::Other(other),
+    })
 }
 
 /// Not public API (the fuzz target `jsonrpc`): panics when [`parse`]
@@ -65,7 +70,11 @@ fn general_reading(text: &str) -> String {
 /// The same, read by [`parse`].
 fn one_pass_reading(text: &str) -> String {
     match parse(text.as_bytes()) {
-        Ok((Message::Request { id, .. }, Some(call))) => call_reading(id, &call),
+        Ok(Parsed::Request(Request {
+            id,
+            body: Body::Call(Ok(call)),
+            ..
+        })) => call_reading(id, &call),
         _ => general_reading(text),
     }
 }
@@ -100,49 +109,71 @@ pub(crate) fn cancelled_request(params: Option<&RawValue>) -> Option<&str> {
 pub(crate) struct Request<'a> {
     pub(crate) id: RequestId<'a>,
     pub(crate) method: Cow<'a, str>,
-    pub(crate) params: Option<&'a RawValue>,
+    /// What follows the method.
+    pub(crate) body: Body<'a>,
     /// The era its `_meta` names, or why it names none this server speaks.
     pub(crate) era: Result<Era, Unsupported<'a>>,
-    /// `tools/call`'s params, or what is wrong with them; `None` for other methods.
-    call: Option<Result<CallParams<'a>, String>>,
+}
+
+/// A request's params: a `tools/call`'s read, any other method's as
+/// written.
+pub(crate) enum Body<'a> {
+    /// A `tools/call`'s params, or what is wrong with them.
+    Call(Result<CallParams<'a>, String>),
+    /// Another method's params.
+    Params(Option<&'a RawValue>),
 }
 
 impl<'a> Request<'a> {
-    /// The request of a parsed message: `call` is a `tools/call`'s params
-    /// when [`parse`] read them with the envelope. Otherwise
-    /// what the session needs is read from `params`: one pass over a
-    /// `tools/call`'s params for its tool, arguments, progress token and
-    /// version; `_meta`'s version alone for other methods.
-    pub(crate) fn read(
-        id: RequestId<'a>,
-        method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
-        call: Option<CallParams<'a>>,
-    ) -> Self {
-        let call = match call {
-            Some(call) => Some(Ok(call)),
-            None => (method == "tools/call").then(|| CallParams::read(params)),
-        };
-        let era = match &call {
-            Some(Ok(call)) => era_of_version(call.meta.as_ref().and_then(|m| m.version)),
-            // Invalid params: the era still decides which error comes first.
-            _ => era_of(params),
-        };
+    /// The request of a parsed message: one pass over a `tools/call`'s
+    /// params for its tool, arguments, progress token and version;
+    /// `_meta`'s version alone for other methods.
+    pub(crate) fn read(id: RequestId<'a>, method: Cow<'a, str>, params: Option<&'a RawValue>) -> Self {
+        if method != "tools/call" {
+            return Self {
+                id,
+                method,
+                era: era_of(params),
+                body: Body::Params(params),
+            };
+        }
+        match CallParams::read(params) {
+            Ok(call) => Self::of_call(id, call),
+            Err(why) => Self {
+                id,
+                method,
+                // Invalid params: the era still decides which error comes first.
+                era: era_of(params),
+                body: Body::Call(Err(why)),
+            },
+        }
+    }
+
+    /// A `tools/call` whose params are read.
+    fn of_call(id: RequestId<'a>, call: CallParams<'a>) -> Self {
         Self {
             id,
-            method,
-            params,
-            era,
-            call,
+            method: Cow::Borrowed("tools/call"),
+            era: era_of_version(call.meta.as_ref().and_then(|m| m.version)),
+            body: Body::Call(Ok(call)),
         }
     }
 
     /// The params of a `tools/call`, or the message saying why they are invalid.
     pub(crate) fn call(&self) -> Result<&CallParams<'a>, &str> {
-        match &self.call {
-            Some(Ok(call)) => Ok(call),
-            Some(Err(why)) => Err(why),
-            None => Err("not a `tools/call`"),
+        match &self.body {
+            Body::Call(Ok(call)) => Ok(call),
+            Body::Call(Err(why)) => Err(why),
+            Body::Params(_) => Err("not a `tools/call`"),
+        }
+    }
+
+    /// The params of a method other than `tools/call` (whose are
+    /// [`call`](Self::call)).
+    pub(crate) fn params(&self) -> Option<&'a RawValue> {
+        match self.body {
+            Body::Params(params) => params,
+            Body::Call(_) => None,
         }
     }
 }
@@ -154,24 +185,19 @@ mod tests {
     #[test]
     fn a_call_is_read_with_its_envelope_and_anything_else_as_parse_reads_it() {
         // Read in one pass: the method comes before the params.
-        let (message, call) = parse(
-            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{}}},"extra":null}"#,
-        )
-        .unwrap();
-        let Message::Request { id, method, params } = message else {
+        let text = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"a":[1]},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{}}},"extra":null}"#;
+        assert!(one_pass::tools_call(std::str::from_utf8(text).unwrap()).is_some());
+        let Ok(Parsed::Request(request)) = parse(text) else {
             panic!("a request")
         };
-        assert_eq!(
-            (id.as_json(), &*method, params.is_none()),
-            ("4", "tools/call", true)
-        );
-        let call = call.expect("read in the same pass");
+        assert_eq!((request.id.as_json(), &*request.method), ("4", "tools/call"));
+        let call = request.call().expect("read in the same pass");
         assert_eq!(
             (&*call.name, call.arguments.map(Arguments::json)),
             ("t", Some(r#"{"a":[1]}"#))
         );
 
-        // Everything else is exactly what `parse` makes of it.
+        // Everything else reads as the general parser reads it.
         for text in [
             r#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":4,"params":{"name":"t"},"method":"tools/call"}"#,
@@ -190,16 +216,7 @@ mod tests {
             "42",
             "{",
         ] {
-            let (fast, slow) = (parse(text.as_bytes()), jsonrpc::parse(text.as_bytes()));
-            let call_read = matches!(&fast, Ok((_, Some(_))));
-            let fast = fast.map(|(message, _)| format!("{message:?}"));
-            let slow = slow.map(|message| format!("{message:?}"));
-            if call_read {
-                // Read in one pass: the same message but for the params it took.
-                assert!(slow.is_ok(), "{text}");
-            } else {
-                assert_eq!(fast, slow, "{text}");
-            }
+            assert_eq!(one_pass_reading(text), general_reading(text), "{text}");
         }
     }
 }

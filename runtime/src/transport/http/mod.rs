@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 #[cfg(unix)]
@@ -52,7 +52,6 @@ mod route;
 mod sessions;
 mod shared;
 mod sse;
-mod timer;
 
 pub use check::SESSION_HEADER;
 pub use route::ENDPOINT;
@@ -61,7 +60,6 @@ pub use shared::HttpOptions;
 use route::handle;
 use sessions::Sessions;
 use shared::Shared;
-use timer::{CoarseClock, Deadlines};
 
 use crate::server::Server;
 use crate::transport::gate::Hosts;
@@ -205,24 +203,14 @@ impl Server {
         options: HttpOptions,
         socket: Option<SocketFile>,
     ) -> HttpServerHandle {
-        // Ticked by the sweeps of the header deadlines and the reaps of idle
-        // sessions, whichever come more often.
-        let tick = Deadlines::sweep_every(options.header_timeout)
-            .min(Sessions::reap_every(options.session_idle));
-        let clock = Arc::new(CoarseClock::new(tick));
         let shared = Arc::new(Shared {
             server: self.clone(),
             token: token.clone(),
             hosts,
-            sessions: Sessions::new(
-                options.max_sessions,
-                options.session_idle,
-                Arc::clone(&clock),
-            ),
+            sessions: Sessions::new(options.max_sessions, options.session_idle),
             in_flight: Arc::new(Semaphore::new(options.max_in_flight)),
             exchanges: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
-            deadlines: Deadlines::new(clock),
             options,
         });
         let task = ServerTask::spawn(local_addr, token, {
@@ -297,13 +285,10 @@ async fn accept_loop<L: Accept>(
 ) {
     let mut connections = JoinSet::new();
     let mut reap = tokio::time::interval(Sessions::reap_every(shared.options.session_idle));
-    let mut sweep = tokio::time::interval(Deadlines::sweep_every(shared.options.header_timeout));
-    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             () = stop_requested(&mut stopped) => break,
             _ = reap.tick() => shared.sessions.reap(),
-            _ = sweep.tick() => shared.deadlines.sweep(),
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
                 let Ok(stream) = accepted else { continue };
@@ -311,16 +296,15 @@ async fn accept_loop<L: Accept>(
                     tracing::warn!("HTTP connection refused: too many connections");
                     continue; // dropped: closed at once
                 }
-                connections.spawn(serve_connection(stream, Arc::clone(&shared)));
+                connections.spawn(serve_connection(stream, Arc::clone(&shared), stopped.clone()));
             }
         }
     }
-    shared.deadlines.stop();
     shared.sessions.clear();
     close_all(&mut connections).await;
 }
 
-async fn serve_connection<S>(stream: S, shared: Arc<Shared>)
+async fn serve_connection<S>(stream: S, shared: Arc<Shared>, mut stopped: watch::Receiver<bool>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -332,22 +316,19 @@ where
             async move { Ok::<_, Infallible>(handle(&shared, request).await) }
         })
     };
-    let (timer, stop) = shared.deadlines.connection();
     let connection = http1::Builder::new()
-        .timer(timer)
+        .timer(TokioTimer::new())
         .header_read_timeout(shared.options.header_timeout)
         .serve_connection(TokioIo::new(stream), service);
     let mut connection = std::pin::pin!(connection);
-    let mut stopping = false;
-    let result = std::future::poll_fn(|cx| {
-        if !stopping && stop.requested(cx) {
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = stop_requested(&mut stopped) => {
             // The answer being written is finished, then the connection closes.
-            stopping = true;
             connection.as_mut().graceful_shutdown();
+            connection.await
         }
-        connection.as_mut().poll(cx)
-    })
-    .await;
+    };
     if let Err(err) = result {
         tracing::debug!(%err, "HTTP connection ended with an error");
     }

@@ -21,7 +21,7 @@ use super::shared::Shared;
 use super::sse::listen;
 use crate::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, Message};
 use crate::peer::PeerRef;
-use crate::request::{self, Request as McpRequest, cancelled_request};
+use crate::request::{self, Parsed, Request as McpRequest, cancelled_request};
 use crate::session::Session;
 
 /// The one endpoint.
@@ -134,7 +134,7 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, HttpResponse> 
 }
 
 async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpResponse {
-    let (message, call) = match request::parse(&body) {
+    let parsed = match request::parse(&body) {
         Ok(parsed) => parsed,
         Err(rejection) => {
             let mut out = Vec::with_capacity(128);
@@ -146,17 +146,16 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
         return refused;
     }
     let session = heads.session.first.and_then(|v| v.to_str().ok());
-    match (message, session) {
-        (Message::Request { id, method, params }, Some(session)) => {
+    match (parsed, session) {
+        (Parsed::Request(request), Some(session)) => {
             let Some(ticket) = shared.sessions.begin(session) else {
                 return unknown_session();
             };
-            let request = McpRequest::read(id, method, params, call);
             let resumed = Session::resumed(shared.server.clone(), ticket.version());
             serve(resumed, &request, Some(&ticket), |_, _| StatusCode::OK).await
         }
         // A notification or a response: it counts as the session's use.
-        (message, Some(session)) => {
+        (Parsed::Other(message), Some(session)) => {
             let Some(ticket) = shared.sessions.begin(session) else {
                 return unknown_session();
             };
@@ -168,10 +167,10 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
             }
             accepted()
         }
-        (Message::Request { id, method, params }, None) if method == "initialize" => {
-            open_session(shared, &McpRequest::read(id, method, params, call))
+        (Parsed::Request(request), None) if request.method == "initialize" => {
+            open_session(shared, &request)
         }
-        (Message::Request { id, method, .. }, None) if shared.options.sessions_only => {
+        (Parsed::Request(McpRequest { id, method, .. }), None) if shared.options.sessions_only => {
             // `server/discover` included: the client falls back to `initialize`.
             let mut out = Vec::with_capacity(128);
             jsonrpc::write_error(
@@ -185,8 +184,7 @@ async fn post(shared: &Arc<Shared>, heads: &Heads<'_>, body: Bytes) -> HttpRespo
             );
             json_response(StatusCode::OK, out)
         }
-        (Message::Request { id, method, params }, None) => {
-            let request = McpRequest::read(id, method, params, call);
+        (Parsed::Request(request), None) => {
             if let Some(refused) = header_mismatch(heads, &request) {
                 return refused;
             }

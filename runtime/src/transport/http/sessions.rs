@@ -22,12 +22,11 @@
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 use tokio::sync::{mpsc, oneshot};
 
-use super::timer::CoarseClock;
 use crate::notify::{NOTIFY_QUEUE, NotificationBytes};
 
 /// Why a running call of a session was stopped before it answered. (Its
@@ -53,8 +52,8 @@ struct State {
     version: &'static str,
     /// Requests of this session being answered.
     waiting: AtomicUsize,
-    /// When a request of it last began or ended, in milliseconds on the
-    /// server's [`CoarseClock`] (the latest it can have been).
+    /// When a request of it last began or ended, in milliseconds since
+    /// the sessions' epoch.
     last_used: AtomicU64,
     running: Mutex<Running>,
     /// The session's event stream, while one is open: where its own
@@ -100,7 +99,8 @@ pub(crate) struct Sessions {
     map: Mutex<SessionMap>,
     max: usize,
     idle: Duration,
-    clock: Arc<CoarseClock>,
+    /// Where the sessions' times count from.
+    epoch: Instant,
     /// Calls of sessions still running (registered, not yet answered).
     calls: Arc<AtomicUsize>,
     /// The serial number of the next running call.
@@ -108,12 +108,12 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration, clock: Arc<CoarseClock>) -> Self {
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
         Self {
             map: Mutex::new(SessionMap::default()),
             max,
             idle,
-            clock,
+            epoch: Instant::now(),
             calls: Arc::new(AtomicUsize::new(0)),
             serial: AtomicU64::new(0),
         }
@@ -136,7 +136,7 @@ impl Sessions {
     }
 
     fn now(&self) -> u64 {
-        self.clock.latest()
+        millis_since(self.epoch)
     }
 
     /// Opens a session at the negotiated `version`; `None` when the most
@@ -188,7 +188,7 @@ impl Sessions {
         state.waiting.fetch_add(1, Ordering::Relaxed);
         Some(Listening {
             state,
-            clock: Arc::clone(&self.clock),
+            epoch: self.epoch,
             notes,
         })
     }
@@ -206,8 +206,7 @@ impl Sessions {
 
     /// Ends every session idle for longer than the idle bound.
     pub(crate) fn reap(&self) {
-        self.clock.tick();
-        let now = self.clock.now();
+        let now = self.now();
         let idle = u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX);
         self.lock().retain(|_, state| {
             let keep = state.waiting.load(Ordering::Relaxed) > 0
@@ -338,7 +337,7 @@ impl Drop for RunningCall {
 /// stream replaces this one.
 pub(crate) struct Listening {
     state: Arc<State>,
-    clock: Arc<CoarseClock>,
+    epoch: Instant,
     /// The session's own notifications.
     pub(crate) notes: mpsc::Receiver<NotificationBytes>,
 }
@@ -347,7 +346,7 @@ impl Drop for Listening {
     fn drop(&mut self) {
         self.state
             .last_used
-            .store(self.clock.latest(), Ordering::Relaxed);
+            .store(millis_since(self.epoch), Ordering::Relaxed);
         self.state.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -379,4 +378,9 @@ impl std::fmt::Debug for Sessions {
             .field("open", &self.len())
             .finish()
     }
+}
+
+/// Milliseconds from `epoch` to now.
+fn millis_since(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -11,7 +11,6 @@ use tokio::sync::Semaphore;
 use crate::transport::gate::{Credential, Hosts};
 
 use super::sessions::Sessions;
-use super::timer::Deadlines;
 use crate::server::Server;
 use crate::transport::wire::MAX_MESSAGE_BYTES;
 
@@ -85,6 +84,4 @@ pub(crate) struct Shared {
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) exchanges: AtomicUsize,
     pub(super) connections: AtomicUsize,
-    /// The header-read deadlines of the connections.
-    pub(super) deadlines: Deadlines,
 }
