@@ -38,7 +38,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, Rejection<'_>> {
         return Ok(Parsed::Request(Request::of_call(id, call)));
     }
     Ok(match jsonrpc::parse(bytes)? {
-        Message::Request { id, method, params } => Parsed::Request(Request::read(id, method, params)),
+        Message::Request { id, method, params } => {
+            Parsed::Request(Request::read(id, method, params))
+        }
         other => Parsed::Other(other),
     })
 }
@@ -128,7 +130,11 @@ impl<'a> Request<'a> {
     /// The request of a parsed message: one pass over a `tools/call`'s
     /// params for its tool, arguments, progress token and version;
     /// `_meta`'s version alone for other methods.
-    pub(crate) fn read(id: RequestId<'a>, method: Cow<'a, str>, params: Option<&'a RawValue>) -> Self {
+    pub(crate) fn read(
+        id: RequestId<'a>,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    ) -> Self {
         if method != "tools/call" {
             return Self {
                 id,
@@ -190,7 +196,10 @@ mod tests {
         let Ok(Parsed::Request(request)) = parse(text) else {
             panic!("a request")
         };
-        assert_eq!((request.id.as_json(), &*request.method), ("4", "tools/call"));
+        assert_eq!(
+            (request.id.as_json(), &*request.method),
+            ("4", "tools/call")
+        );
         let call = request.call().expect("read in the same pass");
         assert_eq!(
             (&*call.name, call.arguments.map(Arguments::json)),
