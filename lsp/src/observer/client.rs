@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::envelope::{DocumentId, Envelope, OpenParams, Parsed};
 use super::stream::{ClientVerdict, MirrorDoc, Observer, Tracked};
 use crate::mirror::apply_change;
-use crate::workspace::{EditorInfo, OwnReload, WorkspaceEvent, process_name};
+use crate::workspace::{EditorInfo, EditorKind, OwnReload, WorkspaceEvent, process_name};
 use ide_mcp_tools::position::PositionEncoding;
 use ide_mcp_tools::position::convert;
 use ide_mcp_tools::uri::encoded_uri_path;
@@ -163,7 +163,7 @@ impl Observer {
             .as_ref()
             .map(|c| c.name.clone())
             .or_else(|| params.process_id.and_then(process_name))
-            .map_or(OwnReload::Never, |name| OwnReload::of_client(&name));
+            .map_or(OwnReload::Never, |name| EditorKind::of(&name).own_reload());
         self.ws
             .requests
             .set_editor_can(self.stream, self.editor_caps.can);

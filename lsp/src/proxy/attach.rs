@@ -18,7 +18,7 @@ use super::sink::Sink;
 use super::tap::Tap;
 use crate::host::{HostOptions, Launcher, Place, private_dir};
 use crate::observer::Overlay;
-use crate::workspace::{EditorInfo, LspWorkspace, editor_display_name, process_name};
+use crate::workspace::{EditorInfo, EditorKind, LspWorkspace, editor_display_name, process_name};
 
 /// How often a proxy tries the host's socket while none answers.
 const RETRY: Duration = Duration::from_millis(20);
@@ -72,7 +72,7 @@ pub(crate) async fn attach(this: Attacher) {
         sink: this.server.clone(),
         interest: this.tap.interest(),
     };
-    let nudge = editor_name(&editor).is_some_and(|name| relay::needs_nudges(&name));
+    let nudge = editor_name(&editor).is_some_and(|name| EditorKind::of(&name).needs_nudges());
     let mut last_launch = None;
     loop {
         let stream = tokio::select! {

@@ -35,18 +35,6 @@ const NUDGE_AFTER: [Duration; 4] = [
     Duration::from_secs(5),
 ];
 
-/// Whether the editor named `client_name` needs its requests nudged:
-/// eglot on Emacs 28's jsonrpc, whose reading stops at the answer to the
-/// request it waits for (it throws out of its read loop to the waiting
-/// `jsonrpc-request`), so that a message read in the same chunk after
-/// that answer waits in its buffer until the next message arrives. A
-/// request of ours (a revert's `workspace/applyEdit` right after the
-/// answer to the `executeCommand` that asked for it) would then time out.
-pub(crate) fn needs_nudges(client_name: &str) -> bool {
-    let name = client_name.to_ascii_lowercase();
-    name.contains("eglot") || name.contains("emacs")
-}
-
 /// Writes [`NUDGE`] to `editor` after each of [`NUDGE_AFTER`]: each its
 /// own write, so that one of them is read after the editor's loop stopped
 /// and takes in the request waiting before it.
@@ -280,8 +268,9 @@ mod tests {
     /// them; a notification is not, and the nudge is a whole message.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn requests_to_eglot_are_nudged() {
-        assert!(needs_nudges("Eglot") && needs_nudges("GNU Emacs"));
-        assert!(!needs_nudges("Neovim") && !needs_nudges("helix"));
+        let nudged = |name| crate::workspace::EditorKind::of(name).needs_nudges();
+        assert!(nudged("Eglot") && nudged("GNU Emacs"));
+        assert!(!nudged("Neovim") && !nudged("helix"));
         assert_eq!(
             Message::from_body(br#"{"jsonrpc":"2.0","method":"$/ide-mcp/nudge"}"#).as_bytes(),
             NUDGE

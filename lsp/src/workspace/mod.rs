@@ -22,5 +22,5 @@ pub use servers::{
     ServerRequestError, ServerRoute,
 };
 pub use state::{EVENT_CAPACITY, EditorInfo, LspWorkspace, WorkspaceEvent};
-pub(crate) use state::{editor_display_name, process_name};
+pub(crate) use state::{EditorKind, editor_display_name, process_name};
 pub use stream::StreamId;

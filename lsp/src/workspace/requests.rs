@@ -107,22 +107,6 @@ pub enum OwnReload {
     Always,
 }
 
-impl OwnReload {
-    /// What the editor named `client_name` (its `clientInfo.name`, or its
-    /// process's name) does.
-    pub fn of_client(client_name: &str) -> Self {
-        let name = client_name.to_ascii_lowercase();
-        if ["kak", "eglot", "emacs", "neovim", "nvim"]
-            .iter()
-            .any(|n| name.contains(n))
-        {
-            Self::Always
-        } else {
-            Self::Never
-        }
-    }
-}
-
 /// A request the IDE sends an editor, by what the editor must handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EditorRequest {

@@ -17,7 +17,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::diagnostics::Diagnostics;
 use super::documents::Documents;
-use super::requests::{EditorRequest, EditorRequestError, EditorRequests};
+use super::requests::{EditorRequest, EditorRequestError, EditorRequests, OwnReload};
 use super::servers::ServerRequests;
 use super::stream::StreamId;
 use crate::live::Live;
@@ -324,24 +324,76 @@ pub(crate) fn process_name(pid: u32) -> Option<String> {
     (!name.is_empty()).then(|| name.to_owned())
 }
 
+/// The editors the IDE knows, told by their `clientInfo.name` or their
+/// process's name (`emacs`, `kakoune-lsp`, `helix`, `nvim`; eglot sends no
+/// `clientInfo`): one reading of the name for what they are called, how
+/// they reload a file, and how they read their pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EditorKind {
+    Neovim,
+    Emacs,
+    Kakoune,
+    Helix,
+    /// An editor the IDE does not know.
+    Other,
+}
+
+impl EditorKind {
+    /// The kind of the editor named `name`.
+    pub(crate) fn of(name: &str) -> Self {
+        const KNOWN: [(&str, EditorKind); 6] = [
+            ("emacs", EditorKind::Emacs),
+            ("eglot", EditorKind::Emacs),
+            ("kak", EditorKind::Kakoune),
+            ("helix", EditorKind::Helix),
+            ("nvim", EditorKind::Neovim),
+            ("neovim", EditorKind::Neovim),
+        ];
+        let lower = name.to_ascii_lowercase();
+        KNOWN
+            .iter()
+            .find(|(part, _)| lower.contains(part))
+            .map_or(Self::Other, |(_, kind)| *kind)
+    }
+
+    /// What users call it; `None` for an editor the IDE does not know.
+    fn shown(self) -> Option<&'static str> {
+        match self {
+            Self::Neovim => Some("Neovim"),
+            Self::Emacs => Some("Emacs"),
+            Self::Kakoune => Some("Kakoune"),
+            Self::Helix => Some("Helix"),
+            Self::Other => None,
+        }
+    }
+
+    /// Whether it reloads a file written on disk by itself.
+    pub(crate) fn own_reload(self) -> OwnReload {
+        match self {
+            Self::Neovim | Self::Emacs | Self::Kakoune => OwnReload::Always,
+            Self::Helix | Self::Other => OwnReload::Never,
+        }
+    }
+
+    /// Whether its requests need nudging: eglot on Emacs 28's jsonrpc,
+    /// whose reading stops at the answer to the request it waits for (it
+    /// throws out of its read loop to the waiting `jsonrpc-request`), so
+    /// that a message read in the same chunk after that answer waits in its
+    /// buffer until the next message arrives. A request of ours (a revert's
+    /// `workspace/applyEdit` right after the answer to the `executeCommand`
+    /// that asked for it) would then time out (`proxy::relay` nudges).
+    pub(crate) fn needs_nudges(self) -> bool {
+        self == Self::Emacs
+    }
+}
+
 /// The name users know an editor by, from its `clientInfo.name` or its
-/// process's name (`emacs`, `kakoune-lsp`, `helix`, `nvim`): what an agent
-/// shows ("Opened changes in Emacs", `/ide`). A name we do not know is
-/// kept as it is.
+/// process's name: what an agent shows ("Opened changes in Emacs",
+/// `/ide`). A name we do not know is kept as it is.
 pub(crate) fn editor_display_name(name: &str) -> String {
-    const KNOWN: [(&str, &str); 6] = [
-        ("emacs", "Emacs"),
-        ("eglot", "Emacs"),
-        ("kak", "Kakoune"),
-        ("helix", "Helix"),
-        ("nvim", "Neovim"),
-        ("neovim", "Neovim"),
-    ];
-    let lower = name.to_ascii_lowercase();
-    KNOWN
-        .iter()
-        .find(|(part, _)| lower.contains(part))
-        .map_or_else(|| name.to_owned(), |(_, shown)| (*shown).to_owned())
+    EditorKind::of(name)
+        .shown()
+        .map_or_else(|| name.to_owned(), str::to_owned)
 }
 
 #[cfg(test)]
