@@ -377,28 +377,12 @@ struct KakouneDesk {
 }
 
 impl KakouneDesk {
-    /// A key in the buffer of `path` until kak-lsp has sent its text as it
-    /// is now, at most `limit`.
+    /// Shows the buffer of `path` and waits (at most `limit`) until kak-lsp
+    /// has sent its text as it is now.
     fn synced(&self, path: &Path, limit: Duration) {
-        let start = Instant::now();
-        loop {
-            self.kak.idle();
-            let [sent, now] = <[String; 2]>::try_from(self.kak.values(
-                &format!("buffer {}", quote(path.to_str().unwrap())),
-                "%opt{lsp_timestamp} %val{timestamp}",
-            ))
-            .unwrap();
-            if sent == now {
-                return;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "kak-lsp never sent {} (timestamp {now}, sent {sent}); *debug*: {}",
-                path.display(),
-                self.kak.debug_buffer()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.kak
+            .run(&format!("buffer {}", quote(path.to_str().unwrap())));
+        self.kak.synced(limit);
     }
 }
 

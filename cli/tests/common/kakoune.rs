@@ -299,9 +299,15 @@ impl Kakoune {
     /// sends a `didChange`, is the buffer's `%val{timestamp}`): as a user
     /// who pauses before going to another buffer.
     pub(crate) fn idle_synced(&self) {
-        self.idle();
+        self.synced(ANSWER);
+    }
+
+    /// [`idle_synced`](Self::idle_synced), waiting at most `limit` (a key
+    /// each time: the first buffer waits for kak-lsp's server to start).
+    pub(crate) fn synced(&self, limit: Duration) {
         let start = Instant::now();
         loop {
+            self.idle();
             let [sent, now] =
                 <[String; 2]>::try_from(self.values("", "%opt{lsp_timestamp} %val{timestamp}"))
                     .unwrap();
@@ -309,7 +315,7 @@ impl Kakoune {
                 return;
             }
             assert!(
-                start.elapsed() < ANSWER,
+                start.elapsed() < limit,
                 "kak-lsp never sent timestamp {now} (sent {sent}); *debug*: {}",
                 self.debug_buffer()
             );
