@@ -8,7 +8,6 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use common::{DEADLINE, Running, Sandbox, wait_for_lockfile};
 use ide_mcp_test_support::http::{Events, Req, post};
@@ -19,19 +18,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","param
 
 /// Waits for the one lockfile in the sandbox's `$COPILOT_HOME/ide`.
 fn lockfile(sandbox: &Sandbox, server: &mut Running) -> PathBuf {
-    let start = Instant::now();
-    loop {
-        server.assert_running();
-        if let [file] = sandbox.copilot_files().as_slice() {
-            return file.clone();
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "no Copilot lockfile; stderr:\n{}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_one("Copilot lockfile", server, || sandbox.copilot_files())
 }
 
 /// A request as the CLI sends it: the lockfile's header.

@@ -9,7 +9,6 @@ mod common;
 use std::net::SocketAddr;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use common::{DEADLINE, Running, Sandbox, wait_for_lockfile};
 use ide_mcp_test_support::http::{Answer, Events, Req, post};
@@ -20,19 +19,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","param
 
 /// Waits for the one discovery file in the sandbox.
 fn discovery_file(sandbox: &Sandbox, server: &mut Running) -> PathBuf {
-    let start = Instant::now();
-    loop {
-        server.assert_running();
-        if let [file] = sandbox.gemini_files().as_slice() {
-            return file.clone();
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "no discovery file; stderr:\n{}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_one("discovery file", server, || sandbox.gemini_files())
 }
 
 /// The session `gemini` opens: `initialize`, then `notifications/initialized`.

@@ -272,16 +272,27 @@ impl Drop for Running {
 
 /// Waits for the server's lockfile and reads it.
 pub(crate) fn wait_for_lockfile(sandbox: &Sandbox, server: &mut Running) -> (PathBuf, Value) {
+    let path = wait_for_one("lockfile", server, || sandbox.lockfiles());
+    let content = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    (path, content)
+}
+
+/// Waits (at most [`DEADLINE`], the server running) until `files` lists
+/// one file (a discovery file, named `what` when there is none); that one.
+pub(crate) fn wait_for_one(
+    what: &str,
+    server: &mut Running,
+    files: impl Fn() -> Vec<PathBuf>,
+) -> PathBuf {
     let start = Instant::now();
     loop {
         server.assert_running();
-        if let [path] = &sandbox.lockfiles()[..] {
-            let content = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-            return (path.clone(), content);
+        if let [path] = &files()[..] {
+            return path.clone();
         }
         assert!(
             start.elapsed() < DEADLINE,
-            "no lockfile; stderr:\n{}",
+            "no {what}; stderr:\n{}",
             server.stderr()
         );
         std::thread::sleep(Duration::from_millis(20));
