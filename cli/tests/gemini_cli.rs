@@ -84,18 +84,22 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     gemini.wait_for("Type your message", deadline.left(), || model.summary());
     let cli_ready = start.elapsed();
 
+    // Waits until Neovim shows `n` hunks of the agent's.
+    let hunks = |n: usize| {
+        deadline.wait(
+            &format!("{n} hunks in Neovim"),
+            || nvim.hunks(&main_c, "") == (n, false),
+            || explain(&gemini, &model),
+        );
+    };
+
     // (1) Connected to the editor, which has told it its open files.
     ide_status(&gemini, &deadline);
 
     // (2) The IDE context reaches the model with the prompt.
-    gemini.type_text(PROMPT);
-    gemini.wait_for(PROMPT, deadline.left(), String::new);
-    gemini.press("Enter");
-    deadline.wait(
-        "the prompt at the stand-in",
-        || !model.conversation(PROMPT).is_empty(),
-        || model.summary(),
-    );
+    submit(&gemini, &deadline, PROMPT, || {
+        !model.conversation(PROMPT).is_empty()
+    });
     let first = model.conversation(PROMPT).remove(0);
     let context = ide_context(&first)
         .unwrap_or_else(|| panic!("no IDE context in the first request: {first}"));
@@ -116,12 +120,12 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
 
     // (3) The model's `replace` is shown in Neovim, hunk by hunk, named
     // after its agent (source `Gemini CLI`, "Gemini: …" actions).
-    nvim.wait_hunks(&main_c, "", (2, false), deadline.left());
+    hunks(2);
     let reviewing = start.elapsed();
     nvim.run_action(3, "Gemini: accept this change");
-    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
+    hunks(1);
     nvim.run_action(7, "Gemini: reject this change");
-    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
+    hunks(0);
 
     // The CLI, not the IDE, writes the file: the first hunk alone.
     deadline.wait_file(&main_c, CHOSEN_C, || {
@@ -142,28 +146,18 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
     );
 
     // (4) Rejected in Neovim: the hunk goes, nothing is written.
-    gemini.type_text(REJECTED_PROMPT);
-    gemini.wait_for(REJECTED_PROMPT, deadline.left(), String::new);
-    gemini.press("Enter");
-    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
+    submit(&gemini, &deadline, REJECTED_PROMPT, || {
+        !model.conversation(REJECTED_PROMPT).is_empty()
+    });
+    hunks(1);
     nvim.run_action(8, "Gemini: reject this change");
-    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
+    hunks(0);
     // The CLI shows the edit rejected and ends the turn.
     gemini.wait_for("main.c → Rejected", deadline.left(), || model.summary());
     gemini.wait_for("Request cancelled.", deadline.left(), || model.summary());
     assert_eq!(std::fs::read_to_string(&main_c).unwrap(), CHOSEN_C);
 
-    // (5) Accepted in the terminal: the CLI closes the review (its hunk
-    // withdrawn from Neovim) and writes the file itself.
-    gemini.type_text(TERMINAL_PROMPT);
-    gemini.wait_for(TERMINAL_PROMPT, deadline.left(), String::new);
-    gemini.press("Enter");
-    nvim.wait_hunks(&main_c, "", (1, false), deadline.left());
-    gemini.wait_for("Allow once", deadline.left(), || model.summary());
-    gemini.press("Enter");
-    nvim.wait_hunks(&main_c, "", (0, false), deadline.left());
-    let accepted = CHOSEN_C.replacen(TERMINAL.0, TERMINAL.1, 1);
-    deadline.wait_file(&main_c, &accepted, || gemini.screen());
+    accepted_in_the_terminal(&gemini, &deadline, &main_c, &hunks, &model);
     eprintln!(
         "gemini_cli: editor ready {editor_ready:?}, CLI ready {cli_ready:?}, \
          asked {asked:?}, hunks shown {reviewing:?}, all done {:?}; the stand-in's requests:\n{}",
@@ -180,9 +174,10 @@ fn gemini_sees_neovim_and_its_edit_is_reviewed_there() {
 /// `/ide status` shows the editor connected with both files, `main.c`
 /// active.
 fn ide_status(gemini: &Terminal, deadline: &Deadline) {
-    gemini.type_text("/ide status");
-    gemini.wait_for("/ide status", deadline.left(), String::new);
-    gemini.press("Enter");
+    submit(gemini, deadline, "/ide status", || {
+        let screen = gemini.screen();
+        screen.contains("Connected to Neovim") || screen.contains("Disconnected")
+    });
     let screen = loop {
         let screen = gemini.screen();
         if screen.contains("Connected to Neovim") || screen.contains("Disconnected") {
@@ -261,4 +256,81 @@ fn assert_the_model_saw_the_edit(model: &GeminiStandIn) {
         .unwrap_or_else(|| panic!("no result of the edit in the last request: {last}"));
     assert_eq!(result["name"], "replace", "{result}");
     assert!(result["response"].get("error").is_none(), "{result}");
+}
+
+/// The terminal and the stand-in's requests, for a failure's message.
+fn explain(gemini: &common::tmux::Terminal, model: &GeminiStandIn) -> String {
+    format!(
+        "The terminal shows:\n{}\nThe stand-in's requests:\n{}",
+        gemini.screen(),
+        model.summary()
+    )
+}
+
+/// (5) Accepted in the terminal: the CLI closes the review (its hunk
+/// withdrawn from Neovim) and writes the file itself.
+fn accepted_in_the_terminal(
+    gemini: &common::tmux::Terminal,
+    deadline: &Deadline,
+    main_c: &Path,
+    hunks: &dyn Fn(usize),
+    model: &GeminiStandIn,
+) {
+    submit(gemini, deadline, TERMINAL_PROMPT, || {
+        !model.conversation(TERMINAL_PROMPT).is_empty()
+    });
+    hunks(1);
+    gemini.wait_for("Allow once", deadline.left(), || model.summary());
+    gemini.press("Enter");
+    hunks(0);
+    let accepted = CHOSEN_C.replacen(TERMINAL.0, TERMINAL.1, 1);
+    deadline.wait_file(main_c, &accepted, || gemini.screen());
+}
+
+/// Types `text` and Enter, as the user submits a prompt, until `sent()`.
+/// Gemini CLI takes an Enter that reaches it within 30 ms of the last typed
+/// key for a new line (`bufferFastReturn`: the line end of a paste), and on
+/// a loaded machine the typed keys and the Enter can reach it that close:
+/// the text then stays in the input box. So while `sent()` is false and the
+/// input box still holds `text` a second after an Enter, Enter is pressed
+/// again (then long after the last key).
+fn submit(gemini: &Terminal, deadline: &Deadline, text: &str, sent: impl Fn() -> bool) {
+    gemini.type_text(text);
+    gemini.wait_for(text, deadline.left(), String::new);
+    loop {
+        gemini.press("Enter");
+        let pressed = Instant::now();
+        loop {
+            if sent() {
+                return;
+            }
+            assert!(
+                !deadline.left().is_zero(),
+                "never submitted: {text}\n{}",
+                gemini.screen()
+            );
+            if pressed.elapsed() > Duration::from_secs(1) && input_holds(&gemini.screen(), text) {
+                eprintln!("gemini_cli: the Enter made a new line; pressed again");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Whether the CLI's input box (the line just above its status line,
+/// `workspace (/directory)`, blank lines aside) holds `text`.
+fn input_holds(screen: &str, text: &str) -> bool {
+    let lines: Vec<&str> = screen.lines().collect();
+    let Some(status) = lines
+        .iter()
+        .position(|line| line.contains("workspace (/directory)"))
+    else {
+        return false;
+    };
+    lines[..status]
+        .iter()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .is_some_and(|line| line.contains(text))
 }
