@@ -302,12 +302,13 @@ impl Kakoune {
         self.synced(ANSWER);
     }
 
-    /// [`idle_synced`](Self::idle_synced), waiting at most `limit` (a key
-    /// each time: the first buffer waits for kak-lsp's server to start).
+    /// [`idle_synced`](Self::idle_synced), waiting at most `limit` (the
+    /// first buffer waits for kak-lsp's server to start). One key: Kakoune
+    /// runs its idle hooks once no key came for `idle_timeout`.
     pub(crate) fn synced(&self, limit: Duration) {
         let start = Instant::now();
+        self.idle();
         loop {
-            self.idle();
             let [sent, now] =
                 <[String; 2]>::try_from(self.values("", "%opt{lsp_timestamp} %val{timestamp}"))
                     .unwrap();
